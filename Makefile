@@ -1,0 +1,49 @@
+# Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+# Each creates or refreshes the local venv (.venv) and installs rocketq with what it needs.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: run test lint unit integration fault soak bench venv clean spark-venv
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+# Starts a NameServer and a broker on the embedded default store (under run-data/) and shows
+# a producer and a consumer exchanging messages; Ctrl-C (or the end of the demo) stops both.
+run: $(STAMP)
+	$(PY) -m rocketq.demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+test: $(STAMP) lint
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+unit: $(STAMP)
+	$(PY) -m pytest tests/unit tests/compat $(PYTEST_ARGS)
+
+integration: $(STAMP)
+	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
+
+fault: $(STAMP)
+	$(PY) -m pytest tests/fault $(PYTEST_ARGS)
+
+soak: $(STAMP)
+	ROCKETQ_SOAK=1 $(PY) -m pytest tests/fault -m 'soak or not soak' $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) bench/remoting.py
+	$(PY) bench/store.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache run-data

@@ -1,0 +1,119 @@
+"""Base for role configs (NamesrvConfig, BrokerConfig, MessageStoreConfig, ClientConfig).
+
+Fields have Python names with units (`flush_interval_commit_log_ms`) and RocketMQ's spelling as the
+alias (`flushIntervalCommitLog`); either is accepted. Sources, later wins: a TOML file or a RocketMQ
+`key=value` .properties/.conf file, then command-line `--key value` pairs. An unknown key or a bad
+value raises ConfigError naming the key (DESIGN.md section 11).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from rocketq.common.errors import ConfigError
+
+
+class RocketConfig(BaseModel):
+    """A config model: RocketMQ names as aliases, python names too, unknown keys forbidden."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=True)
+
+    @classmethod
+    def known_keys(cls) -> dict[str, str]:
+        """Every accepted spelling (alias, python name, kebab-case of both) -> python field name."""
+        keys: dict[str, str] = {}
+        for name, info in cls.model_fields.items():
+            for spelling in {name, info.alias or name}:
+                keys[spelling] = name
+                keys[spelling.replace("_", "-")] = name
+        return keys
+
+    @classmethod
+    def build(cls, values: Mapping[str, Any], source: str = "configuration") -> Self:
+        known = cls.known_keys()
+        data: dict[str, Any] = {}
+        for key, value in values.items():
+            if key not in known:
+                raise ConfigError(f"{source}: unknown key {key!r} for {cls.__name__}")
+            data[known[key]] = value
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            alias = cls.model_fields[str(first["loc"][0])].alias if first["loc"] else None
+            raise ConfigError(
+                f"{source}: bad value for {alias or loc!r}: {first['msg']} (got {first.get('input')!r})"
+            ) from None
+
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """Key/values of a TOML file (.toml) or a RocketMQ properties file (anything else)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from None
+    if p.suffix == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+        return _flatten(data)
+    return parse_properties(text)
+
+
+def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
+    """TOML tables are allowed for grouping ([store], [broker]); their keys join the top level."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value))
+        else:
+            flat[key] = value
+    return flat
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java .properties subset RocketMQ configs use: key=value or key: value, # and ! comments."""
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        for sep in ("=", ":"):
+            if sep in line:
+                key, _, value = line.partition(sep)
+                out[key.strip()] = value.strip()
+                break
+        else:
+            out[line] = ""
+    return out
+
+
+def parse_cli_overrides(args: Iterable[str]) -> dict[str, str]:
+    """`--key value` and `--key=value` pairs (kebab, snake or RocketMQ camelCase keys)."""
+    items = list(args)
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(items):
+        arg = items[i]
+        if not arg.startswith("--"):
+            raise ConfigError(f"unexpected argument {arg!r}; options are --key value")
+        key = arg[2:]
+        if "=" in key:
+            key, _, value = key.partition("=")
+        else:
+            if i + 1 >= len(items):
+                raise ConfigError(f"option --{key} needs a value")
+            i += 1
+            value = items[i]
+        out[key] = value
+        i += 1
+    return out

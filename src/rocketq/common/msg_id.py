@@ -1,0 +1,65 @@
+"""Message ids (protocol.md 4.6): the broker's offset msgId and the client's UNIQ_KEY.
+
+Offset msgId = hex(store host ip | port int32 | commit-log offset int64), 32 hex chars for IPv4, 56 for IPv6.
+UNIQ_KEY = hex(client ip | pid int16 | per-process random int32 | ms since month start int32 | counter int16).
+Deviation from Java: where Java uses the classloader hash we use 4 random bytes per process, so two
+processes with the same pid in different containers (pid 1, 1) still differ.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import ipaddress
+import itertools
+import os
+import struct
+import threading
+
+
+def host_bytes(ip: str) -> bytes:
+    return ipaddress.ip_address(ip).packed
+
+
+def create_offset_msg_id(store_ip: str, store_port: int, commit_log_offset: int) -> str:
+    return (host_bytes(store_ip) + struct.pack(">iq", store_port, commit_log_offset)).hex().upper()
+
+
+def parse_offset_msg_id(msg_id: str) -> tuple[str, int, int]:
+    """(ip, port, commit-log offset) of an offset msgId; ValueError when it is not one."""
+    if len(msg_id) not in (32, 56):
+        raise ValueError(f"an offset message id has 32 or 56 hex digits, not {len(msg_id)}")
+    raw = bytes.fromhex(msg_id)
+    ip_len = 4 if len(raw) == 16 else 16
+    ip = str(ipaddress.ip_address(raw[:ip_len]))
+    port, offset = struct.unpack(">iq", raw[ip_len:])
+    return ip, port, offset
+
+
+class UniqueIdGenerator:
+    """Generates UNIQ_KEY ids: a fixed per-process prefix, then time-in-month and a counter."""
+
+    def __init__(self, ip: str = "127.0.0.1") -> None:
+        try:
+            ip_raw = host_bytes(ip)
+        except ValueError:
+            ip_raw = bytes(4)
+        self._prefix = (ip_raw + struct.pack(">h", os.getpid() & 0x7FFF) + os.urandom(4)).hex().upper()
+        self._counter = itertools.count()
+        self._lock = threading.Lock()
+        self._month_start_ms = 0
+        self._next_month_ms = 0
+
+    def _roll_month(self, now_ms: int) -> None:
+        now = _dt.datetime.fromtimestamp(now_ms / 1000)
+        start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        nxt = (start + _dt.timedelta(days=32)).replace(day=1)
+        self._month_start_ms = int(start.timestamp() * 1000)
+        self._next_month_ms = int(nxt.timestamp() * 1000)
+
+    def next_id(self, now_ms: int) -> str:
+        with self._lock:
+            if now_ms >= self._next_month_ms:
+                self._roll_month(now_ms)
+            counter = next(self._counter) & 0xFFFF
+        since = (now_ms - self._month_start_ms) & 0xFFFFFFFF
+        return self._prefix + struct.pack(">Ih", since, counter - 0x10000 if counter >= 0x8000 else counter).hex().upper()

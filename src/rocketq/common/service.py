@@ -1,0 +1,143 @@
+"""One lifecycle base and one way to run background work (RocketMQ's ServiceThread, in asyncio).
+
+Strategy: every background task is started by `spawn(name, coro)`, which names the task and logs a
+crash, so no task dies silently. A `PeriodicService` runs `run_once()` every `interval_s`, can be
+woken early (`wakeup()`, as RebalanceService is by NOTIFY_CONSUMER_IDS_CHANGED), and survives a
+failing round (logged, next round runs). Stop order is the reverse of start order; `stop()` is
+bounded and idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+log = logging.getLogger("rocketq.service")
+
+T = TypeVar("T")
+
+# Strong references: asyncio keeps only weak ones to running tasks.
+_BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+def _log_crash(task: asyncio.Task[Any]) -> None:
+    _BACKGROUND.discard(task)
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        log.error("task %s crashed: %r", task.get_name(), exc, exc_info=exc)
+
+
+def spawn(name: str, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """Start `coro` as a named task whose crash is logged (and which is not garbage collected)."""
+    task = asyncio.get_running_loop().create_task(coro, name=name)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_log_crash)
+    return task
+
+
+class ServiceState(enum.Enum):
+    CREATE_JUST = "CREATE_JUST"
+    RUNNING = "RUNNING"
+    SHUTDOWN_ALREADY = "SHUTDOWN_ALREADY"
+    START_FAILED = "START_FAILED"
+
+
+class Service:
+    """A start/stop lifecycle with state checks; subclasses override `_on_start` / `_on_stop`."""
+
+    name: str = "service"
+
+    def __init__(self) -> None:
+        self.state = ServiceState.CREATE_JUST
+
+    async def start(self) -> None:
+        if self.state is ServiceState.RUNNING:
+            return
+        if self.state is not ServiceState.CREATE_JUST:
+            raise RuntimeError(f"{self.name} cannot start from state {self.state.value}")
+        try:
+            await self._on_start()
+        except BaseException:
+            self.state = ServiceState.START_FAILED
+            raise
+        self.state = ServiceState.RUNNING
+
+    async def stop(self) -> None:
+        if self.state is not ServiceState.RUNNING:
+            self.state = ServiceState.SHUTDOWN_ALREADY
+            return
+        self.state = ServiceState.SHUTDOWN_ALREADY
+        await self._on_stop()
+
+    @property
+    def running(self) -> bool:
+        return self.state is ServiceState.RUNNING
+
+    async def _on_start(self) -> None:
+        return None
+
+    async def _on_stop(self) -> None:
+        return None
+
+
+class PeriodicService(Service):
+    """Runs `run_once` every `interval_s` seconds until stopped; `wakeup()` runs it early.
+
+    With `initial_delay_s` the first round waits that long (the broker's first periodic registration
+    comes 10 s after start, for example); otherwise the first round runs at once.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        interval_s: float,
+        run_once: Callable[[], Awaitable[None]],
+        initial_delay_s: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.interval_s = interval_s
+        self._run_once = run_once
+        self._initial_delay_s = initial_delay_s
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def wakeup(self) -> None:
+        self._wake.set()
+
+    async def _on_start(self) -> None:
+        self._task = spawn(self.name, self._loop())
+
+    async def _on_stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    async def _wait(self, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+        except TimeoutError:
+            pass
+        self._wake.clear()
+
+    async def _loop(self) -> None:
+        await self._wait(self._initial_delay_s)
+        while True:
+            try:
+                await self._run_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: periodic run failed; next run in %.1fs", self.name, self.interval_s)
+            await self._wait(self.interval_s)

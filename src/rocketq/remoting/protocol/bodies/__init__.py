@@ -1,0 +1,1 @@
+"""rocketq.remoting.protocol.bodies"""

@@ -1,0 +1,107 @@
+"""RemotingCommand: the logical command carried by every frame (protocol.md 1.3, 1.4, 1.8).
+
+Port of org.apache.rocketmq.remoting.protocol.RemotingCommand, without its codec (see header_codec.py
+and frame.py). A response always carries its request's opaque and serialize type.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from rocketq.remoting.protocol.codes import LanguageCode, ResponseCode, SerializeType
+
+# Our daemons and SDK speak as RocketMQ 4.9.8 (clients gate SQL92 on the broker's version >= 232).
+CURRENT_VERSION = 409
+
+RPC_TYPE = 0x1  # flag bit 0: response
+RPC_ONEWAY = 0x2  # flag bit 1: oneway request
+
+_opaque_counter = itertools.count(1)
+
+
+def next_opaque() -> int:
+    """A process-wide request id, wrapping inside the signed 32-bit range Java uses."""
+    return next(_opaque_counter) & 0x7FFFFFFF
+
+
+@dataclass(slots=True)
+class RemotingCommand:
+    """One request or response. `ext_fields` holds the custom header, every value a string."""
+
+    code: int
+    language: LanguageCode = LanguageCode.PYTHON
+    version: int = CURRENT_VERSION
+    opaque: int = 0
+    flag: int = 0
+    remark: str | None = None
+    ext_fields: dict[str, str] | None = None
+    body: bytes = b""
+    serialize_type: SerializeType = SerializeType.JSON
+    # The decoded header's size, for accounting; not part of the wire form.
+    header_length: int = field(default=0, compare=False, repr=False)
+
+    # -- flags -----------------------------------------------------------------------------------
+    @property
+    def is_response(self) -> bool:
+        return bool(self.flag & RPC_TYPE)
+
+    @property
+    def is_oneway(self) -> bool:
+        return bool(self.flag & RPC_ONEWAY)
+
+    def mark_response(self) -> None:
+        self.flag |= RPC_TYPE
+
+    def mark_oneway(self) -> None:
+        self.flag |= RPC_ONEWAY
+
+    # -- constructors ----------------------------------------------------------------------------
+    @classmethod
+    def request(
+        cls,
+        code: int,
+        ext_fields: dict[str, str] | None = None,
+        body: bytes = b"",
+        *,
+        oneway: bool = False,
+        serialize_type: SerializeType = SerializeType.JSON,
+        remark: str | None = None,
+    ) -> RemotingCommand:
+        return cls(
+            code=int(code),
+            opaque=next_opaque(),
+            flag=RPC_ONEWAY if oneway else 0,
+            ext_fields=ext_fields,
+            body=body,
+            serialize_type=serialize_type,
+            remark=remark,
+        )
+
+    def make_response(
+        self,
+        code: int = ResponseCode.SUCCESS,
+        remark: str | None = None,
+        ext_fields: dict[str, str] | None = None,
+        body: bytes = b"",
+    ) -> RemotingCommand:
+        """The response to this request: same opaque and serialize type, response flag set."""
+        return RemotingCommand(
+            code=int(code),
+            opaque=self.opaque,
+            flag=RPC_TYPE,
+            remark=remark,
+            ext_fields=ext_fields,
+            body=body,
+            serialize_type=self.serialize_type,
+        )
+
+    def ext(self, key: str, default: str | None = None) -> str | None:
+        """One extFields value (for transport-level code; handlers use typed headers)."""
+        if self.ext_fields is None:
+            return default
+        return self.ext_fields.get(key, default)
+
+    def describe(self) -> str:
+        kind = "response" if self.is_response else ("oneway" if self.is_oneway else "request")
+        return f"{kind} code={self.code} opaque={self.opaque} remark={self.remark!r}"

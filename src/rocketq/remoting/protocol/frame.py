@@ -1,0 +1,86 @@
+"""Frames (protocol.md 1.2): 4-byte length, 1-byte serialize type + 3-byte header length, header, body.
+
+`FrameDecoder.feed(data)` accepts any split of the input (one byte at a time included) and returns the
+complete commands; it raises FrameError and nothing else (h11's fuzz invariant). After a FrameError the
+decoder is poisoned: the connection must be closed, as Java's NettyDecoder closes the channel.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.errors import FrameError
+from rocketq.remoting.protocol.header_codec import codec_for
+
+# Netty counts its 16 MiB limit including the 4-byte length field (LengthFieldBasedFrameDecoder).
+MAX_FRAME_BYTES = 16 * 1024 * 1024
+MAX_FRAME_LENGTH = MAX_FRAME_BYTES - 4
+
+_HEAD = struct.Struct(">iI")
+
+
+def encode_frame(cmd: RemotingCommand) -> bytes:
+    """The full frame of `cmd`, length prefix included, with the header codec of its serialize type."""
+    header = codec_for(cmd.serialize_type).encode(cmd)
+    body = cmd.body or b""
+    return _HEAD.pack(4 + len(header) + len(body), (int(cmd.serialize_type) << 24) | len(header)) + header + body
+
+
+def decode_frame_payload(payload: bytes | memoryview) -> RemotingCommand:
+    """Decode one frame without its 4-byte length prefix."""
+    if len(payload) < 4:
+        raise FrameError(f"frame of {len(payload)} bytes is shorter than its header tag")
+    (tag,) = struct.unpack_from(">I", payload, 0)
+    serialize_type = (tag >> 24) & 0xFF
+    header_length = tag & 0xFFFFFF
+    if header_length > len(payload) - 4:
+        raise FrameError(f"header length {header_length} is beyond the frame ({len(payload) - 4} bytes left)")
+    codec = codec_for(serialize_type)
+    cmd = codec.decode(bytes(payload[4 : 4 + header_length]))
+    cmd.body = bytes(payload[4 + header_length :])
+    return cmd
+
+
+class FrameDecoder:
+    """Incremental decoder: buffer bytes, cut whole frames, decode them."""
+
+    __slots__ = ("_buf", "_failed", "max_frame_length")
+
+    def __init__(self, max_frame_length: int = MAX_FRAME_LENGTH) -> None:
+        self._buf = bytearray()
+        self._failed: FrameError | None = None
+        self.max_frame_length = max_frame_length
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> list[RemotingCommand]:
+        if self._failed is not None:
+            raise self._failed
+        buf = self._buf
+        buf += data
+        out: list[RemotingCommand] = []
+        pos = 0
+        end = len(buf)
+        try:
+            with memoryview(buf) as view:
+                while end - pos >= 4:
+                    (length,) = struct.unpack_from(">i", buf, pos)
+                    if length < 4 or length > self.max_frame_length:
+                        raise FrameError(f"frame length {length} is outside 4..{self.max_frame_length}")
+                    if end - pos - 4 < length:
+                        break
+                    start = pos + 4
+                    out.append(decode_frame_payload(view[start : start + length]))
+                    pos = start + length
+        except FrameError as exc:
+            self._failed = exc
+            raise
+        except Exception as exc:  # invariant: nothing but FrameError escapes
+            self._failed = FrameError(f"undecodable frame: {exc!r}")
+            raise self._failed from exc
+        if pos:
+            del buf[:pos]
+        return out

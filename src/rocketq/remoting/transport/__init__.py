@@ -1,0 +1,1 @@
+"""asyncio transport: the only place sockets exist (server, client, connection, dispatch)."""
