@@ -1,0 +1,31 @@
+import pytest
+
+from rocketq.common.msg_id import UniqueIdGenerator, create_offset_msg_id, parse_offset_msg_id
+
+
+def test_offset_msg_id_matches_protocol_example() -> None:
+    assert create_offset_msg_id("192.168.0.20", 10911, 123456) == "C0A8001400002A9F000000000001E240"
+    assert parse_offset_msg_id("C0A8001400002A9F000000000001E240") == ("192.168.0.20", 10911, 123456)
+
+
+def test_offset_msg_id_ipv6_is_56_hex_digits() -> None:
+    mid = create_offset_msg_id("::1", 10911, 7)
+    assert len(mid) == 56
+    assert parse_offset_msg_id(mid) == ("::1", 10911, 7)
+
+
+def test_parse_rejects_other_lengths() -> None:
+    with pytest.raises(ValueError):
+        parse_offset_msg_id("ABC")
+
+
+def test_unique_ids_are_unique_and_32_hex() -> None:
+    gen = UniqueIdGenerator("10.0.0.1")
+    ids = {gen.next_id(1_700_000_000_000) for _ in range(5000)}
+    assert len(ids) == 5000
+    assert all(len(i) == 32 and i.startswith("0A000001") for i in ids)
+
+
+def test_two_generators_in_one_process_differ() -> None:
+    a, b = UniqueIdGenerator(), UniqueIdGenerator()
+    assert a.next_id(1_700_000_000_000) != b.next_id(1_700_000_000_000)
