@@ -1,0 +1,59 @@
+import json
+from pathlib import Path
+
+from rocketq.broker.offsets import ConsumerOffsetManager
+
+
+def test_commit_and_query() -> None:
+    m = ConsumerOffsetManager()
+    assert m.query_offset("g", "T", 0) == -1
+    m.commit_offset("1.2.3.4:5", "g", "T", 0, 10)
+    m.commit_offset("1.2.3.4:5", "g", "T", 1, 3)
+    assert m.query_offset("g", "T", 0) == 10
+    assert m.query_offsets("g", "T") == {0: 10, 1: 3}
+    assert m.which_topics_by_consumer("g") == {"T"}
+    assert m.which_groups_by_topic("T") == {"g"}
+
+
+def test_committing_minus_one_means_no_offset() -> None:
+    m = ConsumerOffsetManager()
+    m.commit_offset("c", "g", "T", 0, 5)
+    m.commit_offset("c", "g", "T", 0, -1)
+    assert m.query_offset("g", "T", 0) == -1
+    assert m.offset_table == {}
+
+
+def test_persist_and_reload_in_java_shape(tmp_path: Path) -> None:
+    m = ConsumerOffsetManager(str(tmp_path))
+    assert m.load() is False
+    m.commit_offset("c", "g", "T", 2, 7)
+    assert m.dirty
+    m.persist()
+    assert not m.dirty
+    data = json.loads((tmp_path / "consumerOffset.json").read_text())
+    assert data == {"offsetTable": {"T@g": {"2": 7}}}
+    again = ConsumerOffsetManager(str(tmp_path))
+    assert again.load() is True
+    assert again.query_offset("g", "T", 2) == 7
+
+
+def test_load_accepts_fastjson_like_content_and_skips_garbage(tmp_path: Path) -> None:
+    (tmp_path / "consumerOffset.json").write_text(
+        json.dumps({"offsetTable": {"T@g": {"0": 1, "x": 2}, "bad": {"0": 1}, "U@h": {"1": -1}}})
+    )
+    m = ConsumerOffsetManager(str(tmp_path))
+    m.load()
+    assert m.offset_table == {"T@g": {0: 1}}
+
+
+def test_remove_group_and_topic_and_clone() -> None:
+    m = ConsumerOffsetManager()
+    m.commit_offset("c", "g", "T", 0, 1)
+    m.commit_offset("c", "g", "U", 0, 2)
+    m.commit_offset("c", "h", "T", 0, 3)
+    m.clone_offset("g", "k", "T")
+    assert m.query_offset("k", "T", 0) == 1
+    m.remove_offset("g")
+    assert m.which_topics_by_consumer("g") == set()
+    m.remove_topic("T")
+    assert m.which_groups_by_topic("T") == set()
