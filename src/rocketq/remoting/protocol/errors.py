@@ -35,3 +35,9 @@ class BadHeaderValueError(RocketQError):
         super().__init__(f"the request header {header} field '{field}' is not {expected}: {value!r}")
         self.header = header
         self.field = field
+
+
+class BodyDecodeError(RocketQError, ValueError):
+    """A JSON body does not parse (bad syntax, bad UTF-8, trailing content) or lacks its shape."""
+
+    retry = RetryClass.NEVER
