@@ -1,0 +1,167 @@
+"""MessageStoreConfig: every knob of the store, with units in the python names and RocketMQ's as aliases.
+
+Port of org.apache.rocketmq.store.config.MessageStoreConfig (4.9.8 defaults) restricted to what rocketq
+implements, plus FlushDiskType and BrokerRole. Deviations: storePathRootDir defaults to ~/rocketq/store
+(Java: ~/store); `preallocateMappedFile` (ours) reserves the disk blocks of a new mapped file so that a
+full disk fails the file creation (CREATE_MAPEDFILE_FAILED) instead of a write into the mapping.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from rocketq.common.config import RocketConfig
+from rocketq.common.constants import DEFAULT_DELAY_LEVELS
+
+CQ_STORE_UNIT_SIZE = 20
+
+
+class FlushDiskType(enum.Enum):
+    ASYNC_FLUSH = "ASYNC_FLUSH"
+    SYNC_FLUSH = "SYNC_FLUSH"
+
+
+class BrokerRole(enum.Enum):
+    ASYNC_MASTER = "ASYNC_MASTER"
+    SYNC_MASTER = "SYNC_MASTER"
+    SLAVE = "SLAVE"
+
+
+class MessageStoreConfig(RocketConfig):
+    """The store's configuration. Sizes are bytes, intervals milliseconds, unless the name says otherwise."""
+
+    # -- where -------------------------------------------------------------------------------------
+    store_path_root_dir: str = Field(
+        "~/rocketq/store", alias="storePathRootDir", description="root of commitlog/, consumequeue/, index/, ..."
+    )
+    store_path_commit_log: str | None = Field(
+        None, alias="storePathCommitLog", description="commit-log directory; default <root>/commitlog"
+    )
+    # -- file sizes --------------------------------------------------------------------------------
+    mapped_file_size_commit_log_bytes: int = Field(
+        1024 * 1024 * 1024, alias="mappedFileSizeCommitLog", ge=4096, description="size of one commit-log file"
+    )
+    mapped_file_size_consume_queue_bytes: int = Field(
+        300_000 * CQ_STORE_UNIT_SIZE,
+        alias="mappedFileSizeConsumeQueue",
+        ge=CQ_STORE_UNIT_SIZE,
+        description="size of one consume-queue file; rounded up to a multiple of 20 (Java does the same)",
+    )
+    preallocate_mapped_file: bool = Field(
+        True, alias="preallocateMappedFile", description="reserve a new file's blocks (fallocate) when created"
+    )
+    # -- flush -------------------------------------------------------------------------------------
+    flush_disk_type: FlushDiskType = Field(FlushDiskType.ASYNC_FLUSH, alias="flushDiskType")
+    flush_interval_commit_log_ms: int = Field(500, alias="flushIntervalCommitLog", ge=1)
+    flush_commit_log_least_pages: int = Field(
+        4, alias="flushCommitLogLeastPages", ge=0, description="ASYNC_FLUSH flushes when this many 4 KiB pages are dirty"
+    )
+    flush_commit_log_thorough_interval_ms: int = Field(
+        10_000, alias="flushCommitLogThoroughInterval", ge=0, description="full flush regardless of dirty pages"
+    )
+    flush_interval_consume_queue_ms: int = Field(1000, alias="flushIntervalConsumeQueue", ge=1)
+    flush_consume_queue_least_pages: int = Field(2, alias="flushConsumeQueueLeastPages", ge=0)
+    flush_consume_queue_thorough_interval_ms: int = Field(60_000, alias="flushConsumeQueueThoroughInterval", ge=0)
+    sync_flush_timeout_ms: int = Field(
+        5000, alias="syncFlushTimeout", ge=1, description="SYNC_FLUSH put waits this long, then FLUSH_DISK_TIMEOUT"
+    )
+    # -- messages ----------------------------------------------------------------------------------
+    max_message_size_bytes: int = Field(
+        4 * 1024 * 1024, alias="maxMessageSize", ge=1, description="largest body accepted (MESSAGE_ILLEGAL above)"
+    )
+    check_crc_on_recover: bool = Field(True, alias="checkCRCOnRecover")
+    message_delay_level: str = Field(DEFAULT_DELAY_LEVELS, alias="messageDelayLevel")
+    # -- reads -------------------------------------------------------------------------------------
+    max_transfer_bytes_on_message_in_memory: int = Field(256 * 1024, alias="maxTransferBytesOnMessageInMemory", ge=1)
+    max_transfer_count_on_message_in_memory: int = Field(32, alias="maxTransferCountOnMessageInMemory", ge=1)
+    max_transfer_bytes_on_message_in_disk: int = Field(64 * 1024, alias="maxTransferBytesOnMessageInDisk", ge=1)
+    max_transfer_count_on_message_in_disk: int = Field(8, alias="maxTransferCountOnMessageInDisk", ge=1)
+    access_message_in_memory_max_ratio_pct: int = Field(
+        40, alias="accessMessageInMemoryMaxRatio", ge=0, le=100, description="% of RAM counted as 'in memory'"
+    )
+    default_query_max_num: int = Field(32, alias="defaultQueryMaxNum", ge=1)
+    # -- index -------------------------------------------------------------------------------------
+    message_index_enable: bool = Field(True, alias="messageIndexEnable")
+    max_hash_slot_num: int = Field(5_000_000, alias="maxHashSlotNum", ge=1)
+    max_index_num: int = Field(5_000_000 * 4, alias="maxIndexNum", ge=1)
+    # -- cleanup -----------------------------------------------------------------------------------
+    file_reserved_time_h: float = Field(72, alias="fileReservedTime", gt=0, description="commit-log file lifetime")
+    delete_when: str = Field("04", alias="deleteWhen", description="hours of day ('04' or '04;05') to delete at")
+    disk_max_used_space_ratio_pct: int = Field(
+        75, alias="diskMaxUsedSpaceRatio", ge=10, le=95, description="delete early when the disk is fuller"
+    )
+    clean_resource_interval_ms: int = Field(10_000, alias="cleanResourceInterval", ge=1)
+    clean_file_forcibly_enable: bool = Field(
+        True, alias="cleanFileForciblyEnable", description="above the disk limit delete even unexpired files"
+    )
+    # -- roles and HA (read by the broker) -----------------------------------------------------------
+    broker_role: BrokerRole = Field(BrokerRole.ASYNC_MASTER, alias="brokerRole")
+    offset_check_in_slave: bool = Field(False, alias="offsetCheckInSlave")
+    ha_listen_port: int = Field(10912, alias="haListenPort", ge=0, le=65535)
+    ha_master_address: str | None = Field(None, alias="haMasterAddress")
+
+    @field_validator("mapped_file_size_consume_queue_bytes")
+    @classmethod
+    def _whole_units(cls, value: int) -> int:
+        return -(-value // CQ_STORE_UNIT_SIZE) * CQ_STORE_UNIT_SIZE
+
+    @field_validator("flush_disk_type", "broker_role", mode="before")
+    @classmethod
+    def _enum_by_name(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("delete_when")
+    @classmethod
+    def _hours(cls, value: str) -> str:
+        for part in value.split(";"):
+            if not part.strip().isdigit() or not 0 <= int(part) <= 23:
+                raise ValueError(f"deleteWhen takes hours 00-23 separated by ';', not {value!r}")
+        return value
+
+    # -- derived paths -------------------------------------------------------------------------------
+    @property
+    def root_dir(self) -> Path:
+        return Path(os.path.expanduser(self.store_path_root_dir))
+
+    @property
+    def commit_log_dir(self) -> Path:
+        if self.store_path_commit_log:
+            return Path(os.path.expanduser(self.store_path_commit_log))
+        return self.root_dir / "commitlog"
+
+    @property
+    def consume_queue_dir(self) -> Path:
+        return self.root_dir / "consumequeue"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root_dir / "index"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.root_dir / "checkpoint"
+
+    @property
+    def abort_path(self) -> Path:
+        return self.root_dir / "abort"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root_dir / "lock"
+
+    @property
+    def consume_queue_units_per_file(self) -> int:
+        return self.mapped_file_size_consume_queue_bytes // CQ_STORE_UNIT_SIZE
+
+    @property
+    def delete_hours(self) -> frozenset[int]:
+        return frozenset(int(part) for part in self.delete_when.split(";"))
+
+    @property
+    def is_sync_flush(self) -> bool:
+        return self.flush_disk_type is FlushDiskType.SYNC_FLUSH
