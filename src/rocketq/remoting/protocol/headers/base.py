@@ -3,27 +3,51 @@
 Port of RocketMQ's CommandCustomHeader + RemotingCommand.decodeCommandCustomHeader (protocol.md 1.7).
 A header is a frozen slots dataclass subclassing CommandHeader; each field names its Java spelling with
 `jfield("javaName")` (or defaults to the camelCase of the python name). A field without a default is
-required (@CFNotNull): missing -> MissingHeaderFieldError naming the Java field. Values encode as Java
-toString (ints decimal, booleans "true"/"false"); decoding follows Java's parsers (Boolean.parseBoolean:
-only case-insensitive "true" is true). Unknown keys are ignored.
+required (@CFNotNull): missing -> MissingHeaderFieldError naming the Java field. Deviation: a Java
+@CFNotNull field that has an initializer (e.g. CreateTopicRequestHeader.order = false) is optional here
+with that default, which is what a Java server effectively does (it logs the missing field and keeps the
+initial value). Values encode as Java toString (ints decimal, booleans "true"/"false"); decoding follows
+Java's parsers: Boolean.parseBoolean (only case-insensitive "true" is true), Integer/Long.parseLong
+(ASCII decimal, optional sign, no blanks, in range). Fields annotated `Int32` are Java int/Integer and
+must fit 32 bits; plain `int` fields are Java long/Long. Unknown keys are ignored.
 
     @dataclass(frozen=True, slots=True)
-    class GetRouteInfoRequestHeader(CommandHeader):
+    class GetMaxOffsetRequestHeader(CommandHeader):
         topic: str = jfield("topic")
-        accept_standard_json_only: bool | None = jfield("acceptStandardJsonOnly", None)
+        queue_id: Int32 = jfield("queueId")
+        bname: str | None = jfield("bname", None)
+
+Strategy: the first use of a header class compiles a decoder and an encoder for it (the way dataclasses
+generate __init__), so decoding a header costs one dict lookup and at most one parse per field, with no
+per-field dispatch; this runs on every request.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
 
+__all__ = ["CommandHeader", "Int32", "jfield"]
+
 _MISSING: Any = dataclasses.MISSING
+
+
+class _Int32Marker:
+    """Annotated metadata: this int is a Java int/Integer (32 bits), not a long."""
+
+
+Int32 = Annotated[int, _Int32Marker]
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+_EMPTY: Mapping[str, str] = types.MappingProxyType({})
 
 
 def jfield(java_name: str, default: Any = _MISSING) -> Any:
@@ -36,91 +60,163 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _parse_bool(value: str) -> bool:
-    return value.strip().lower() == "true"
+def parse_java_bool(value: str) -> bool:
+    """Java Boolean.parseBoolean: true only for a case-insensitive "true" (no trimming)."""
+    return value.lower() == "true"
 
 
-def _parse_int(value: str) -> int:
-    # Java Integer.parseInt / Long.parseLong: decimal with optional sign, no whitespace.
-    if not value or value.strip() != value:
+def parse_java_long(value: str) -> int:
+    """Java Long.parseLong: ASCII decimal, optional sign, no blanks or underscores, 64-bit range."""
+    if _JAVA_INTEGER.fullmatch(value) is None:
         raise ValueError(value)
-    return int(value, 10)
+    number = int(value)
+    if not _INT64_MIN <= number <= _INT64_MAX:
+        raise ValueError(value)
+    return number
 
 
-_PARSERS: dict[type, Callable[[str], Any]] = {str: str, int: _parse_int, bool: _parse_bool, float: float}
-_EXPECTED = {str: "a string", int: "an integer", bool: "a boolean", float: "a number"}
+def parse_java_int(value: str) -> int:
+    """Java Integer.parseInt: like parse_java_long, 32-bit range."""
+    number = parse_java_long(value)
+    if not _INT32_MIN <= number <= _INT32_MAX:
+        raise ValueError(value)
+    return number
 
 
-def _to_java_string(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    return str(value)
+def _java_bool_string(value: Any) -> str:
+    return "true" if value else "false"
+
+
+# kind -> (parser, encoder, what a bad value was expected to be); str needs neither.
+_KINDS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str], str]] = {
+    "int32": (parse_java_int, int.__repr__, "a 32-bit integer"),
+    "int64": (parse_java_long, int.__repr__, "a 64-bit integer"),
+    "bool": (parse_java_bool, _java_bool_string, "a boolean"),
+    "float": (float, float.__repr__, "a number"),
+}
 
 
 class _FieldSpec(typing.NamedTuple):
     attr: str
     java: str
-    kind: type
+    kind: str  # "str", "int32", "int64", "bool" or "float"
     required: bool
+    default: Any
+    kw_only: bool = False
 
 
-def _base_type(annotation: Any) -> type:
+def _kind_of(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _base_type(args[0])
-    if annotation in _PARSERS:
-        return typing.cast(type, annotation)
+        if len(args) != 1:
+            raise TypeError(f"unsupported header field type {annotation!r}")
+        return _kind_of(args[0])
+    if origin is Annotated:
+        base, *extras = typing.get_args(annotation)
+        if base is int and _Int32Marker in extras:
+            return "int32"
+        return _kind_of(base)
+    kinds = {str: "str", bool: "bool", int: "int64", float: "float"}
+    if annotation in kinds:
+        return kinds[annotation]
     raise TypeError(f"unsupported header field type {annotation!r}")
+
+
+def _build_specs(cls: type) -> tuple[_FieldSpec, ...]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    specs = []
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not _MISSING:
+            raise TypeError(f"{cls.__name__}.{f.name}: header fields take plain defaults, not factories")
+        java = f.metadata.get("java", _camel(f.name))
+        kw_only = bool(f.kw_only)
+        specs.append(_FieldSpec(f.name, java, _kind_of(hints[f.name]), f.default is _MISSING, f.default, kw_only))
+    return tuple(specs)
+
+
+def _compile_decoder(cls: type, specs: tuple[_FieldSpec, ...]) -> Callable[[Mapping[str, str]], Any]:
+    env: dict[str, Any] = {"cls": cls, "Missing": MissingHeaderFieldError, "Bad": BadHeaderValueError}
+    name = cls.__name__
+    lines = ["def decode(ext):", "    get = ext.get"]
+    args = []
+    for i, spec in enumerate(specs):
+        raw, val = f"r{i}", f"v{i}"
+        lines.append(f"    {raw} = get({spec.java!r})")
+        if spec.required:
+            lines.append(f"    if {raw} is None: raise Missing({name!r}, {spec.java!r})")
+        if spec.kind == "str":
+            if not spec.required:
+                env[f"d{i}"] = spec.default
+                lines.append(f"    if {raw} is None: {raw} = d{i}")
+            args.append(f"{spec.attr}={raw}" if spec.kw_only else raw)
+            continue
+        parser, _, expected = _KINDS[spec.kind]
+        env[f"p{i}"] = parser
+        indent = "    "
+        if not spec.required:
+            env[f"d{i}"] = spec.default
+            lines.append(f"    if {raw} is None: {val} = d{i}")
+            lines.append("    else:")
+            indent = "        "
+        lines.append(f"{indent}try: {val} = p{i}({raw})")
+        lines.append(f"{indent}except ValueError: raise Bad({name!r}, {spec.java!r}, {raw}, {expected!r}) from None")
+        args.append(f"{spec.attr}={val}" if spec.kw_only else val)
+    lines.append(f"    return cls({', '.join(args)})")
+    exec("\n".join(lines), env)  # generated from the class's own field specs
+    return typing.cast(Callable[[Mapping[str, str]], Any], env["decode"])
+
+
+def _compile_encoder(specs: tuple[_FieldSpec, ...]) -> Callable[[Any], dict[str, str]]:
+    env: dict[str, Any] = {}
+    lines = ["def encode(self):", "    out = {}"]
+    for i, spec in enumerate(specs):
+        lines.append(f"    v = self.{spec.attr}")
+        if spec.kind == "str":
+            lines.append(f"    if v is not None: out[{spec.java!r}] = v")
+        else:
+            env[f"e{i}"] = _KINDS[spec.kind][1]
+            lines.append(f"    if v is not None: out[{spec.java!r}] = e{i}(v)")
+    lines.append("    return out")
+    exec("\n".join(lines), env)  # generated from the class's own field specs
+    return typing.cast(Callable[[Any], dict[str, str]], env["encode"])
+
+
+class _Codec(typing.NamedTuple):
+    specs: tuple[_FieldSpec, ...]
+    decode: Callable[[Mapping[str, str]], Any]
+    encode: Callable[[Any], dict[str, str]]
 
 
 class CommandHeader:
     """Base of every typed header; subclasses are `@dataclass(frozen=True, slots=True)`."""
 
     __slots__ = ()
-    _specs: ClassVar[tuple[_FieldSpec, ...] | None] = None
+    _codec_cache: ClassVar[_Codec]
+
+    @classmethod
+    def _codec(cls) -> _Codec:
+        codec = cls.__dict__.get("_codec_cache")
+        if codec is None:
+            specs = _build_specs(cls)
+            codec = _Codec(specs, _compile_decoder(cls, specs), _compile_encoder(specs))
+            type.__setattr__(cls, "_codec_cache", codec)
+        return typing.cast(_Codec, codec)
 
     @classmethod
     def _field_specs(cls) -> tuple[_FieldSpec, ...]:
-        specs = cls.__dict__.get("_specs_cache")
-        if specs is None:
-            hints = typing.get_type_hints(cls)
-            specs = tuple(
-                _FieldSpec(
-                    f.name,
-                    f.metadata.get("java", _camel(f.name)),
-                    _base_type(hints[f.name]),
-                    f.default is _MISSING and f.default_factory is _MISSING,
-                )
-                for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-            )
-            type.__setattr__(cls, "_specs_cache", specs)
-        return typing.cast(tuple[_FieldSpec, ...], specs)
+        return cls._codec().specs
+
+    @classmethod
+    def java_names(cls) -> tuple[str, ...]:
+        """The extFields keys of this header, in field order."""
+        return tuple(spec.java for spec in cls._codec().specs)
 
     @classmethod
     def from_ext_fields(cls, ext: Mapping[str, str] | None) -> Self:
         """Decode from extFields; MissingHeaderFieldError / BadHeaderValueError name the Java field."""
-        ext = ext or {}
-        kwargs: dict[str, Any] = {}
-        for spec in cls._field_specs():
-            raw = ext.get(spec.java)
-            if raw is None:
-                if spec.required:
-                    raise MissingHeaderFieldError(cls.__name__, spec.java)
-                continue
-            try:
-                kwargs[spec.attr] = _PARSERS[spec.kind](raw)
-            except ValueError:
-                raise BadHeaderValueError(cls.__name__, spec.java, raw, _EXPECTED[spec.kind]) from None
-        return cls(**kwargs)
+        return typing.cast(Self, cls._codec().decode(_EMPTY if ext is None else ext))
 
     def to_ext_fields(self) -> dict[str, str]:
         """Encode to extFields: Java toString of every non-None field, under its Java name."""
-        out: dict[str, str] = {}
-        for spec in self._field_specs():
-            value = getattr(self, spec.attr)
-            if value is not None:
-                out[spec.java] = _to_java_string(value)
-        return out
+        return type(self)._codec().encode(self)
