@@ -1,0 +1,397 @@
+"""One asyncio.Protocol per TCP connection: frame decoding, write coalescing, flow control, idle timer.
+
+Port of what Netty's pipeline does for org.apache.rocketmq.remoting.netty.NettyRemotingServer/Client
+(NettyDecoder, NettyEncoder, IdleStateHandler, NettyConnectManageHandler), shaped like uvicorn's
+H11Protocol. A Connection lives on its *io loop* (a selector loop, or the main loop) and hands
+everything it decodes to its *owner* (RemotingServer / RemotingClient) on the owner's loop, so the
+owner's state (response table, processors, listeners) is only ever touched by one thread.
+
+Strategy:
+- Reads: `data_received` feeds the sans-IO FrameDecoder; the commands of one read are handed over as
+  one batch (one cross-thread hop per read, not per command). A FrameError is logged once, reported
+  to the owner (on_exception) and closes this connection only.
+- Writes: the owner encodes on its own loop and queues bytes; one flush per loop iteration joins
+  everything queued into a single transport write (one syscall for a burst of 256 responses).
+  Cross-thread writes use a deque (append/popleft are atomic) and a flag reset *before* draining, so
+  a write racing a flush is either drained by it or schedules the next one.
+- Flow control: above the high-water mark `is_writable` turns false and `drain()` waits; a peer that
+  lets more than `max_write_buffer_bytes` pile up is disconnected (the buffer stays bounded).
+- Idle: one timer per connection that re-arms itself for the remaining time instead of being reset
+  on every read/write (a read or write only stores the loop time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import socket
+import struct
+from collections import deque
+from typing import Any, Protocol, cast
+
+from rocketq.remoting.errors import RemotingConnectError, RemotingSendRequestError
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.errors import FrameError
+from rocketq.remoting.protocol.frame import FrameDecoder
+from rocketq.remoting.protocol.header_codec import codec_for
+
+log = logging.getLogger("rocketq.remoting")
+
+_HEAD = struct.Struct(">iI")
+_ids = itertools.count(1)
+
+# Bodies at least this large are queued as their own buffer instead of being copied into the frame.
+_SEPARATE_BODY_BYTES = 64 * 1024
+
+
+class ConnectionOwner(Protocol):
+    """What a Connection reports to; every method is called on `owner_loop`."""
+
+    owner_loop: asyncio.AbstractEventLoop
+
+    def on_commands(self, conn: Connection, cmds: list[RemotingCommand]) -> None: ...
+
+    def on_connection_made(self, conn: Connection) -> None: ...
+
+    def on_connection_lost(self, conn: Connection, exc: BaseException | None) -> None: ...
+
+    def on_idle(self, conn: Connection) -> None: ...
+
+    def on_frame_error(self, conn: Connection, exc: FrameError) -> None: ...
+
+
+class ConnectionSettings:
+    """The per-connection knobs, shared by every connection of one server or client."""
+
+    __slots__ = ("high_water", "idle_s", "low_water", "max_frame_length", "max_write_buffer", "rcvbuf", "sndbuf")
+
+    def __init__(
+        self,
+        *,
+        idle_s: float = 120.0,
+        high_water: int = 4 << 20,
+        low_water: int = 1 << 20,
+        max_write_buffer: int = 64 << 20,
+        max_frame_length: int | None = None,
+        sndbuf: int = 0,
+        rcvbuf: int = 0,
+    ) -> None:
+        self.idle_s = idle_s
+        self.high_water = high_water
+        self.low_water = min(low_water, high_water)
+        self.max_write_buffer = max(max_write_buffer, high_water)
+        self.max_frame_length = max_frame_length
+        self.sndbuf = sndbuf
+        self.rcvbuf = rcvbuf
+
+
+def format_addr(peer: Any) -> str:
+    """"ip:port" as RemotingHelper.parseChannelRemoteAddr prints it (IPv6 without brackets)."""
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        return f"{peer[0]}:{peer[1]}"
+    return str(peer) if peer else ""
+
+
+def encode_parts(cmd: RemotingCommand) -> tuple[bytes, bytes]:
+    """(length + tag + header, body) of one frame; the caller writes both."""
+    header = codec_for(cmd.serialize_type).encode(cmd)
+    body = cmd.body or b""
+    prefix = _HEAD.pack(4 + len(header) + len(body), (int(cmd.serialize_type) << 24) | len(header))
+    return prefix + header, body
+
+
+class Connection(asyncio.Protocol):
+    """A remoting connection. Public API (owner loop): send_request, send_response, close, drain."""
+
+    __slots__ = (
+        "__weakref__",
+        "_closed_event",
+        "_closing",
+        "_decoder",
+        "_drain_waiters",
+        "_flush_scheduled",
+        "_idle_handle",
+        "_last_activity",
+        "_lost",
+        "_out",
+        "_read_failed",
+        "_same_loop",
+        "_writable",
+        "attributes",
+        "close_reason",
+        "id",
+        "io_loop",
+        "local_addr",
+        "owner",
+        "owner_loop",
+        "remote_addr",
+        "settings",
+        "transport",
+    )
+
+    def __init__(self, owner: ConnectionOwner, settings: ConnectionSettings) -> None:
+        self.id = next(_ids)
+        self.owner = owner
+        self.owner_loop = owner.owner_loop
+        self.io_loop: asyncio.AbstractEventLoop | None = None
+        self.settings = settings
+        self.attributes: dict[str, Any] = {}
+        self.remote_addr = ""
+        self.local_addr = ""
+        self.transport: asyncio.Transport | None = None
+        self.close_reason: str | None = None
+        if settings.max_frame_length is None:
+            self._decoder = FrameDecoder()
+        else:
+            self._decoder = FrameDecoder(settings.max_frame_length)
+        self._same_loop = True
+        self._out: deque[bytes] = deque()
+        self._flush_scheduled = False
+        self._closing = False
+        self._lost = False
+        self._writable = True
+        self._drain_waiters: list[asyncio.Future[None]] = []
+        self._last_activity = 0.0
+        self._idle_handle: asyncio.TimerHandle | None = None
+        self._read_failed = False
+        self._closed_event = asyncio.Event()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._lost else ("closing" if self._closing else "active")
+        return f"<Connection #{self.id} {self.local_addr} -> {self.remote_addr} {state}>"
+
+    # -- state ------------------------------------------------------------------------------------
+    @property
+    def is_active(self) -> bool:
+        return self.transport is not None and not self._closing and not self._lost
+
+    @property
+    def is_writable(self) -> bool:
+        """False while the unsent bytes are above the high-water mark (Netty's isWritable)."""
+        return self._writable
+
+    # -- to the owner -----------------------------------------------------------------------------
+    def _to_owner(self, fn: Any, *args: Any) -> None:
+        if self._same_loop:
+            fn(*args)
+        else:
+            self.owner_loop.call_soon_threadsafe(fn, *args)
+
+    # -- asyncio.Protocol (io loop) ---------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports do not subclass asyncio.Transport; they implement its interface.
+        self.transport = cast(asyncio.Transport, transport)
+        self.io_loop = loop = asyncio.get_running_loop()
+        self._same_loop = loop is self.owner_loop
+        self.remote_addr = format_addr(transport.get_extra_info("peername"))
+        self.local_addr = format_addr(transport.get_extra_info("sockname"))
+        s = self.settings
+        self.transport.set_write_buffer_limits(high=s.high_water, low=s.low_water)
+        self._tune_socket(transport.get_extra_info("socket"))
+        self._last_activity = loop.time()
+        if s.idle_s > 0:
+            self._idle_handle = loop.call_later(s.idle_s, self._check_idle)
+        self._to_owner(self.owner.on_connection_made, self)
+
+    def _tune_socket(self, sock: Any) -> None:
+        if sock is None:
+            return
+        try:
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.settings.sndbuf:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.settings.sndbuf)
+            if self.settings.rcvbuf:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.settings.rcvbuf)
+        except OSError as exc:  # a socket option is a tuning, never a reason to drop the peer
+            log.debug("socket options on %s not applied: %s", self.remote_addr, exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._read_failed:
+            return
+        self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
+        try:
+            cmds = self._decoder.feed(data)
+        except FrameError as exc:
+            self._on_frame_error(exc)
+            return
+        if cmds:
+            if self._same_loop:
+                self.owner.on_commands(self, cmds)
+            else:
+                self.owner_loop.call_soon_threadsafe(self.owner.on_commands, self, cmds)
+
+    def _on_frame_error(self, exc: FrameError) -> None:
+        # Logged here once; the decoder is poisoned, so nothing more is read from this peer.
+        self._read_failed = True
+        log.warning("bad frame from %s, closing the connection: %s", self.remote_addr, exc)
+        self.close_reason = f"bad frame: {exc}"
+        self._to_owner(self.owner.on_frame_error, self, exc)
+        self._closing = True
+        if self.transport is not None:
+            self.transport.close()
+
+    def eof_received(self) -> bool | None:
+        return None  # close our side too (Netty closes a half-closed channel)
+
+    def pause_writing(self) -> None:
+        self._writable = False
+
+    def resume_writing(self) -> None:
+        self._writable = True
+        self._to_owner(self._wake_drain_waiters, None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        self._closing = True
+        self._writable = True
+        if self._idle_handle is not None:
+            self._idle_handle.cancel()
+            self._idle_handle = None
+        self._out.clear()
+        if self.close_reason is None:
+            self.close_reason = f"connection lost: {exc}" if exc else "closed"
+        self._to_owner(self._finish_lost, exc)
+
+    def _finish_lost(self, exc: BaseException | None) -> None:
+        self._wake_drain_waiters(RemotingConnectError(f"connection to {self.remote_addr} closed"))
+        try:
+            self.owner.on_connection_lost(self, exc)
+        finally:
+            self._closed_event.set()
+
+    # -- idle ---------------------------------------------------------------------------------------
+    def _check_idle(self) -> None:
+        loop = self.io_loop
+        assert loop is not None
+        remaining = self._last_activity + self.settings.idle_s - loop.time()
+        if remaining > 0:
+            self._idle_handle = loop.call_later(remaining, self._check_idle)
+            return
+        self._idle_handle = None
+        if self._closing:
+            return
+        log.info("connection %s idle for %.0fs, closing it", self.remote_addr, self.settings.idle_s)
+        self.close_reason = "idle"
+        self._to_owner(self.owner.on_idle, self)
+        self._closing = True
+        if self.transport is not None:
+            self.transport.close()
+
+    # -- writes (owner loop) -----------------------------------------------------------------------
+    def send_request(self, cmd: RemotingCommand) -> None:
+        """Queue a request (or oneway) frame; RemotingSendRequestError when the connection is closed."""
+        if self._closing:
+            raise RemotingSendRequestError(
+                f"send request to {self.remote_addr} failed: connection closed ({self.close_reason})"
+            )
+        self._enqueue(cmd)
+
+    def send_response(self, cmd: RemotingCommand) -> bool:
+        """Queue a response frame; False (logged) when the connection is already closed."""
+        if self._closing:
+            log.warning(
+                "response (code %s, opaque %s) to %s dropped: connection closed", cmd.code, cmd.opaque, self.remote_addr
+            )
+            return False
+        self._enqueue(cmd)
+        return True
+
+    def _enqueue(self, cmd: RemotingCommand) -> None:
+        prefix, body = encode_parts(cmd)
+        out = self._out
+        if len(body) >= _SEPARATE_BODY_BYTES:
+            out.append(prefix)
+            out.append(body)
+        else:
+            out.append(prefix + body if body else prefix)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            if self._same_loop:
+                self.owner_loop.call_soon(self._flush)
+            else:
+                self.io_loop.call_soon_threadsafe(self._flush)  # type: ignore[union-attr]
+
+    def _flush(self) -> None:
+        """Write everything queued as one buffer (io loop)."""
+        self._flush_scheduled = False  # before draining: see the module docstring
+        out = self._out
+        transport = self.transport
+        if not out or transport is None or self._lost:
+            out.clear()
+            return
+        if len(out) == 1:
+            transport.write(out.popleft())
+        else:
+            parts = []
+            pop = out.popleft
+            while out:
+                parts.append(pop())
+            transport.writelines(parts)
+        self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
+        if not self._writable and transport.get_write_buffer_size() > self.settings.max_write_buffer:
+            log.warning(
+                "%s does not read its responses (%d bytes unsent), closing the connection",
+                self.remote_addr,
+                transport.get_write_buffer_size(),
+            )
+            self.close_reason = "write buffer overflow"
+            self._closing = True
+            transport.abort()
+
+    async def drain(self) -> None:
+        """Wait until the connection is writable again (owner loop)."""
+        if self._writable or self._lost:
+            return
+        fut = self.owner_loop.create_future()
+        self._drain_waiters.append(fut)
+        await fut
+
+    def _wake_drain_waiters(self, exc: BaseException | None) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                if exc is None:
+                    fut.set_result(None)
+                else:
+                    fut.set_exception(exc)
+
+    # -- close ----------------------------------------------------------------------------------
+    def close(self, reason: str = "closed locally") -> None:
+        """Flush what is queued, then close (idempotent; callable from the owner loop)."""
+        if self._closing:
+            return
+        self._closing = True
+        if self.close_reason is None:
+            self.close_reason = reason
+        if self._same_loop:
+            self._close_on_io()
+        elif self.io_loop is not None:
+            try:
+                self.io_loop.call_soon_threadsafe(self._close_on_io)
+            except RuntimeError:  # io loop already stopped: nothing left to flush
+                pass
+
+    def _close_on_io(self) -> None:
+        if self._out:
+            self._flush()
+        if self.transport is not None:
+            self.transport.close()
+
+    def abort(self) -> None:
+        """Drop the connection without flushing (shutdown past its grace period)."""
+        self._closing = True
+        if self.transport is None:
+            return
+        if self._same_loop:
+            self.transport.abort()
+        elif self.io_loop is not None:
+            try:
+                self.io_loop.call_soon_threadsafe(self.transport.abort)
+            except RuntimeError:
+                pass
+
+    async def wait_closed(self) -> None:
+        """Wait until the owner has seen the connection go (owner loop)."""
+        await self._closed_event.wait()

@@ -1,0 +1,234 @@
+"""What a remoting server and client share: invoking requests on a connection, and serving them.
+
+Port of org.apache.rocketmq.remoting.netty.NettyRemotingAbstract (invokeSyncImpl, invokeAsyncImpl,
+invokeOnewayImpl, processMessageReceived, scanResponseTable, failFast). Both ends can send requests
+over one connection and answer the other's, so both own a response table, a processor registry and
+permits. Everything here runs on the owner loop (`owner_loop`), the loop that started the endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from rocketq.common.service import PeriodicService
+from rocketq.remoting.errors import RemotingConnectError, RemotingTooMuchRequestError
+from rocketq.remoting.protocol.command import RPC_ONEWAY, RemotingCommand, next_opaque
+from rocketq.remoting.protocol.errors import FrameError
+from rocketq.remoting.transport.connection import Connection
+from rocketq.remoting.transport.dispatch import Dispatcher, Executor, ProcessorRegistry, RequestProcessor
+from rocketq.remoting.transport.hooks import RPCHook, run_after, run_before
+from rocketq.remoting.transport.response_table import Permits, ResponseFuture, ResponseTable
+
+log = logging.getLogger("rocketq.remoting")
+
+
+class ConnectionListener:
+    """Connection events (Java's ChannelEventListener); override what you need. Called on the owner loop."""
+
+    def on_connect(self, conn: Connection) -> None:
+        return None
+
+    def on_close(self, conn: Connection) -> None:
+        return None
+
+    def on_idle(self, conn: Connection) -> None:
+        return None
+
+    def on_exception(self, conn: Connection) -> None:
+        return None
+
+
+def _closed_error(rf: ResponseFuture) -> RemotingConnectError:
+    conn = rf.conn
+    return RemotingConnectError(
+        f"connection to {conn.remote_addr} closed ({conn.close_reason}) before the response to request "
+        f"code {rf.request.code} (opaque {rf.opaque}) came"
+    )
+
+
+class RemotingEndpoint:
+    """Response table, processors, hooks, listeners and the invoke_* primitives on a connection."""
+
+    def __init__(self, *, async_permits: int, oneway_permits: int, scan_interval_ms: int) -> None:
+        self.owner_loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # set by _bind_loop
+        self.registry = ProcessorRegistry()
+        self.rpc_hooks: list[RPCHook] = []
+        self.listeners: list[ConnectionListener] = []
+        self.dispatcher = Dispatcher(self.registry, self.rpc_hooks)
+        self.responses: ResponseTable = None  # type: ignore[assignment]
+        self._async_permits = Permits("async", async_permits)
+        self._oneway_permits = Permits("oneway", oneway_permits)
+        self._scan = PeriodicService("remoting-response-scan", scan_interval_ms / 1000, self._scan_once)
+
+    # -- set-up -----------------------------------------------------------------------------------
+    def _bind_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.owner_loop is None:
+            self.owner_loop = loop
+            self.responses = ResponseTable(loop)
+        elif self.owner_loop is not loop:
+            raise RuntimeError("a remoting endpoint is used from one event loop only")
+
+    def register_rpc_hook(self, hook: RPCHook) -> None:
+        self.rpc_hooks.append(hook)
+
+    def add_connection_listener(self, listener: ConnectionListener) -> None:
+        self.listeners.append(listener)
+
+    def _register(self, code: int, processor: RequestProcessor, executor: Executor) -> None:
+        self.registry.register(code, processor, executor)
+
+    async def _scan_once(self) -> None:
+        self.responses.scan()
+
+    # -- ConnectionOwner (owner loop) -------------------------------------------------------------
+    def on_commands(self, conn: Connection, cmds: list[RemotingCommand]) -> None:
+        for cmd in cmds:
+            if cmd.flag & 1:
+                self.responses.complete(cmd)
+            else:
+                self.dispatcher.dispatch(conn, cmd)
+
+    def on_connection_made(self, conn: Connection) -> None:
+        self._notify("on_connect", conn)
+
+    def on_connection_lost(self, conn: Connection, exc: BaseException | None) -> None:
+        if self.responses is not None:
+            failed = self.responses.fail_connection(conn, _closed_error)
+            if failed:
+                log.info("connection %s closed: %d pending requests failed at once", conn.remote_addr, failed)
+        self._notify("on_close", conn)
+
+    def on_idle(self, conn: Connection) -> None:
+        self._notify("on_idle", conn)
+
+    def on_frame_error(self, conn: Connection, exc: FrameError) -> None:
+        self._notify("on_exception", conn)
+
+    def _notify(self, event: str, conn: Connection) -> None:
+        for listener in self.listeners:
+            try:
+                getattr(listener, event)(conn)
+            except Exception:
+                log.exception("connection listener %s.%s failed", type(listener).__name__, event)
+
+    # -- invoking requests on a connection (owner loop) -------------------------------------------
+    def _prepare(self, cmd: RemotingCommand) -> None:
+        if cmd.opaque == 0 or cmd.opaque in self.responses:
+            cmd.opaque = next_opaque()
+
+    async def _invoke_sync_on(self, conn: Connection, cmd: RemotingCommand, timeout_ms: float) -> RemotingCommand:
+        hooks = self.rpc_hooks
+        if hooks:
+            run_before(hooks, conn.remote_addr, cmd)
+        self._prepare(cmd)
+        loop = self.owner_loop
+        fut: asyncio.Future[RemotingCommand] = loop.create_future()
+        rf = ResponseFuture(cmd.opaque, conn, cmd, fut, loop.time() + timeout_ms / 1000, int(timeout_ms))
+        table = self.responses
+        table.add(rf)
+        try:
+            conn.send_request(cmd)
+        except BaseException:
+            table.discard(rf.opaque)
+            raise
+        table.arm_timer(rf)
+        try:
+            response = await fut
+        except asyncio.CancelledError:
+            table.discard(rf.opaque)
+            raise
+        if hooks:
+            run_after(hooks, conn.remote_addr, cmd, response)
+        return response
+
+    def _start_async_on(
+        self,
+        conn: Connection,
+        cmd: RemotingCommand,
+        deadline: float,
+        timeout_ms: float,
+        fut: asyncio.Future[RemotingCommand],
+    ) -> None:
+        """Send `cmd` holding an async permit already; `fut` gets the response or the error."""
+        hooks = self.rpc_hooks
+        try:
+            if hooks:
+                run_before(hooks, conn.remote_addr, cmd)
+            self._prepare(cmd)
+            rf = ResponseFuture(cmd.opaque, conn, cmd, fut, deadline, int(timeout_ms), self._async_permits.release)
+            self.responses.add(rf)
+        except Exception as exc:  # a hook refused it: the caller sees the error on its future
+            self._async_permits.release()
+            if not fut.done():
+                fut.set_exception(exc)
+            return
+        try:
+            conn.send_request(cmd)
+        except Exception as exc:
+            self.responses.fail(rf.opaque, exc)
+            return
+        if hooks:
+            fut.add_done_callback(lambda f: self._after_async(conn, cmd, f))
+
+    def _after_async(self, conn: Connection, cmd: RemotingCommand, fut: asyncio.Future[RemotingCommand]) -> None:
+        if not fut.cancelled() and fut.exception() is None:
+            try:
+                run_after(self.rpc_hooks, conn.remote_addr, cmd, fut.result())
+            except Exception:
+                log.exception("rpc hook failed after an async response")
+
+    async def _acquire_async_permit(self, timeout_ms: float) -> None:
+        if not await self._async_permits.acquire(timeout_ms / 1000):
+            raise RemotingTooMuchRequestError(
+                f"invokeAsync: too many requests in flight ({self._async_permits.limit} permits), "
+                f"none free within {timeout_ms:.0f}ms"
+            )
+
+    async def _invoke_oneway_on(self, conn: Connection, cmd: RemotingCommand, timeout_ms: float) -> None:
+        cmd.flag |= RPC_ONEWAY
+        permits = self._oneway_permits
+        if not permits.try_acquire() and not await permits.acquire(timeout_ms / 1000):
+            raise RemotingTooMuchRequestError(
+                f"invokeOneway: too many oneway requests in flight ({permits.limit} permits), "
+                f"none free within {timeout_ms:.0f}ms"
+            )
+        try:
+            if self.rpc_hooks:
+                run_before(self.rpc_hooks, conn.remote_addr, cmd)
+            self._prepare(cmd)
+            conn.send_request(cmd)
+            # The permit is held while the peer is not reading (Java releases it when the write completes).
+            if not conn.is_writable:
+                await asyncio.wait_for(conn.drain(), timeout_ms / 1000)
+        except TimeoutError:
+            pass  # queued; the connection's own bound handles a peer that never reads
+        finally:
+            permits.release()
+
+    # -- shutdown ---------------------------------------------------------------------------------
+    async def _close_connections(self, conns: Iterable[Connection], timeout_s: float) -> None:
+        """Flush and close `conns`, waiting at most `timeout_s` before aborting what is left."""
+        conns = [c for c in conns if c.transport is not None]
+        for conn in conns:
+            conn.close("shutdown")
+        if not conns:
+            return
+        waits = [asyncio.ensure_future(c.wait_closed()) for c in conns]
+        _done, pending = await asyncio.wait(waits, timeout=max(timeout_s, 0.01))
+        if pending:
+            for conn in conns:
+                conn.abort()
+            await asyncio.wait(pending, timeout=1.0)
+            for w in pending:
+                w.cancel()
+
+    def _fail_all_pending(self, why: str) -> None:
+        if self.responses is not None:
+            self.responses.fail_all(lambda rf: RemotingConnectError(f"{why}: request code {rf.request.code} abandoned"))
+
+    def _pending_count(self) -> Any:
+        return 0 if self.responses is None else len(self.responses)

@@ -1,0 +1,212 @@
+"""The response table (opaque -> pending request) and the permits bounding requests in flight.
+
+Port of org.apache.rocketmq.remoting.netty.ResponseFuture, the `responseTable` / `scanResponseTable`
+/ `failFast` parts of NettyRemotingAbstract, and its semaphoreAsync / semaphoreOneway
+(SemaphoreReleaseOnlyOnce). Deviations: a pending request is an asyncio.Future; a synchronous request
+gets its own deadline timer (Java waits on a latch with a timeout), the periodic scan fails whatever
+else is past its deadline (async requests, as in Java); when a connection goes, its requests fail at
+once instead of waiting for their timeout.
+
+Used only on the owner's loop (single-threaded): no locks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rocketq.remoting.errors import RemotingError, RemotingTimeoutError
+from rocketq.remoting.protocol.command import RemotingCommand
+
+log = logging.getLogger("rocketq.remoting")
+
+
+class ResponseFuture:
+    """One request waiting for its response."""
+
+    __slots__ = ("conn", "deadline", "future", "opaque", "release", "request", "timeout_ms", "timer")
+
+    def __init__(
+        self,
+        opaque: int,
+        conn: Any,
+        request: RemotingCommand,
+        future: asyncio.Future[RemotingCommand],
+        deadline: float,
+        timeout_ms: int,
+        release: Callable[[], None] | None = None,
+    ) -> None:
+        self.opaque = opaque
+        self.conn = conn
+        self.request = request
+        self.future = future
+        self.deadline = deadline  # loop.time() seconds
+        self.timeout_ms = timeout_ms
+        self.timer: asyncio.TimerHandle | None = None
+        self.release = release  # returns the async permit, exactly once
+
+    def _finish(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        release, self.release = self.release, None
+        if release is not None:
+            release()
+
+
+class ResponseTable:
+    """opaque -> ResponseFuture for the requests one endpoint has sent and not yet seen answered."""
+
+    __slots__ = ("_loop", "_pending")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._pending: dict[int, ResponseFuture] = {}
+        self._loop = loop
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def __contains__(self, opaque: int) -> bool:
+        return opaque in self._pending
+
+    def __iter__(self) -> Iterator[ResponseFuture]:
+        return iter(list(self._pending.values()))
+
+    def add(self, rf: ResponseFuture) -> None:
+        if rf.opaque in self._pending:
+            raise ValueError(f"opaque {rf.opaque} is already waiting for a response")
+        self._pending[rf.opaque] = rf
+
+    def arm_timer(self, rf: ResponseFuture) -> None:
+        """Fail `rf` exactly at its deadline (synchronous requests)."""
+        rf.timer = self._loop.call_at(rf.deadline, self._expire, rf.opaque)
+
+    def complete(self, response: RemotingCommand) -> ResponseFuture | None:
+        """Hand `response` to the request with its opaque; None (logged) when nobody waits for it."""
+        rf = self._pending.pop(response.opaque, None)
+        if rf is None:
+            log.warning(
+                "response with opaque %s (code %s) matches no request; it timed out or was never sent",
+                response.opaque,
+                response.code,
+            )
+            return None
+        rf._finish()
+        if not rf.future.done():
+            rf.future.set_result(response)
+        return rf
+
+    def discard(self, opaque: int) -> None:
+        """Forget a request whose caller gave up (cancelled)."""
+        rf = self._pending.pop(opaque, None)
+        if rf is not None:
+            rf._finish()
+
+    def fail(self, opaque: int, exc: BaseException) -> bool:
+        rf = self._pending.pop(opaque, None)
+        if rf is None:
+            return False
+        rf._finish()
+        if not rf.future.done():
+            rf.future.set_exception(exc)
+        return True
+
+    def _expire(self, opaque: int) -> None:
+        rf = self._pending.get(opaque)
+        if rf is not None:
+            rf.timer = None
+            self.fail(opaque, timeout_error(rf))
+
+    def scan(self, now: float | None = None) -> int:
+        """Fail every request past its deadline with RemotingTimeoutError; returns how many."""
+        if now is None:
+            now = self._loop.time()
+        expired = [rf for rf in self._pending.values() if rf.deadline <= now]
+        for rf in expired:
+            log.warning("remove timed-out request (code %s, opaque %s) to %s", rf.request.code, rf.opaque, _addr(rf))
+            self.fail(rf.opaque, timeout_error(rf))
+        return len(expired)
+
+    def fail_connection(self, conn: Any, make_error: Callable[[ResponseFuture], RemotingError]) -> int:
+        """Fail at once every request sent on `conn` (it closed); returns how many."""
+        gone = [rf for rf in self._pending.values() if rf.conn is conn]
+        for rf in gone:
+            self.fail(rf.opaque, make_error(rf))
+        return len(gone)
+
+    def fail_all(self, make_error: Callable[[ResponseFuture], RemotingError]) -> int:
+        gone = list(self._pending.values())
+        for rf in gone:
+            self.fail(rf.opaque, make_error(rf))
+        return len(gone)
+
+
+def _addr(rf: ResponseFuture) -> str:
+    return str(getattr(rf.conn, "remote_addr", "?"))
+
+
+def timeout_error(rf: ResponseFuture) -> RemotingTimeoutError:
+    return RemotingTimeoutError(
+        f"wait response on the channel <{_addr(rf)}> timeout, {rf.timeout_ms}(ms) "
+        f"(request code {rf.request.code}, opaque {rf.opaque})"
+    )
+
+
+class Permits:
+    """A counting semaphore with a non-blocking fast path and a bounded wait (owner loop only)."""
+
+    __slots__ = ("_value", "_waiters", "limit", "name")
+
+    def __init__(self, name: str, limit: int) -> None:
+        self.name = name
+        self.limit = limit
+        self._value = limit
+        self._waiters: deque[asyncio.Future[bool]] = deque()
+
+    @property
+    def available(self) -> int:
+        return self._value
+
+    def try_acquire(self) -> bool:
+        if self._value > 0 and not self._waiters:
+            self._value -= 1
+            return True
+        return False
+
+    async def acquire(self, timeout_s: float) -> bool:
+        """True once a permit is held; False if none came within `timeout_s`."""
+        if self.try_acquire():
+            return True
+        if timeout_s <= 0:
+            return False
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[bool] = loop.create_future()
+        self._waiters.append(fut)
+        handle = loop.call_later(timeout_s, _resolve, fut, False)
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            # A permit handed over in the same iteration as the cancel must not leak.
+            if fut.done() and not fut.cancelled() and fut.result():
+                self.release()
+            raise
+        finally:
+            handle.cancel()
+
+    def release(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            fut = waiters.popleft()
+            if not fut.done():
+                fut.set_result(True)  # hand the permit over directly
+                return
+        if self._value < self.limit:
+            self._value += 1
+
+
+def _resolve(fut: asyncio.Future[bool], value: bool) -> None:
+    if not fut.done():
+        fut.set_result(value)
