@@ -1,0 +1,67 @@
+"""BrokerContext: the broker's components as the processors see them (what Java passes as BrokerController).
+
+The controller builds one and hands it to every processor; tests build one with fakes. It holds no
+logic beyond the few derived values every processor needs (addresses), and the hooks through which a
+processor asks the controller for something that involves the network (re-register with the NameServers,
+notify a consumer group) without importing the controller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rocketq.common.clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from rocketq.broker.clients import ConsumerManager, ProducerManager
+    from rocketq.broker.config import BrokerConfig
+    from rocketq.broker.delay import DelayLevelTable
+    from rocketq.broker.long_polling import PullRequestHoldService
+    from rocketq.broker.offsets import ConsumerOffsetManager
+    from rocketq.broker.rebalance_lock import RebalanceLockManager
+    from rocketq.broker.subscription_group import SubscriptionGroupManager
+    from rocketq.broker.topic_config import TopicConfigManager
+    from rocketq.remoting.protocol.bodies.register import TopicConfig
+    from rocketq.store.message_store import MessageStoreAPI
+
+
+def _noop(*_args: Any) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class BrokerContext:
+    broker_config: BrokerConfig
+    store_config: Any  # rocketq.store.config.MessageStoreConfig
+    store: MessageStoreAPI
+    topic_config_manager: TopicConfigManager
+    subscription_group_manager: SubscriptionGroupManager
+    consumer_offset_manager: ConsumerOffsetManager
+    consumer_manager: ConsumerManager
+    producer_manager: ProducerManager
+    rebalance_lock_manager: RebalanceLockManager
+    delay_levels: DelayLevelTable
+    clock: Clock = SYSTEM_CLOCK
+    pull_hold_service: PullRequestHoldService | None = None
+    # The bound remoting port (differs from broker_config.listen_port when that is 0).
+    port: int = 0
+    # Hooks into the controller (no-ops until it wires them):
+    register_broker_all: Callable[[], None] = field(default=_noop)
+    register_increment: Callable[[TopicConfig], None] = field(default=_noop)
+    on_broker_config_changed: Callable[[set[str]], None] = field(default=_noop)
+    boot_timestamp_ms: int = 0
+
+    @property
+    def broker_addr(self) -> str:
+        """brokerIP1:port, what the NameServers route to and what STOREHOST holds."""
+        return f"{self.broker_config.broker_ip1}:{self.port or self.broker_config.listen_port}"
+
+    @property
+    def store_host(self) -> tuple[str, int]:
+        return self.broker_config.broker_ip1, self.port or self.broker_config.listen_port
+
+    @property
+    def max_message_size(self) -> int:
+        return int(getattr(self.store_config, "max_message_size_bytes", 4 * 1024 * 1024))

@@ -1,0 +1,244 @@
+"""PULL_MESSAGE (11), with long polling.
+
+Port of org.apache.rocketmq.broker.processor.PullMessageProcessor (4.9.8; protocol.md 2.6): the checks
+in Java's order, the store status -> response code table, all four PullMessageResponseHeader fields in
+every answer (Java clients unbox them unconditionally), suggestWhichBrokerId, the piggy-backed offset
+commit (once, on first processing, never when a parked pull is replayed), an OffsetMovedEvent message
+written to OFFSET_MOVED_EVENT on PULL_OFFSET_MOVED, and parking on PULL_NOT_FOUND when the suspend bit
+is set (broker/long_polling.py). A replayed pull is answered through `conn.send_response` with the
+original opaque. Deviation: SQL92 subscriptions are refused with SYSTEM_ERROR even with
+enablePropertyFilter on, until the SQL92 filter (a later issue) plugs into `build_filter`.
+
+Hot path: the store read is synchronous and the answer is built without awaiting anything; the body is
+the stored records joined once.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.filter import build_tag_filter, is_tag_type
+from rocketq.broker.long_polling import PullRequest
+from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header
+from rocketq.common import constants as C
+from rocketq.common.constants import PermName, PullSysFlag
+from rocketq.common.service import spawn
+from rocketq.common.tags import java_hash_code, parse_tag_expression
+from rocketq.remoting.protocol.bodies import fastjson
+from rocketq.remoting.protocol.bodies.heartbeat import MessageModel
+from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader
+from rocketq.store.message import BrokerMessage
+from rocketq.store.message_store import MessageFilter
+from rocketq.store.status import GetMessageStatus, GetResult
+
+log = logging.getLogger("rocketq.broker.pull")
+
+_FOUND = GetMessageStatus.FOUND
+# Store status -> response code; the two "empty queue" statuses depend on the request offset.
+_CODES = {
+    GetMessageStatus.FOUND: ResponseCode.SUCCESS,
+    GetMessageStatus.MESSAGE_WAS_REMOVING: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.NO_MATCHED_MESSAGE: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.OFFSET_FOUND_NULL: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_OVERFLOW_BADLY: ResponseCode.PULL_OFFSET_MOVED,
+    GetMessageStatus.OFFSET_OVERFLOW_ONE: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_TOO_SMALL: ResponseCode.PULL_OFFSET_MOVED,
+}
+_EMPTY_QUEUE = (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE)
+
+
+def is_slave_role(store_config: Any) -> bool:
+    role = getattr(store_config, "broker_role", None)
+    return getattr(role, "name", str(role)) == "SLAVE"
+
+
+class PullMessageProcessor(Processor):
+    def __init__(self, ctx: BrokerContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.handlers = {RequestCode.PULL_MESSAGE: self.pull}
+
+    async def pull(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
+        return self.process(conn, request, allow_suspend=True)
+
+    def replay(self, conn: Connection, request: RemotingCommand) -> None:
+        """Re-run a parked pull (woken or timed out) and send its answer (PullRequestHoldService's hook)."""
+        if not conn.is_active:
+            return
+        try:
+            response = self.process(conn, request, allow_suspend=False)
+        except RequestError as err:
+            response = request.make_response(err.code, err.remark)
+        except Exception as exc:  # a bug: answer rather than leave the client waiting 30 s
+            log.exception("replaying a held pull from %s failed", conn.remote_addr)
+            response = request.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        if response is not None:
+            conn.send_response(response)
+
+    # -- the pull -----------------------------------------------------------------------------------
+    def process(self, conn: Connection, request: RemotingCommand, allow_suspend: bool) -> RemotingCommand | None:
+        ctx = self.ctx
+        header: PullMessageRequestHeader = decode_header(PullMessageRequestHeader, request)
+        cfg = ctx.broker_config
+        if not PermName.is_readable(cfg.broker_permission):
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] pulling message is forbidden")
+        group_config = ctx.subscription_group_manager.find_subscription_group_config(header.consumer_group)
+        if group_config is None:
+            raise RequestError(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{header.consumer_group}] does not exist"
+            )
+        if not group_config.consume_enable:
+            raise RequestError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {header.consumer_group}")
+        sys_flag = header.sys_flag
+        topic_config = ctx.topic_config_manager.select_topic_config(header.topic)
+        if topic_config is None:
+            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist, apply first please!")
+        if not PermName.is_readable(topic_config.perm):
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{header.topic}] pulling message is forbidden")
+        if header.queue_id < 0 or header.queue_id >= topic_config.read_queue_nums:
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"queueId[{header.queue_id}] is illegal, topic:[{header.topic}] topicConfig.readQueueNums:"
+                f"[{topic_config.read_queue_nums}] consumer:[{conn.remote_addr}]",
+            )
+        message_filter = self._filter(header, group_config, sys_flag)
+        result = ctx.store.get_message(
+            header.consumer_group, header.topic, header.queue_id, header.queue_offset, header.max_msg_nums, message_filter
+        )
+        response = self._answer(conn, request, header, group_config, result, allow_suspend, message_filter)
+        # The piggy-backed commit: only on first processing, only on a master (Java storeOffsetEnable).
+        if allow_suspend and sys_flag & PullSysFlag.FLAG_COMMIT_OFFSET and not is_slave_role(ctx.store_config):
+            ctx.consumer_offset_manager.commit_offset(
+                conn.remote_addr, header.consumer_group, header.topic, header.queue_id, header.commit_offset
+            )
+        return response
+
+    def _filter(self, header: PullMessageRequestHeader, group_config: Any, sys_flag: int) -> MessageFilter | None:
+        if sys_flag & PullSysFlag.FLAG_SUBSCRIPTION:
+            expression_type = header.expression_type
+            if is_tag_type(expression_type):
+                parsed = parse_tag_expression(header.subscription)
+                return build_tag_filter(parsed.sub_string, parsed.codes)
+            return self._property_filter(expression_type)
+        group_info = self.ctx.consumer_manager.get_consumer_group_info(header.consumer_group)
+        if group_info is None:
+            raise RequestError(
+                ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's group info of {header.consumer_group} not exist"
+            )
+        if not group_config.consume_broadcast_enable and group_info.message_model is MessageModel.BROADCASTING:
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the consumer group[{header.consumer_group}] can not consume by broadcast way"
+            )
+        sub = group_info.find_subscription_data(header.topic)
+        if sub is None:
+            raise RequestError(
+                ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                f"the consumer's subscription of {header.topic} not exist in group {header.consumer_group}",
+            )
+        if sub.sub_version < header.sub_version:
+            raise RequestError(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
+        if is_tag_type(sub.expression_type):
+            return build_tag_filter(sub.sub_string, sub.code_set)
+        return self._property_filter(sub.expression_type)
+
+    def _property_filter(self, expression_type: str | None) -> MessageFilter | None:
+        if not self.ctx.broker_config.enable_property_filter:
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"The broker does not support consumer to filter message by {expression_type}"
+            )
+        raise RequestError(ResponseCode.SYSTEM_ERROR, f"{expression_type} filtering is not available on this broker yet")
+
+    def _answer(
+        self,
+        conn: Connection,
+        request: RemotingCommand,
+        header: PullMessageRequestHeader,
+        group_config: Any,
+        result: GetResult,
+        allow_suspend: bool,
+        message_filter: MessageFilter | None,
+    ) -> RemotingCommand | None:
+        ctx = self.ctx
+        status = result.status
+        if status in _EMPTY_QUEUE:
+            code = ResponseCode.PULL_OFFSET_MOVED if header.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+        else:
+            code = _CODES[status]
+        suggest = C.MASTER_ID
+        if ctx.broker_config.slave_read_enable:
+            suggest = group_config.which_broker_when_consume_slowly if result.suggest_pulling_from_slave else group_config.broker_id
+        if is_slave_role(ctx.store_config) and not ctx.broker_config.slave_read_enable:
+            code, suggest = ResponseCode.PULL_RETRY_IMMEDIATELY, C.MASTER_ID
+        ext = PullMessageResponseHeader(
+            suggest_which_broker_id=suggest,
+            next_begin_offset=result.next_begin_offset,
+            min_offset=result.min_offset,
+            max_offset=result.max_offset,
+        ).to_ext_fields()
+        if code == ResponseCode.SUCCESS:
+            return request.make_response(code, status.value, ext, b"".join(result.records))
+        if code == ResponseCode.PULL_NOT_FOUND and allow_suspend and header.sys_flag & PullSysFlag.FLAG_SUSPEND:
+            if self._suspend(conn, request, header, message_filter):
+                return None
+        elif code == ResponseCode.PULL_OFFSET_MOVED:
+            if is_slave_role(ctx.store_config):
+                code, ext["suggestWhichBrokerId"] = ResponseCode.PULL_RETRY_IMMEDIATELY, str(group_config.broker_id)
+            else:
+                log.info(
+                    "PULL_OFFSET_MOVED: group %s topic %s queue %d asked %d, corrected to %d (%s)",
+                    header.consumer_group, header.topic, header.queue_id, header.queue_offset,
+                    result.next_begin_offset, status.value,
+                )
+                self._offset_moved_event(header, result.next_begin_offset)
+        return request.make_response(code, status.value, ext)
+
+    def _suspend(
+        self, conn: Connection, request: RemotingCommand, header: PullMessageRequestHeader, message_filter: MessageFilter | None
+    ) -> bool:
+        hold_service = self.ctx.pull_hold_service
+        if hold_service is None:
+            return False
+        cfg = self.ctx.broker_config
+        hold_ms = header.suspend_timeout_millis if cfg.long_polling_enable else cfg.short_polling_time_ms
+        deadline = self.ctx.clock.monotonic_ms() + hold_ms
+        pr = PullRequest(request, conn, header.queue_offset, deadline, message_filter)
+        hold_service.suspend(header.topic, header.queue_id, pr, hold_ms)
+        return True
+
+    def _offset_moved_event(self, header: PullMessageRequestHeader, offset_new: int) -> None:
+        """Java generateOffsetMovedEvent: a record in OFFSET_MOVED_EVENT tagged and keyed by the group."""
+        ctx = self.ctx
+        body = fastjson.dumps(
+            {
+                "consumerGroup": header.consumer_group,
+                "messageQueue": {
+                    "brokerName": ctx.broker_config.broker_name,
+                    "queueId": header.queue_id,
+                    "topic": header.topic,
+                },
+                "offsetNew": offset_new,
+                "offsetRequest": header.queue_offset,
+            }
+        )
+        group = header.consumer_group
+        msg = BrokerMessage(
+            topic=C.RMQ_SYS_OFFSET_MOVED_EVENT,
+            queue_id=0,
+            body=body,
+            properties={C.PROPERTY_TAGS: group, C.PROPERTY_KEYS: group},
+            tags_code=java_hash_code(group),
+            born_timestamp=ctx.clock.now_ms(),
+            born_host=ctx.store_host,
+            store_host=ctx.store_host,
+        )
+
+        async def put() -> None:
+            result = await ctx.store.put_message(msg)
+            if not result.is_ok:
+                log.warning("writing an OffsetMovedEvent failed: %s", result.status.value)
+
+        spawn("offset-moved-event", put())

@@ -1,0 +1,181 @@
+from typing import Any
+
+import pytest
+from broker_fakes import FakeConnection, FakeStore, make_context
+
+from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.common.message import Message, encode_properties
+from rocketq.common.tags import java_hash_code
+from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
+from rocketq.remoting.protocol.message_codec import encode_batch
+from rocketq.store.status import PutMessageStatus
+
+PROPS = {"UNIQ_KEY": "ABC", "WAIT": "true", "TAGS": "TagA", "KEYS": "k1 k2"}
+
+
+def header(topic: str = "T", queue_id: int = 1, props: dict[str, str] | None = None, **kw: Any) -> SendMessageRequestHeader:
+    fields: dict[str, Any] = dict(
+        producer_group="pg", topic=topic, default_topic="TBW102", default_topic_queue_nums=4,
+        queue_id=queue_id, sys_flag=0, born_timestamp=1_700_000_000_000, flag=7,
+        properties=encode_properties(PROPS if props is None else props),
+    )
+    fields.update(kw)
+    return SendMessageRequestHeader(**fields)
+
+
+def request(h: SendMessageRequestHeader, body: bytes = b"hello", v2: bool = False, code: int | None = None) -> RemotingCommand:
+    if v2:
+        return RemotingCommand.request(code or RequestCode.SEND_MESSAGE_V2, h.to_v2().to_ext_fields(), body)
+    return RemotingCommand.request(code or RequestCode.SEND_MESSAGE, h.to_ext_fields(), body)
+
+
+def setup(**cfg: Any) -> tuple[SendMessageProcessor, FakeStore, FakeConnection]:
+    store = FakeStore()
+    return SendMessageProcessor(make_context(store, **cfg)), store, FakeConnection("10.0.0.5:4321")
+
+
+@pytest.mark.parametrize("v2", [False, True])
+async def test_send_creates_topic_and_stores_what_apache_stores(v2: bool) -> None:
+    proc, store, conn = setup()
+    resp = await proc.process_request(conn, request(header(), v2=v2))
+    assert resp is not None and resp.code == ResponseCode.SUCCESS, resp
+    ext = resp.ext_fields or {}
+    assert ext["queueId"] == "1" and ext["queueOffset"] == "0"
+    assert ext["msgId"] == "7F00000100002A9F0000000000000000"
+    assert ext["MSG_REGION"] == "DefaultRegion" and ext["TRACE_ON"] == "true"
+    msg = store.queues[("T", 1)][0]
+    assert msg.properties == {"UNIQ_KEY": "ABC", "TAGS": "TagA", "KEYS": "k1 k2", "CLUSTER": "DefaultCluster"}
+    assert msg.born_host == ("10.0.0.5", 4321) and msg.store_host == ("127.0.0.1", 10911)
+    assert msg.tags_code == java_hash_code("TagA") and msg.flag == 7 and msg.body == b"hello"
+    assert proc.ctx.topic_config_manager.select_topic_config("T").write_queue_nums == 4
+
+
+async def test_negative_queue_id_picks_a_writable_queue() -> None:
+    proc, store, conn = setup()
+    for _ in range(20):
+        resp = await proc.process_request(conn, request(header(queue_id=-1)))
+        assert resp is not None and resp.code == 0
+        assert 0 <= int((resp.ext_fields or {})["queueId"]) < 4
+
+
+@pytest.mark.parametrize(
+    ("cfg", "h", "body", "code", "remark"),
+    [
+        ({"autoCreateTopicEnable": False}, header(), b"x", ResponseCode.TOPIC_NOT_EXIST, "topic[T] not exist"),
+        ({}, header(), b"x" * 1025, ResponseCode.MESSAGE_ILLEGAL, "maxMessageSize"),
+        ({"brokerPermission": 4}, header(), b"x", ResponseCode.NO_PERMISSION, "sending message is forbidden"),
+        ({}, header(topic="SCHEDULE_TOPIC_XXXX"), b"x", ResponseCode.NO_PERMISSION, "is forbidden"),
+        ({}, header(topic="bad topic"), b"x", ResponseCode.SYSTEM_ERROR, "illegal characters"),
+        ({}, header(queue_id=99), b"x", ResponseCode.SYSTEM_ERROR, "queueId[99] is illegal"),
+    ],
+)
+async def test_refusals_carry_code_remark_and_send_extfields(
+    cfg: dict[str, Any], h: SendMessageRequestHeader, body: bytes, code: int, remark: str
+) -> None:
+    proc, store, conn = setup(**cfg)
+    resp = await proc.process_request(conn, request(h, body))
+    assert resp is not None and resp.code == code and remark in (resp.remark or "")
+    assert (resp.ext_fields or {})["MSG_REGION"] == "DefaultRegion"
+    assert store.queues == {}
+
+
+async def test_read_only_topic_is_refused() -> None:
+    from rocketq.remoting.protocol.bodies.register import TopicConfig
+
+    proc, store, conn = setup()
+    proc.ctx.topic_config_manager.update_topic_config(TopicConfig("RO", 4, 4, 4))
+    resp = await proc.process_request(conn, request(header(topic="RO")))
+    assert resp is not None and resp.code == ResponseCode.NO_PERMISSION
+
+
+async def test_missing_header_field_is_named() -> None:
+    proc, store, conn = setup()
+    ext = header().to_ext_fields()
+    del ext["topic"]
+    resp = await proc.process_request(conn, RemotingCommand.request(RequestCode.SEND_MESSAGE, ext, b"x"))
+    assert resp is not None and resp.code == ResponseCode.SYSTEM_ERROR and "topic" in (resp.remark or "")
+
+
+async def test_delayed_message_goes_to_the_schedule_topic() -> None:
+    proc, store, conn = setup()
+    resp = await proc.process_request(conn, request(header(props={"DELAY": "3", "UNIQ_KEY": "A"})))
+    assert resp is not None and resp.code == 0
+    assert (resp.ext_fields or {})["queueId"] == "1"
+    msg = store.queues[("SCHEDULE_TOPIC_XXXX", 2)][0]
+    assert msg.properties["REAL_TOPIC"] == "T" and msg.properties["REAL_QID"] == "1"
+    assert msg.tags_code == proc.ctx.clock.now_ms() + 10_000
+
+
+async def test_retry_topic_past_max_reconsume_goes_to_dlq() -> None:
+    proc, store, conn = setup()
+    h = header(topic="%RETRY%cg", queue_id=0, props={"DELAY": "5"}, reconsume_times=3, max_reconsume_times=3)
+    resp = await proc.process_request(conn, request(h))
+    assert resp is not None and resp.code == 0
+    msg = store.queues[("%DLQ%cg", 0)][0]
+    assert "DELAY" not in msg.properties and msg.reconsume_times == 3
+    h = header(topic="%RETRY%cg", queue_id=0, props={}, reconsume_times=1, max_reconsume_times=3)
+    resp = await proc.process_request(conn, request(h))
+    assert resp is not None and ("%RETRY%cg", 0) in store.queues
+
+
+async def test_half_message_is_parked_in_the_half_topic() -> None:
+    proc, store, conn = setup()
+    h = header(props={"TRAN_MSG": "true", "PGROUP": "pg"}, sys_flag=4)
+    resp = await proc.process_request(conn, request(h))
+    assert resp is not None and resp.code == 0
+    msg = store.queues[("RMQ_SYS_TRANS_HALF_TOPIC", 0)][0]
+    assert msg.sys_flag == 0 and msg.properties["REAL_TOPIC"] == "T"
+    proc2, _, _ = setup(rejectTransactionMessage=True)
+    resp = await proc2.process_request(conn, request(h))
+    assert resp is not None and resp.code == ResponseCode.NO_PERMISSION
+
+
+async def test_batch_stores_each_entry_with_the_batch_properties() -> None:
+    proc, store, conn = setup()
+    body = encode_batch([Message("T", b"a", tags="A"), Message("T", b"b", keys="k")])
+    h = header(props={"WAIT": "true"}, batch=True)
+    resp = await proc.process_request(conn, request(h, body, v2=True, code=RequestCode.SEND_BATCH_MESSAGE))
+    assert resp is not None and resp.code == 0, resp
+    ext = resp.ext_fields or {}
+    assert len(ext["msgId"].split(",")) == 2 and ext["queueOffset"] == "0"
+    a, b = store.queues[("T", 1)]
+    assert a.properties == {"TAGS": "A", "WAIT": "true", "CLUSTER": "DefaultCluster"}
+    assert b.body == b"b" and b.properties["KEYS"] == "k"
+
+
+async def test_batch_refusals() -> None:
+    proc, store, conn = setup()
+    body = encode_batch([Message("T", b"a")])
+    for h, b in [(header(props={"DELAY": "2"}, batch=True), body), (header(props={}, batch=True), b"\x00\x01")]:
+        resp = await proc.process_request(conn, request(h, b, v2=True, code=RequestCode.SEND_BATCH_MESSAGE))
+        assert resp is not None and resp.code == ResponseCode.MESSAGE_ILLEGAL, resp
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (PutMessageStatus.FLUSH_DISK_TIMEOUT, ResponseCode.FLUSH_DISK_TIMEOUT),
+        (PutMessageStatus.SERVICE_NOT_AVAILABLE, ResponseCode.SERVICE_NOT_AVAILABLE),
+        (PutMessageStatus.MESSAGE_ILLEGAL, ResponseCode.MESSAGE_ILLEGAL),
+        (PutMessageStatus.OS_PAGECACHE_BUSY, ResponseCode.SYSTEM_ERROR),
+    ],
+)
+async def test_store_status_mapping(status: PutMessageStatus, code: int) -> None:
+    proc, store, conn = setup()
+    store.next_status = status
+    resp = await proc.process_request(conn, request(header()))
+    assert resp is not None and resp.code == code
+    if status.is_ok:  # stored, the flush lagged: the full header still comes back
+        assert (resp.ext_fields or {})["queueOffset"] == "0" and resp.remark is None
+    else:
+        assert resp.remark
+
+
+async def test_oneway_gets_no_answer() -> None:
+    proc, store, conn = setup()
+    req = request(header())
+    req.mark_oneway()
+    assert await proc.process_request(conn, req) is None
+    assert ("T", 1) in store.queues
