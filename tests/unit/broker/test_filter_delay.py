@@ -1,6 +1,11 @@
 import pytest
 
-from rocketq.broker.delay import DelayLevelTable, delay_level_of, parse_delay_levels, redirect_to_schedule_topic
+from rocketq.broker.delay import (
+    DelayLevelTable,
+    delay_level_of,
+    parse_delay_levels,
+    redirect_to_schedule_topic,
+)
 from rocketq.broker.filter import TagMessageFilter, build_tag_filter, is_tag_type
 from rocketq.store.message import BrokerMessage
 

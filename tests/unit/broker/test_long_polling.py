@@ -29,7 +29,7 @@ def park(svc: PullRequestHoldService, clock: ManualClock, offset: int = 0, expr:
 
 
 def test_arrival_wakes_a_matching_pull_only() -> None:
-    svc, q, clock, replayed = setup()
+    svc, _q, clock, replayed = setup()
     req = park(svc, clock, expr="TagA")
     svc.on_message_arrival("T", 1, 0, java_hash_code("TagA"), 0, None)  # other queue
     svc.on_message_arrival("T", 0, 0, java_hash_code("TagB"), 0, None)  # filtered out
@@ -66,7 +66,7 @@ def test_periodic_check_times_out_and_finds_growth() -> None:
 def test_closed_connection_is_dropped_and_drain_answers_the_rest() -> None:
     svc, q, clock, replayed = setup()
     park(svc, clock)
-    conn_holder = [pr for prs in svc._table.values() for pr in prs][0]
+    conn_holder = next(pr for prs in svc._table.values() for pr in prs)
     conn_holder.conn.is_active = False
     q.max = 1
     svc.check_hold_requests()
@@ -79,7 +79,7 @@ def test_closed_connection_is_dropped_and_drain_answers_the_rest() -> None:
 async def test_timer_expires_a_pull_on_a_running_loop() -> None:
     import asyncio
 
-    svc, q, clock, replayed = setup()
+    svc, _q, clock, replayed = setup()
     park(svc, clock, hold=0)  # a zero hold fires on the next loop iterations, no real waiting
     for _ in range(5):
         await asyncio.sleep(0)

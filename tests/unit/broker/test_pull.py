@@ -108,7 +108,7 @@ async def test_long_poll_is_held_and_answered_on_arrival() -> None:
 
 
 async def test_held_pull_times_out_with_pull_not_found() -> None:
-    proc, store, conn = setup()
+    proc, _store, conn = setup()
     req = pull_request(0, SUB | SUSPEND)
     assert await proc.process_request(conn, req) is None
     proc.ctx.clock.advance(15_000)
@@ -145,7 +145,7 @@ async def test_subscription_from_heartbeat() -> None:
 
 
 async def test_refusals() -> None:
-    proc, store, conn = setup()
+    proc, _store, conn = setup()
     cases = [
         (pull_request(queue_id=2), ResponseCode.SYSTEM_ERROR, "queueId[2] is illegal"),
         (pull_request(expression_type="SQL92"), ResponseCode.SYSTEM_ERROR, "SQL92"),

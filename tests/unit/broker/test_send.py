@@ -53,7 +53,7 @@ async def test_send_creates_topic_and_stores_what_apache_stores(v2: bool) -> Non
 
 
 async def test_negative_queue_id_picks_a_writable_queue() -> None:
-    proc, store, conn = setup()
+    proc, _store, conn = setup()
     for _ in range(20):
         resp = await proc.process_request(conn, request(header(queue_id=-1)))
         assert resp is not None and resp.code == 0
@@ -84,14 +84,14 @@ async def test_refusals_carry_code_remark_and_send_extfields(
 async def test_read_only_topic_is_refused() -> None:
     from rocketq.remoting.protocol.bodies.register import TopicConfig
 
-    proc, store, conn = setup()
+    proc, _store, conn = setup()
     proc.ctx.topic_config_manager.update_topic_config(TopicConfig("RO", 4, 4, 4))
     resp = await proc.process_request(conn, request(header(topic="RO")))
     assert resp is not None and resp.code == ResponseCode.NO_PERMISSION
 
 
 async def test_missing_header_field_is_named() -> None:
-    proc, store, conn = setup()
+    proc, _store, conn = setup()
     ext = header().to_ext_fields()
     del ext["topic"]
     resp = await proc.process_request(conn, RemotingCommand.request(RequestCode.SEND_MESSAGE, ext, b"x"))
@@ -146,7 +146,7 @@ async def test_batch_stores_each_entry_with_the_batch_properties() -> None:
 
 
 async def test_batch_refusals() -> None:
-    proc, store, conn = setup()
+    proc, _store, conn = setup()
     body = encode_batch([Message("T", b"a")])
     for h, b in [(header(props={"DELAY": "2"}, batch=True), body), (header(props={}, batch=True), b"\x00\x01")]:
         resp = await proc.process_request(conn, request(h, b, v2=True, code=RequestCode.SEND_BATCH_MESSAGE))
