@@ -9,6 +9,7 @@ and `logDir` are ours (the daemon binds 127.0.0.1 unless told otherwise).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -30,6 +31,8 @@ class NamesrvConfig(RocketConfig):
     """A broker with no registration for this long is removed with its queues (ms)."""
     server_channel_max_idle_time_seconds: int = Field(120, alias="serverChannelMaxIdleTimeSeconds", ge=0)
     """Connections idle this long are closed (s); 0 disables."""
+    event_loop: Literal["auto", "asyncio", "uvloop"] = Field("auto", alias="eventLoop")
+    """Event loop implementation: uvloop when installed ("auto"), or plain asyncio."""
     server_worker_threads: int = Field(8, alias="serverWorkerThreads", ge=1)
     """Accepted for namesrv.properties compatibility; requests run on the event loop."""
 

@@ -1,0 +1,69 @@
+"""NamesrvController: wires the NameServer together and runs it; no request logic lives here.
+
+Port of org.apache.rocketmq.namesrv.NamesrvController (4.9.8): KV config loaded at start, the
+processors registered on the remoting server, the liveness scan (every scanNotActiveBrokerInterval,
+first one after one interval as Java's 5 s delay is close to) and the connection housekeeping.
+Start order: KV config, server, scan; stop order is the reverse.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rocketq.common.clock import SYSTEM_CLOCK, Clock
+from rocketq.common.service import PeriodicService
+from rocketq.namesrv.config import NamesrvConfig
+from rocketq.namesrv.housekeeping import BrokerHousekeeping
+from rocketq.namesrv.kv_config import KVConfigManager
+from rocketq.namesrv.processors.base import NamesrvContext
+from rocketq.namesrv.processors.registry import NamesrvRequestProcessor
+from rocketq.namesrv.route_info import RouteInfoManager
+from rocketq.remoting.transport import Connection, RemotingServer, ServerConfig
+
+log = logging.getLogger("rocketq.namesrv")
+
+
+def server_config(config: NamesrvConfig) -> ServerConfig:
+    return ServerConfig.model_validate(
+        {
+            "listen_port": config.listen_port,
+            "bind_address": config.bind_address,
+            "server_worker_threads": config.server_worker_threads,
+            "server_channel_max_idle_time_s": config.server_channel_max_idle_time_seconds,
+        }
+    )
+
+
+class NamesrvController:
+    """Owns a NameServer's parts. `await start()` binds the port (RemotingError if it cannot)."""
+
+    def __init__(self, config: NamesrvConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.routes = RouteInfoManager(clock, config.broker_channel_expired_time_ms)
+        self.kv = KVConfigManager(config.kv_config_path)
+        self.context = NamesrvContext(config, self.routes, self.kv)
+        self.processor = NamesrvRequestProcessor(self.context)
+        self.server = RemotingServer(server_config(config))
+        interval_s = config.scan_not_active_broker_interval_ms / 1000
+        self.scan = PeriodicService("namesrv-scan-not-active-broker", interval_s, self._scan_once, interval_s)
+        for code in self.processor.codes:
+            self.server.register_processor(code, self.processor)
+        self.server.add_connection_listener(BrokerHousekeeping(self.routes))
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    async def start(self) -> None:
+        self.kv.load()
+        await self.server.start()
+        await self.scan.start()
+
+    async def shutdown(self) -> None:
+        await self.scan.stop()
+        await self.server.shutdown()
+
+    async def _scan_once(self) -> None:
+        for expired in self.routes.scan_inactive_brokers():
+            if isinstance(expired.connection, Connection):
+                expired.connection.close("broker registration expired")

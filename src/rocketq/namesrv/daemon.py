@@ -1,0 +1,161 @@
+"""`rocketq namesrv [-c FILE] [-p] [--listen-port N] [--KEY VALUE ...]`: the NameServer process.
+
+Port of org.apache.rocketmq.namesrv.NamesrvStartup (4.9.8). The daemon contract: settings from a
+TOML or Java .properties file (`-c`), overridden by `--KEY VALUE` options (RocketMQ, snake or kebab
+spelling); one `READY namesrv <host>:<port>` line on stdout once connections are accepted; logs on
+stderr and in `<logDir>/namesrv.log`; SIGTERM/SIGINT shut down cleanly with exit 0. A bad key or
+value prints one line naming it and exits 2; a port that cannot be bound prints one line and exits 1.
+`-p` prints every setting (Java's printConfigItem) and exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from rocketq.common.config import parse_cli_overrides, read_config_file
+from rocketq.common.errors import ConfigError
+from rocketq.namesrv.config import NamesrvConfig
+from rocketq.remoting.errors import RemotingError
+
+log = logging.getLogger("rocketq.namesrv")
+
+USAGE = "usage: rocketq namesrv [-c FILE] [-p] [--listen-port N] [--KEY VALUE ...]"
+EXIT_BAD_CONFIG = 2
+EXIT_START_FAILED = 1
+SHUTDOWN_TIMEOUT_S = 10.0
+
+
+class _Args:
+    def __init__(self) -> None:
+        self.config_file: str | None = None
+        self.print_config = False
+        self.overrides: list[str] = []
+
+
+def parse_args(argv: list[str]) -> _Args:
+    """`-c FILE`, `-p` and `-h` are the daemon's own options; everything else is `--KEY VALUE`."""
+    args = _Args()
+    items = iter(argv)
+    for arg in items:
+        if arg in ("-h", "--help"):
+            print(USAGE)
+            raise SystemExit(0)
+        if arg in ("-c", "--config", "--configFile", "--config-file"):
+            args.config_file = next(items, None)
+            if args.config_file is None:
+                raise ConfigError(f"option {arg} needs a file name")
+        elif arg.startswith("-c="):
+            args.config_file = arg[3:]
+        elif arg in ("-p", "--printConfigItem"):
+            args.print_config = True
+        else:
+            args.overrides.append(arg)
+    return args
+
+
+def load_config(args: _Args) -> NamesrvConfig:
+    """File values, then command-line overrides; ConfigError names the bad key and where it came from."""
+    values: dict[str, Any] = {}
+    if args.config_file is not None:
+        values = read_config_file(args.config_file)
+        NamesrvConfig.build(values, source=args.config_file)
+    overrides = parse_cli_overrides(args.overrides)
+    if not overrides:
+        return NamesrvConfig.build(values, source=args.config_file or "configuration")
+    # Later keys win in build(), whatever their spelling, so the command line overrides the file.
+    return NamesrvConfig.build({**values, **overrides}, source="command line")
+
+
+def setup_logging(config: NamesrvConfig) -> Path:
+    """INFO logs to stderr and to <logDir>/namesrv.log; returns the log file."""
+    log_dir = Path(config.log_dir).expanduser()
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_dir / "namesrv.log", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"logDir {str(log_dir)!r} is not usable: {exc.strerror}") from None
+    fmt = logging.Formatter("%(asctime)s %(levelname)s [%(name)s] %(message)s")
+    stderr_handler = logging.StreamHandler(sys.stderr)
+    root = logging.getLogger("rocketq")
+    for handler in (stderr_handler, file_handler):
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return log_dir / "namesrv.log"
+
+
+def _listen_problem(exc: RemotingError, config: NamesrvConfig) -> str:
+    cause = exc.__cause__
+    where = f"{config.bind_address}:{config.listen_port}"
+    if isinstance(cause, OSError) and cause.errno == errno.EADDRINUSE:
+        return f"cannot listen on {where}: the port is already in use"
+    if isinstance(cause, OSError) and cause.errno == errno.EADDRNOTAVAIL:
+        return f"cannot listen on {where}: the address is not available on this host"
+    return f"cannot listen on {where}: {exc}"
+
+
+def _ready_host(bind_address: str) -> str:
+    if bind_address in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if bind_address == "::":
+        return "[::1]"
+    return f"[{bind_address}]" if ":" in bind_address else bind_address
+
+
+async def serve(config: NamesrvConfig) -> int:
+    """Run a NameServer until SIGTERM/SIGINT; the exit code."""
+    from rocketq.namesrv.controller import NamesrvController
+
+    controller = NamesrvController(config)
+    try:
+        await controller.start()
+    except RemotingError as exc:
+        await controller.shutdown()
+        print(f"rocketq namesrv: {_listen_problem(exc, config)}", file=sys.stderr, flush=True)
+        return EXIT_START_FAILED
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("The Name Server boot success. listen %s:%d", config.bind_address, controller.port)
+    print(f"READY namesrv {_ready_host(config.bind_address)}:{controller.port}", flush=True)
+    await stop.wait()
+    log.info("shutting down the Name Server")
+    try:
+        await asyncio.wait_for(controller.shutdown(), SHUTDOWN_TIMEOUT_S)
+    except TimeoutError:
+        log.warning("shutdown took longer than %.0fs; stopping anyway", SHUTDOWN_TIMEOUT_S)
+    log.info("the Name Server stopped")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parse_args(argv)
+        config = load_config(args)
+        if args.print_config:
+            from rocketq.namesrv.processors.admin import config_properties_text
+
+            print(config_properties_text(config), end="")
+            return 0
+        setup_logging(config)
+    except ConfigError as exc:
+        print(f"rocketq namesrv: {exc}", file=sys.stderr, flush=True)
+        return EXIT_BAD_CONFIG
+    from rocketq.remoting.transport.loops import run
+
+    try:
+        return run(serve(config), loop=config.event_loop)
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

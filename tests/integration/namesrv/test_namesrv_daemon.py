@@ -1,0 +1,85 @@
+"""The `rocketq namesrv` daemon contract and the LocalCluster harness that starts it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
+from rocketq.testing.cluster import DaemonStartError, NamesrvProcess
+from rocketq.testing.fixtures import ClusterFactory
+from rocketq.testing.namesrv_client import NamesrvTestClient
+from rocketq.testing.ports import hold_port
+
+
+async def test_sigterm_is_a_clean_exit(tmp_path: Path) -> None:
+    namesrv = await NamesrvProcess("ns", tmp_path).start()
+    try:
+        assert namesrv.stdout_text().splitlines() == [f"READY namesrv {namesrv.addr}"]
+        assert await namesrv.stop() == 0
+        assert "the Name Server stopped" in namesrv.log_text()
+        assert "the Name Server stopped" in (tmp_path / "logs" / "namesrv.log").read_text()
+    finally:
+        await namesrv.stop()
+
+
+async def test_bad_key_exits_2_naming_it(tmp_path: Path) -> None:
+    namesrv = NamesrvProcess("ns", tmp_path, {"noSuchKey": "1"})
+    with pytest.raises(DaemonStartError, match="exited before it was ready"):
+        await namesrv.start()
+    assert namesrv.returncode == 2
+    last = namesrv.log_text().strip().splitlines()[-1]
+    assert last == "rocketq namesrv: command line: unknown key 'noSuchKey' for NamesrvConfig"
+
+
+async def test_bad_value_in_a_config_file_names_key_and_file(tmp_path: Path) -> None:
+    conf = tmp_path / "namesrv.conf"
+    conf.write_text("# a RocketMQ properties file\nlistenPort=0\nbrokerChannelExpiredTime=soon\n")
+    namesrv = NamesrvProcess("ns", tmp_path, {"c": str(conf)})
+    with pytest.raises(DaemonStartError):
+        await namesrv.start()
+    assert namesrv.returncode == 2
+    last = namesrv.log_text().strip().splitlines()[-1]
+    assert "brokerChannelExpiredTime" in last and str(conf) in last
+
+
+async def test_toml_config_file_is_read(tmp_path: Path) -> None:
+    conf = tmp_path / "namesrv.toml"
+    conf.write_text("listenPort = 0\norderMessageEnable = true\n")
+    namesrv = await NamesrvProcess("ns", tmp_path, {"c": str(conf)}).start()
+    try:
+        async with NamesrvTestClient(namesrv.addr) as ns:
+            text = (await ns.call(RequestCode.GET_NAMESRV_CONFIG)).body.decode()
+        assert "orderMessageEnable=true\n" in text
+    finally:
+        assert await namesrv.stop() == 0
+
+
+async def test_port_taken_is_one_clear_line(tmp_path: Path) -> None:
+    with hold_port() as sock:
+        port = sock.getsockname()[1]
+        namesrv = NamesrvProcess("ns", tmp_path, {"listenPort": port})
+        with pytest.raises(DaemonStartError) as info:
+            await namesrv.start()
+    assert namesrv.returncode not in (0, None)
+    last = namesrv.log_text().strip().splitlines()[-1]
+    assert last == f"rocketq namesrv: cannot listen on 127.0.0.1:{port}: the port is already in use"
+    assert last in str(info.value)
+
+
+async def test_harness_kill_pause_and_restart(cluster_factory: ClusterFactory) -> None:
+    cluster = await cluster_factory(broker_count=0)
+    namesrv = cluster.namesrvs[0]
+    namesrv.pause()
+    async with NamesrvTestClient(namesrv.addr, timeout_ms=300) as ns:
+        with pytest.raises(Exception, match="timeout"):
+            await ns.call(RequestCode.GET_BROKER_CLUSTER_INFO)
+    namesrv.resume()
+    namesrv.kill()
+    assert await namesrv.wait_exit(10) == -9
+    await namesrv.restart()
+    async with NamesrvTestClient(namesrv.addr) as ns:
+        assert (await ns.call(RequestCode.GET_BROKER_CLUSTER_INFO)).code == ResponseCode.SUCCESS
+    assert namesrv.log_text().count("READY") == 0  # READY goes to stdout, logs to stderr
+    assert cluster.log_tails().startswith("==== namesrv namesrv-0")
