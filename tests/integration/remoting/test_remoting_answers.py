@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from remoting_helpers import EchoProcessor, GateProcessor, addr_of
+from remoting_helpers import EchoProcessor, GateProcessor, addr_of, wait_for_condition
 
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -100,8 +100,7 @@ async def test_deferred_response_with_send_response(server_factory: Any, client:
 
     server = await server_factory(lambda s: s.register_processor(GATE, Suspending()))
     fut = client.invoke_async(addr_of(server), RemotingCommand.request(GATE), 5000)
-    while not held:
-        await asyncio.sleep(0.01)
+    await wait_for_condition(lambda: bool(held))
     conn, request = held[0]
     assert conn.send_response(request.make_response(0, remark="later"))
     assert (await asyncio.wait_for(fut, 5)).remark == "later"

@@ -71,13 +71,17 @@ async def _read_until_closed(reader: asyncio.StreamReader, timeout_s: float = 5.
 @pytest.mark.parametrize("bad", sorted(BAD_FRAMES))
 async def test_bad_frame_closes_only_its_connection(server_factory: Any, client: Any, bad: str) -> None:
     recorder = Recorder()
-    server = await server_factory(lambda s: (s.register_processor(ECHO, EchoProcessor()), s.add_connection_listener(recorder)))
+    server = await server_factory(
+        lambda s: (s.register_processor(ECHO, EchoProcessor()), s.add_connection_listener(recorder))
+    )
     addr = addr_of(server)
-    assert (await client.invoke_sync(addr, RemotingCommand.request(ECHO, None, b"before"), 3000)).body == b"before"
+    assert (
+        await client.invoke_sync(addr, RemotingCommand.request(ECHO, None, b"before"), 3000)
+    ).body == b"before"
 
     reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
     # A valid request first: it is answered before the bad frame is read.
-    writer.write(encode_frame(RemotingCommand.request(ECHO, None, b"ok")) )
+    writer.write(encode_frame(RemotingCommand.request(ECHO, None, b"ok")))
     await writer.drain()
     answered = await asyncio.wait_for(reader.readexactly(4), 5)
     assert struct.unpack(">i", answered)[0] > 0
@@ -86,7 +90,9 @@ async def test_bad_frame_closes_only_its_connection(server_factory: Any, client:
     await _read_until_closed(reader)  # the server closes it: EOF within the deadline
     writer.close()
 
-    assert (await client.invoke_sync(addr, RemotingCommand.request(ECHO, None, b"after"), 3000)).body == b"after"
+    assert (
+        await client.invoke_sync(addr, RemotingCommand.request(ECHO, None, b"after"), 3000)
+    ).body == b"after"
     while recorder.kinds().count("close") < 1:
         recorder.changed.clear()
         await asyncio.wait_for(recorder.changed.wait(), 5)
@@ -112,7 +118,9 @@ async def test_truncated_frame_then_eof_closes_quietly(server_factory: Any, clie
 
 async def test_idle_connection_is_closed(server_factory: Any) -> None:
     recorder = Recorder()
-    server = await server_factory(lambda s: s.add_connection_listener(recorder), server_channel_max_idle_time_s=0.2)
+    server = await server_factory(
+        lambda s: s.add_connection_listener(recorder), server_channel_max_idle_time_s=0.2
+    )
     reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
     loop = asyncio.get_running_loop()
     started = loop.time()

@@ -28,7 +28,12 @@ async def test_sync_async_and_oneway(server_factory: Any, client: Any) -> None:
     addr = addr_of(server)
 
     response = await client.invoke_sync(addr, RemotingCommand.request(ECHO, {"k": "v"}, b"hello"), 3000)
-    assert (response.code, response.body, response.ext_fields, response.remark) == (0, b"hello", {"k": "v"}, "echo")
+    assert (response.code, response.body, response.ext_fields, response.remark) == (
+        0,
+        b"hello",
+        {"k": "v"},
+        "echo",
+    )
     assert response.is_response and response.version == CURRENT_VERSION
 
     fut = client.invoke_async(addr, RemotingCommand.request(ECHO, None, b"async"), 3000)
@@ -163,14 +168,18 @@ async def test_server_initiated_requests_reach_client_processors(server_factory:
     await client.invoke_sync(addr_of(server), RemotingCommand.request(RequestCode.HEART_BEAT), 3000)
     conn = conns[0]
 
-    response = await server.invoke_sync(conn, RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE, None, b"abc"))
+    response = await server.invoke_sync(
+        conn, RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE, None, b"abc")
+    )
     assert (response.code, response.remark, response.body) == (0, "client says hi", b"cba")
     fut = server.invoke_async(conn, RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE, None, b"xy"))
     assert (await asyncio.wait_for(fut, 5)).body == b"yx"
     await server.invoke_oneway(conn, RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE))
     await asyncio.wait_for(check.oneway.wait(), 5)
     # A code the client has no processor for is answered by the client like a server would.
-    response = await server.invoke_sync(conn, RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED))
+    response = await server.invoke_sync(
+        conn, RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED)
+    )
     assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
 
 
@@ -186,7 +195,9 @@ async def test_rpc_hooks_run_on_both_sides(server_factory: Any, client: Any) -> 
             if self.side == "client":
                 request.ext_fields = {**(request.ext_fields or {}), "AccessKey": "ak"}
 
-        def do_after_response(self, remote_addr: str, request: RemotingCommand, response: RemotingCommand) -> None:
+        def do_after_response(
+            self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
+        ) -> None:
             calls.append((self.side, "after", response.code))
 
     echo = EchoProcessor()
@@ -195,10 +206,17 @@ async def test_rpc_hooks_run_on_both_sides(server_factory: Any, client: Any) -> 
     client.register_rpc_hook(Hook("client"))
     await client.invoke_sync(addr_of(server), RemotingCommand.request(ECHO), 3000)
     assert echo.seen[0].ext_fields == {"AccessKey": "ak"}
-    assert calls == [("client", "before", ECHO), ("server", "before", ECHO), ("server", "after", 0), ("client", "after", 0)]
+    assert calls == [
+        ("client", "before", ECHO),
+        ("server", "before", ECHO),
+        ("server", "after", 0),
+        ("client", "after", 0),
+    ]
 
 
-@pytest.mark.parametrize("serialize_type", [SerializeType.JSON, SerializeType.ROCKETMQ, SerializeType.MSGPACK])
+@pytest.mark.parametrize(
+    "serialize_type", [SerializeType.JSON, SerializeType.ROCKETMQ, SerializeType.MSGPACK]
+)
 async def test_response_uses_the_request_serialize_type(
     server_factory: Any, client: Any, serialize_type: SerializeType
 ) -> None:

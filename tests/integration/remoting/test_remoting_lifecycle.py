@@ -7,7 +7,7 @@ import struct
 from typing import Any
 
 import pytest
-from remoting_helpers import EchoProcessor, GateProcessor, addr_of
+from remoting_helpers import EchoProcessor, GateProcessor, addr_of, wait_for_condition
 
 from rocketq.common.errors import IllegalStateError
 from rocketq.remoting.errors import RemotingConnectError
@@ -40,8 +40,7 @@ async def test_client_reconnects_after_server_restart(server_factory: Any, clien
     addr = addr_of(server)
     assert (await client.invoke_sync(addr, RemotingCommand.request(ECHO, None, b"1"), 3000)).body == b"1"
     await server.shutdown()
-    while client.is_connected(addr):  # the client notices the close
-        await asyncio.sleep(0.01)
+    await wait_for_condition(lambda: not client.is_connected(addr))  # the client notices the close
     with pytest.raises(RemotingConnectError):
         await client.invoke_sync(addr, RemotingCommand.request(ECHO), 3000)
     restarted = await server_factory(lambda s: s.register_processor(ECHO, EchoProcessor()), listen_port=port)
@@ -97,12 +96,16 @@ async def test_selector_loops_serve_requests_and_callbacks(server_factory: Any, 
     client.register_processor(RequestCode.CHECK_TRANSACTION_STATE, ClientSide())
     addr = addr_of(server)
     requests = [RemotingCommand.request(ECHO, None, i.to_bytes(2, "big")) for i in range(2000)]
-    responses = await asyncio.wait_for(asyncio.gather(*(client.invoke_async(addr, r, 10_000) for r in requests)), 20)
+    responses = await asyncio.wait_for(
+        asyncio.gather(*(client.invoke_async(addr, r, 10_000) for r in requests)), 20
+    )
     assert [r.body for r in responses] == [r.body for r in requests]
     assert loops_seen == {id(main_loop)}
     assert conns[0].io_loop is not main_loop
 
-    response = await server.invoke_sync(conns[0], RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE), 3000)
+    response = await server.invoke_sync(
+        conns[0], RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE), 3000
+    )
     assert response.body == b"from client"
 
     # A bad frame on another connection closes only that one.
@@ -112,4 +115,6 @@ async def test_selector_loops_serve_requests_and_callbacks(server_factory: Any, 
     async with asyncio.timeout(5):
         assert await reader.read() == b""
     writer.close()
-    assert (await client.invoke_sync(addr, RemotingCommand.request(ECHO, None, b"still"), 3000)).body == b"still"
+    assert (
+        await client.invoke_sync(addr, RemotingCommand.request(ECHO, None, b"still"), 3000)
+    ).body == b"still"

@@ -74,7 +74,9 @@ class RemotingClient(RemotingEndpoint):
         self._started = False
         self._closed = False
 
-    def register_processor(self, code: int, processor: RequestProcessor, executor: Executor | None = None) -> None:
+    def register_processor(
+        self, code: int, processor: RequestProcessor, executor: Executor | None = None
+    ) -> None:
         """Serve requests with `code` that a server sends us over our connection."""
         self._register(code, processor, executor or self.executor)
 
@@ -156,7 +158,9 @@ class RemotingClient(RemotingEndpoint):
             conn = await self.get_connection(addr)
             timeout_ms -= (self.owner_loop.time() - begin) * 1000
             if timeout_ms <= 0:
-                raise RemotingTimeoutError(f"invokeSync call the addr[{addr}] timeout (connecting took it all)")
+                raise RemotingTimeoutError(
+                    f"invokeSync call the addr[{addr}] timeout (connecting took it all)"
+                )
         try:
             return await self._invoke_sync_on(conn, cmd, timeout_ms)
         except RemotingSendRequestError:
@@ -198,7 +202,9 @@ class RemotingClient(RemotingEndpoint):
             conn = await self.get_connection(addr)
             remaining_ms = (deadline - self.owner_loop.time()) * 1000
             if remaining_ms <= 0:
-                raise RemotingTimeoutError(f"invokeAsync call the addr[{addr}] timeout (connecting took it all)")
+                raise RemotingTimeoutError(
+                    f"invokeAsync call the addr[{addr}] timeout (connecting took it all)"
+                )
             await self._acquire_async_permit(remaining_ms)
         except RemotingError as exc:
             if not fut.done():

@@ -64,7 +64,15 @@ class ConnectionOwner(Protocol):
 class ConnectionSettings:
     """The per-connection knobs, shared by every connection of one server or client."""
 
-    __slots__ = ("high_water", "idle_s", "low_water", "max_frame_length", "max_write_buffer", "rcvbuf", "sndbuf")
+    __slots__ = (
+        "high_water",
+        "idle_s",
+        "low_water",
+        "max_frame_length",
+        "max_write_buffer",
+        "rcvbuf",
+        "sndbuf",
+    )
 
     def __init__(
         self,
@@ -87,7 +95,7 @@ class ConnectionSettings:
 
 
 def format_addr(peer: Any) -> str:
-    """"ip:port" as RemotingHelper.parseChannelRemoteAddr prints it (IPv6 without brackets)."""
+    """ "ip:port" as RemotingHelper.parseChannelRemoteAddr prints it (IPv6 without brackets)."""
     if isinstance(peer, tuple) and len(peer) >= 2:
         return f"{peer[0]}:{peer[1]}"
     return str(peer) if peer else ""
@@ -292,7 +300,10 @@ class Connection(asyncio.Protocol):
         """Queue a response frame; False (logged) when the connection is already closed."""
         if self._closing:
             log.warning(
-                "response (code %s, opaque %s) to %s dropped: connection closed", cmd.code, cmd.opaque, self.remote_addr
+                "response (code %s, opaque %s) to %s dropped: connection closed",
+                cmd.code,
+                cmd.opaque,
+                self.remote_addr,
             )
             return False
         self._enqueue(cmd)

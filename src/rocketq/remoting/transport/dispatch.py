@@ -85,7 +85,9 @@ class ProcessorRegistry:
 
     def register_default(self, processor: RequestProcessor, executor: Executor) -> None:
         if self._default is not None:
-            raise IllegalStateError(f"a default processor ({type(self._default.processor).__name__}) is already set")
+            raise IllegalStateError(
+                f"a default processor ({type(self._default.processor).__name__}) is already set"
+            )
         self._default = self._entry(processor, executor)
 
     def lookup(self, code: int) -> ProcessorEntry | None:
@@ -112,7 +114,9 @@ class Executor:
     is empty; `submit` returns False instead of queueing past `capacity`.
     """
 
-    def __init__(self, name: str, workers: int = 8, capacity: int = 10_000, blocking_threads: int = 0) -> None:
+    def __init__(
+        self, name: str, workers: int = 8, capacity: int = 10_000, blocking_threads: int = 0
+    ) -> None:
         if workers < 1 or capacity < 1:
             raise ValueError("an executor needs at least one worker and a capacity of at least one")
         self.name = name
@@ -151,7 +155,9 @@ class Executor:
             if not waiter.done():
                 waiter.set_result(None)
         elif len(self._tasks) < self.workers:
-            task = asyncio.get_running_loop().create_task(self._work(), name=f"{self.name}-worker-{len(self._tasks)}")
+            task = asyncio.get_running_loop().create_task(
+                self._work(), name=f"{self.name}-worker-{len(self._tasks)}"
+            )
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         return True
@@ -195,7 +201,9 @@ class Executor:
             try:
                 await asyncio.wait_for(self._drained.wait(), timeout_s)
             except TimeoutError:
-                log.warning("executor %s: %d jobs still queued or running at shutdown", self.name, len(self._queue))
+                log.warning(
+                    "executor %s: %d jobs still queued or running at shutdown", self.name, len(self._queue)
+                )
         self._queue.clear()
         tasks = list(self._tasks)
         for task in tasks:
@@ -222,7 +230,9 @@ class Dispatcher:
 
     __slots__ = ("hooks", "registry", "version")
 
-    def __init__(self, registry: ProcessorRegistry, hooks: Sequence[RPCHook], version: int = CURRENT_VERSION) -> None:
+    def __init__(
+        self, registry: ProcessorRegistry, hooks: Sequence[RPCHook], version: int = CURRENT_VERSION
+    ) -> None:
         self.registry = registry
         self.hooks = hooks
         self.version = version

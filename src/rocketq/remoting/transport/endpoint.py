@@ -120,7 +120,9 @@ class RemotingEndpoint:
         if cmd.opaque == 0 or cmd.opaque in self.responses:
             cmd.opaque = next_opaque()
 
-    async def _invoke_sync_on(self, conn: Connection, cmd: RemotingCommand, timeout_ms: float) -> RemotingCommand:
+    async def _invoke_sync_on(
+        self, conn: Connection, cmd: RemotingCommand, timeout_ms: float
+    ) -> RemotingCommand:
         hooks = self.rpc_hooks
         if hooks:
             run_before(hooks, conn.remote_addr, cmd)
@@ -159,7 +161,9 @@ class RemotingEndpoint:
             if hooks:
                 run_before(hooks, conn.remote_addr, cmd)
             self._prepare(cmd)
-            rf = ResponseFuture(cmd.opaque, conn, cmd, fut, deadline, int(timeout_ms), self._async_permits.release)
+            rf = ResponseFuture(
+                cmd.opaque, conn, cmd, fut, deadline, int(timeout_ms), self._async_permits.release
+            )
             self.responses.add(rf)
         except Exception as exc:  # a hook refused it: the caller sees the error on its future
             self._async_permits.release()
@@ -174,7 +178,9 @@ class RemotingEndpoint:
         if hooks:
             fut.add_done_callback(lambda f: self._after_async(conn, cmd, f))
 
-    def _after_async(self, conn: Connection, cmd: RemotingCommand, fut: asyncio.Future[RemotingCommand]) -> None:
+    def _after_async(
+        self, conn: Connection, cmd: RemotingCommand, fut: asyncio.Future[RemotingCommand]
+    ) -> None:
         if not fut.cancelled() and fut.exception() is None:
             try:
                 run_after(self.rpc_hooks, conn.remote_addr, cmd, fut.result())
@@ -228,7 +234,9 @@ class RemotingEndpoint:
 
     def _fail_all_pending(self, why: str) -> None:
         if self.responses is not None:
-            self.responses.fail_all(lambda rf: RemotingConnectError(f"{why}: request code {rf.request.code} abandoned"))
+            self.responses.fail_all(
+                lambda rf: RemotingConnectError(f"{why}: request code {rf.request.code} abandoned")
+            )
 
     def _pending_count(self) -> Any:
         return 0 if self.responses is None else len(self.responses)

@@ -17,7 +17,9 @@ from rocketq.remoting.protocol.command import RemotingCommand
 class RPCHook(Protocol):
     def do_before_request(self, remote_addr: str, request: RemotingCommand) -> None: ...
 
-    def do_after_response(self, remote_addr: str, request: RemotingCommand, response: RemotingCommand) -> None: ...
+    def do_after_response(
+        self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
+    ) -> None: ...
 
 
 def run_before(hooks: Sequence[RPCHook], remote_addr: str, request: RemotingCommand) -> None:

@@ -126,7 +126,9 @@ class ResponseTable:
             now = self._loop.time()
         expired = [rf for rf in self._pending.values() if rf.deadline <= now]
         for rf in expired:
-            log.warning("remove timed-out request (code %s, opaque %s) to %s", rf.request.code, rf.opaque, _addr(rf))
+            log.warning(
+                "remove timed-out request (code %s, opaque %s) to %s", rf.request.code, rf.opaque, _addr(rf)
+            )
             self.fail(rf.opaque, timeout_error(rf))
         return len(expired)
 

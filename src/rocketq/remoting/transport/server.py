@@ -49,7 +49,9 @@ class RemotingServer(RemotingEndpoint):
             oneway_permits=c.server_oneway_semaphore_value,
             scan_interval_ms=c.response_scan_interval_ms,
         )
-        self.default_executor = Executor("remoting-default", c.server_worker_threads, c.server_default_queue_capacity)
+        self.default_executor = Executor(
+            "remoting-default", c.server_worker_threads, c.server_default_queue_capacity
+        )
         self.settings = ConnectionSettings(
             idle_s=c.server_channel_max_idle_time_s,
             high_water=c.write_buffer_high_water_mark_bytes,
@@ -69,11 +71,15 @@ class RemotingServer(RemotingEndpoint):
         self._stopped = False
 
     # -- registration ----------------------------------------------------------------------------
-    def register_processor(self, code: int, processor: RequestProcessor, executor: Executor | None = None) -> None:
+    def register_processor(
+        self, code: int, processor: RequestProcessor, executor: Executor | None = None
+    ) -> None:
         """Serve `code` with `processor` on `executor` (the default executor if None); a code has one owner."""
         self._register(code, processor, executor or self.default_executor)
 
-    def register_default_processor(self, processor: RequestProcessor, executor: Executor | None = None) -> None:
+    def register_default_processor(
+        self, processor: RequestProcessor, executor: Executor | None = None
+    ) -> None:
         """Serve every code without its own processor (the namesrv's DefaultRequestProcessor)."""
         self.registry.register_default(processor, executor or self.default_executor)
 
@@ -112,7 +118,10 @@ class RemotingServer(RemotingEndpoint):
             raise
         await self._scan.start()
         log.info(
-            "remoting server listening on %s:%d (%d selector loops)", c.bind_address, self._port, len(self._selectors)
+            "remoting server listening on %s:%d (%d selector loops)",
+            c.bind_address,
+            self._port,
+            len(self._selectors),
         )
 
     async def _start_with_selectors(self) -> None:
@@ -195,7 +204,9 @@ class RemotingServer(RemotingEndpoint):
         super().on_connection_lost(conn, exc)
 
     # -- server-initiated requests ---------------------------------------------------------------------
-    async def invoke_sync(self, conn: Connection, cmd: RemotingCommand, timeout_ms: float = 3000) -> RemotingCommand:
+    async def invoke_sync(
+        self, conn: Connection, cmd: RemotingCommand, timeout_ms: float = 3000
+    ) -> RemotingCommand:
         """Send a request to a client over its connection and wait for the answer.
 
         Raises:
@@ -205,7 +216,9 @@ class RemotingServer(RemotingEndpoint):
         """
         return await self._invoke_sync_on(conn, cmd, timeout_ms)
 
-    def invoke_async(self, conn: Connection, cmd: RemotingCommand, timeout_ms: float = 3000) -> asyncio.Future[Any]:
+    def invoke_async(
+        self, conn: Connection, cmd: RemotingCommand, timeout_ms: float = 3000
+    ) -> asyncio.Future[Any]:
         """Send a request to a client; the future gets the response or the error (failed by the scan on timeout)."""
         loop = self.owner_loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
@@ -217,7 +230,12 @@ class RemotingServer(RemotingEndpoint):
         return fut
 
     async def _invoke_async_slow(
-        self, conn: Connection, cmd: RemotingCommand, deadline: float, timeout_ms: float, fut: asyncio.Future[Any]
+        self,
+        conn: Connection,
+        cmd: RemotingCommand,
+        deadline: float,
+        timeout_ms: float,
+        fut: asyncio.Future[Any],
     ) -> None:
         try:
             await self._acquire_async_permit(timeout_ms)
