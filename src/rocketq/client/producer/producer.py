@@ -1,0 +1,408 @@
+"""Producer: send (sync, async, oneway, batch, to a selected queue) with retries and broker avoidance.
+
+Port of org.apache.rocketmq.client.producer.DefaultMQProducer and impl.producer.DefaultMQProducerImpl
+(sendDefaultImpl, sendKernelImpl, sendSelectImpl, tryToFindTopicPublishInfo; 4.9.8, seed 002).
+A send tries 1 + retry_times_when_send_failed times within send_msg_timeout_ms; each retry avoids the
+broker that just failed, and with send_latency_fault_enable the fault strategy keeps slow or failed
+brokers out of rotation for a while. Messages are checked before any network call; bodies of 4 KiB
+and more are zlib-compressed; the UNIQ_KEY message id is generated here. A topic no name server knows
+is sent through the TBW102 route so that a broker with autoCreateTopicEnable creates it.
+Deviations: SYSTEM_BUSY is retried on another broker (Java does not), and async sends retry like sync
+ones (Java re-sends async failures from its callback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+from rocketq.client.config import ProducerConfig
+from rocketq.client.errors import ClientStateError, MQClientError, NoRouteError, SendFailedError
+from rocketq.client.instance import ClientInstance, acquire_instance
+from rocketq.client.model import SendResult, SendStatus
+from rocketq.client.producer.fault_strategy import MQFaultStrategy
+from rocketq.client.producer.selectors import MessageQueueSelector
+from rocketq.client.producer.validation import check_batch, check_message, maybe_compress, properties_string
+from rocketq.client.route import TopicPublishInfo
+from rocketq.common import constants as C
+from rocketq.common.clock import SYSTEM_CLOCK, Clock
+from rocketq.common.errors import RetryClass
+from rocketq.common.message import Message, MessageExt, MessageQueue
+from rocketq.common.msg_id import UniqueIdGenerator
+from rocketq.common.service import spawn
+from rocketq.remoting.errors import BrokerResponseError, RemotingConnectError, RemotingError
+from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
+from rocketq.remoting.protocol.message_codec import encode_batch
+
+log = logging.getLogger("rocketq.client.producer")
+
+_RETRYABLE = {RetryClass.SWITCH_BROKER, RetryClass.REFRESH_ROUTE, RetryClass.AFTER_BACKOFF, RetryClass.IMMEDIATE}
+_ID_GENERATORS: dict[str, UniqueIdGenerator] = {}
+
+
+def id_generator(ip: str) -> UniqueIdGenerator:
+    gen = _ID_GENERATORS.get(ip)
+    if gen is None:
+        gen = _ID_GENERATORS[ip] = UniqueIdGenerator(ip)
+    return gen
+
+
+class _Prepared:
+    """A message made ready for the wire: its body, sys flag, properties and client id."""
+
+    __slots__ = ("batch", "body", "flag", "max_reconsume_times", "msg_id", "properties", "reconsume_times", "sys_flag")
+
+    def __init__(self, body: bytes, sys_flag: int, properties: str, msg_id: str, flag: int, batch: bool = False) -> None:
+        self.body = body
+        self.sys_flag = sys_flag
+        self.properties = properties
+        self.msg_id = msg_id
+        self.flag = flag
+        self.batch = batch
+        self.reconsume_times: int | None = None
+        self.max_reconsume_times: int | None = None
+
+
+class Producer:
+    """Sends messages to a cluster. Use `await start()` / `await shutdown()` or `async with`.
+
+    Args:
+        producer_group: the producer group (used by transaction checks and the broker's producer table).
+        namesrv_addr: name servers, "host:port;host:port" (default: NAMESRV_ADDR).
+        config: a ProducerConfig; keyword settings (send_msg_timeout_ms=..., any ProducerConfig field
+            or RocketMQ alias) override it.
+        clock: time source for latency measurement (tests).
+    """
+
+    def __init__(
+        self,
+        producer_group: str = C.DEFAULT_PRODUCER_GROUP,
+        namesrv_addr: str | None = None,
+        *,
+        config: ProducerConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        **settings: Any,
+    ) -> None:
+        values = dict(config.model_dump()) if config is not None else {}
+        values.update(settings)
+        values["producer_group"] = producer_group
+        if namesrv_addr is not None:
+            values["namesrv_addr"] = namesrv_addr
+        self.config = ProducerConfig.build(values, source="Producer")
+        self.group = producer_group
+        self._clock = clock
+        self.fault_strategy = MQFaultStrategy(
+            clock,
+            enabled=self.config.send_latency_fault_enable,
+            latency_max_ms=self.config.latency_max_ms,
+            not_available_duration_ms=self.config.not_available_duration_ms,
+        )
+        self._publish: dict[str, TopicPublishInfo] = {}
+        self._topics: set[str] = set()
+        self._instance: ClientInstance | None = None
+        self._state = "CREATE_JUST"
+        self._ids = id_generator(self.config.client_ip)
+        self._refreshing: set[str] = set()
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect to the name servers and register with the shared client instance."""
+        if self._state == "RUNNING":
+            return
+        if self._state != "CREATE_JUST":
+            raise ClientStateError(f"producer {self.group} cannot start again after shutdown")
+        problem = C.group_name_problem(self.group)
+        if problem is not None:
+            raise MQClientError(f"producer group: {problem}")
+        inst = acquire_instance(self.config, producer_group=self.group)
+        inst.register_producer(self)
+        try:
+            await inst.start()
+        except BaseException:
+            await inst.unregister_producer(self.group)
+            raise
+        self._instance = inst
+        self._topics.add(self.config.create_topic_key)
+        self._state = "RUNNING"
+        await inst.send_heartbeat_to_all_brokers()
+        log.info("producer %s started on %s", self.group, inst.client_id)
+
+    async def shutdown(self) -> None:
+        """Unregister from the brokers; sends after this raise ClientStateError."""
+        if self._state != "RUNNING":
+            self._state = "SHUTDOWN_ALREADY"
+            return
+        self._state = "SHUTDOWN_ALREADY"
+        inst, self._instance = self._instance, None
+        if inst is not None:
+            await inst.unregister_producer(self.group)
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        await self.shutdown()
+
+    @property
+    def client_id(self) -> str:
+        return self._running().client_id
+
+    def _running(self) -> ClientInstance:
+        if self._state != "RUNNING" or self._instance is None:
+            what = "is not started; call await producer.start()" if self._state == "CREATE_JUST" else "is shut down"
+            raise ClientStateError(f"producer {self.group} {what}")
+        return self._instance
+
+    # -- ProducerInner (called by the client instance) ----------------------------------------------------
+    def publish_topics(self) -> set[str]:
+        return set(self._topics)
+
+    def update_publish_info(self, topic: str, info: TopicPublishInfo) -> None:
+        if topic in self._topics:
+            self._publish[topic] = info
+
+    def check_transaction_state(self, addr: str, msg: MessageExt, header: Mapping[str, str]) -> None:
+        log.warning("producer %s got a transaction check for %s but is not transactional", self.group, msg.msg_id)
+
+    # -- routes ---------------------------------------------------------------------------------------------
+    async def _publish_info(self, topic: str) -> TopicPublishInfo:
+        inst = self._running()
+        info = self._publish.get(topic)
+        if info is not None and info.ok():
+            return info
+        self._topics.add(topic)
+        await inst.update_topic_route(topic)
+        info = self._publish.get(topic)
+        if info is not None and info.ok():
+            return info
+        await inst.update_topic_route(
+            topic, default_topic=self.config.create_topic_key, default_queue_nums=self.config.default_topic_queue_nums
+        )
+        info = self._publish.get(topic)
+        if info is not None and info.ok():
+            return info
+        self._topics.discard(topic)
+        raise NoRouteError(topic, f"no name server of {inst.config.namesrv_addr} has a route for it and auto-create is off")
+
+    async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        return list((await self._publish_info(topic)).message_queues)
+
+    def _refresh_soon(self, topic: str) -> None:
+        """Refresh a route in the background after a broker failed (once at a time per topic)."""
+        if topic in self._refreshing or self._instance is None:
+            return
+        self._refreshing.add(topic)
+        inst = self._instance
+
+        async def refresh() -> None:
+            try:
+                await inst.update_topic_route(topic)
+            finally:
+                self._refreshing.discard(topic)
+
+        spawn(f"route-refresh-{topic}", refresh())
+
+    # -- preparing messages -----------------------------------------------------------------------------------
+    def _prepare(self, msg: Message) -> _Prepared:
+        props = msg.properties
+        msg_id = props.get(C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+        if not msg_id:
+            msg_id = self._ids.next_id(self._clock.now_ms())
+            props[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = msg_id
+        body, sys_flag = maybe_compress(
+            bytes(msg.body), self.config.compress_msg_body_over_howmuch_bytes, self.config.compress_level
+        )
+        if props.get(C.PROPERTY_TRANSACTION_PREPARED) == "true":
+            sys_flag |= C.MessageSysFlag.TRANSACTION_PREPARED_TYPE
+        wire_props = props
+        reconsume = max_reconsume = None
+        if msg.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
+            wire_props = dict(props)
+            reconsume = wire_props.pop(C.PROPERTY_RECONSUME_TIME, None)
+            max_reconsume = wire_props.pop(C.PROPERTY_MAX_RECONSUME_TIMES, None)
+        prepared = _Prepared(body, sys_flag, properties_string(wire_props), msg_id, msg.flag)
+        prepared.reconsume_times = int(reconsume) if reconsume else None
+        prepared.max_reconsume_times = int(max_reconsume) if max_reconsume else None
+        return prepared
+
+    def _prepare_batch(self, msgs: Sequence[Message]) -> tuple[str, _Prepared]:
+        topic = check_batch(msgs, self.config.max_message_size_bytes)
+        now = self._clock.now_ms()
+        for msg in msgs:
+            if not msg.properties.get(C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX):
+                msg.properties[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = self._ids.next_id(now)
+        body = encode_batch(list(msgs))
+        if len(body) > self.config.max_message_size_bytes:
+            raise MQClientError(
+                f"the batch body is {len(body)} bytes, over the maximum {self.config.max_message_size_bytes}; send smaller batches",
+                13,
+            )
+        batch_props = {C.PROPERTY_WAIT_STORE_MSG_OK: "true" if msgs[0].wait_store_msg_ok else "false"}
+        ids = ",".join(m.properties[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] for m in msgs)
+        return topic, _Prepared(body, 0, properties_string(batch_props), ids, 0, batch=True)
+
+    def _header(self, topic: str, mq: MessageQueue, p: _Prepared) -> SendMessageRequestHeader:
+        return SendMessageRequestHeader(
+            producer_group=self.group,
+            topic=topic,
+            default_topic=self.config.create_topic_key,
+            default_topic_queue_nums=self.config.default_topic_queue_nums,
+            queue_id=mq.queue_id,
+            sys_flag=p.sys_flag,
+            born_timestamp=self._clock.now_ms(),
+            flag=p.flag,
+            properties=p.properties,
+            reconsume_times=p.reconsume_times if p.reconsume_times is not None else 0,
+            unit_mode=self.config.unit_mode,
+            batch=p.batch,
+            max_reconsume_times=p.max_reconsume_times,
+            bname=mq.broker_name,
+        )
+
+    # -- the kernel --------------------------------------------------------------------------------------------
+    async def _send_to_queue(
+        self, topic: str, mq: MessageQueue, p: _Prepared, timeout_ms: float, *, oneway: bool = False
+    ) -> SendResult | None:
+        inst = self._running()
+        addr = inst.find_broker_addr_in_publish(mq.broker_name)
+        if addr is None:
+            await inst.update_topic_route(topic)
+            addr = inst.find_broker_addr_in_publish(mq.broker_name)
+        if addr is None:
+            raise MQClientError(f"the broker {mq.broker_name} has no master address in the route of {topic}")
+        return await inst.api.send_message(
+            addr, mq.broker_name, self._header(topic, mq, p), p.body, p.msg_id, timeout_ms=timeout_ms, oneway=oneway
+        )
+
+    async def _send_with_retries(self, topic: str, p: _Prepared, timeout_ms: float, times_total: int) -> SendResult:
+        begin = self._clock.monotonic_ms()
+        info = await self._publish_info(topic)
+        last_broker: str | None = None
+        last_error: BaseException | None = None
+        kept: SendResult | None = None
+        brokers_sent: list[str] = []
+        for _attempt in range(times_total):
+            remaining = timeout_ms - (self._clock.monotonic_ms() - begin)
+            if remaining <= 0:
+                break
+            mq = self.fault_strategy.select_one_message_queue(info, last_broker)
+            brokers_sent.append(mq.broker_name)
+            started = self._clock.monotonic_ms()
+            try:
+                result = await self._send_to_queue(topic, mq, p, remaining)
+            except (RemotingError, BrokerResponseError, MQClientError) as exc:
+                latency = self._clock.monotonic_ms() - started
+                self.fault_strategy.update_fault_item(mq.broker_name, latency, isolation=True)
+                if isinstance(exc, BrokerResponseError) and exc.retry not in _RETRYABLE:
+                    raise
+                log.info("send to %s failed (%s); %s", mq, exc, "retrying on another broker")
+                if isinstance(exc, RemotingConnectError) or exc.retry is RetryClass.REFRESH_ROUTE:
+                    self._refresh_soon(topic)
+                last_error, last_broker = exc, mq.broker_name
+                info = self._publish.get(topic) or info
+                continue
+            assert result is not None
+            self.fault_strategy.update_fault_item(mq.broker_name, self._clock.monotonic_ms() - started, isolation=False)
+            if result.status is not SendStatus.SEND_OK and self.config.retry_another_broker_when_not_store_ok:
+                kept, last_broker = result, mq.broker_name
+                continue
+            return result
+        if kept is not None:
+            return kept
+        elapsed = self._clock.monotonic_ms() - begin
+        message = (
+            f"send to topic {topic} failed after {len(brokers_sent)} attempt(s) in {elapsed} ms "
+            f"(brokers tried: {brokers_sent}): {last_error or 'send timeout'}"
+        )
+        err = SendFailedError(message, last_error, getattr(last_error, "code", -1))
+        raise err from last_error
+
+    # -- public API --------------------------------------------------------------------------------------------
+    async def send(
+        self,
+        msg: Message,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        queue: MessageQueue | None = None,
+        timeout_ms: int | None = None,
+    ) -> SendResult:
+        """Send one message and wait for the broker's answer.
+
+        Args:
+            msg: the message; its UNIQ_KEY is set here when absent.
+            selector: `(queues, msg, arg) -> queue` to choose the queue (orderly messages); no retry then.
+            arg: passed to the selector.
+            queue: send to exactly this queue (no retry).
+            timeout_ms: overrides send_msg_timeout_ms.
+        Returns:
+            SendResult with status, msg_id (UNIQ_KEY), offset_msg_id, queue and queue_offset.
+        Raises:
+            ClientStateError (not started / shut down), MessageIllegalError (before any network call),
+            NoRouteError, SendFailedError (every attempt failed; `last_error` says why), MQBrokerError.
+        """
+        self._running()
+        check_message(msg, self.config.max_message_size_bytes)
+        timeout = timeout_ms or self.config.send_msg_timeout_ms
+        p = self._prepare(msg)
+        if selector is not None or queue is not None:
+            return await self._send_selected(msg, p, selector, arg, queue, timeout)
+        return await self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_failed)
+
+    async def _send_selected(
+        self, msg: Message, p: _Prepared, selector: MessageQueueSelector | None, arg: Any, queue: MessageQueue | None, timeout: float
+    ) -> SendResult:
+        info = await self._publish_info(msg.topic)
+        if queue is None:
+            assert selector is not None
+            queue = selector(list(info.message_queues), msg, arg)
+            if queue is None:
+                raise MQClientError("the message queue selector returned no queue")
+        if queue.topic != msg.topic:
+            raise MQClientError(f"the selected queue {queue} is not of topic {msg.topic}")
+        result = await self._send_to_queue(msg.topic, queue, p, timeout)
+        assert result is not None
+        return result
+
+    def send_async(
+        self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *, timeout_ms: int | None = None
+    ) -> asyncio.Future[SendResult]:
+        """Start a send and return its future at once (checks run now; failures land in the future)."""
+        self._running()
+        check_message(msg, self.config.max_message_size_bytes)
+        timeout = timeout_ms or self.config.send_msg_timeout_ms
+        p = self._prepare(msg)
+        if selector is not None:
+            coro = self._send_selected(msg, p, selector, arg, None, timeout)
+        else:
+            coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_async_failed)
+        return asyncio.ensure_future(coro)
+
+    async def send_oneway(
+        self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *, queue: MessageQueue | None = None
+    ) -> None:
+        """Send without waiting for the broker (no result, no retry)."""
+        self._running()
+        check_message(msg, self.config.max_message_size_bytes)
+        p = self._prepare(msg)
+        info = await self._publish_info(msg.topic)
+        if queue is None:
+            queue = selector(list(info.message_queues), msg, arg) if selector else self.fault_strategy.select_one_message_queue(info, None)
+        await self._send_to_queue(msg.topic, queue, p, self.config.send_msg_timeout_ms, oneway=True)
+
+    async def send_batch(
+        self, msgs: Sequence[Message], *, queue: MessageQueue | None = None, timeout_ms: int | None = None
+    ) -> SendResult:
+        """Send messages of one topic in one request; msg_id of the result joins their ids with ','."""
+        self._running()
+        topic, p = self._prepare_batch(msgs)
+        timeout = timeout_ms or self.config.send_msg_timeout_ms
+        if queue is not None:
+            result = await self._send_to_queue(topic, queue, p, timeout)
+            assert result is not None
+            return result
+        return await self._send_with_retries(topic, p, timeout, 1 + self.config.retry_times_when_send_failed)
