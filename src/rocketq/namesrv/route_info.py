@@ -81,7 +81,8 @@ class RouteInfoManager:
         self.clusters.add(cluster_name, broker_name)
         first = self.brokers.put_addr(cluster_name, broker_name, broker_id, broker_addr)
         if broker_id == MASTER_ID:
-            log.info("cluster [%s] brokerName [%s] master address is %s", cluster_name, broker_name, broker_addr)
+            if first:
+                log.info("cluster [%s] brokerName [%s] master address is %s", cluster_name, broker_name, broker_addr)
             version = topic_config_wrapper.data_version
             if first or self.live.is_changed(broker_addr, version):
                 self._update_topics(broker_name, topic_config_wrapper)
