@@ -43,6 +43,9 @@ class Connection(Protocol):
     """What processors use of a transport connection (rocketq.remoting.transport.Connection)."""
 
     @property
+    def id(self) -> int: ...
+
+    @property
     def remote_addr(self) -> str: ...
 
     @property

@@ -1,0 +1,1 @@
+"""Admin request families (AdminBrokerProcessor split by concern)."""
