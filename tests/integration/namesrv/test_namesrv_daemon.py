@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +87,30 @@ async def test_harness_kill_pause_and_restart(cluster_factory: ClusterFactory) -
         assert (await ns.call(RequestCode.GET_BROKER_CLUSTER_INFO)).code == ResponseCode.SUCCESS
     assert namesrv.log_text().count("READY") == 0  # READY goes to stdout, logs to stderr
     assert cluster.log_tails().startswith("==== namesrv namesrv-0")
+
+
+def _run_launcher(work: Path) -> tuple[str, int, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rocketq", "cluster", "up", "--brokers", "0", "--namesrv-port", "0", "--dir", str(work)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        ready = proc.stdout.readline().strip()
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return ready, proc.returncode, err
+
+
+async def test_cluster_launcher_runs_and_stops(tmp_path: Path) -> None:
+    ready, code, err = await asyncio.to_thread(_run_launcher, tmp_path)
+    assert ready.startswith("READY cluster namesrv=127.0.0.1:"), err
+    assert code == 0, err
+    assert "the Name Server stopped" in (tmp_path / "namesrv-0" / "namesrv.stderr.log").read_text()
