@@ -314,7 +314,7 @@ class BrokerProcess(DaemonProcess):
         self.store_dir = work_dir / "store"
         options = {
             "listen-port": 0,
-            "namesrv-addr": namesrv_addr,
+            "namesrv-addr": namesrv_addr or None,  # none: the broker runs without NameServers
             "broker-name": name,
             "store-path-root-dir": str(self.store_dir),
         }
