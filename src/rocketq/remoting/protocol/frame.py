@@ -18,26 +18,33 @@ MAX_FRAME_BYTES = 16 * 1024 * 1024
 MAX_FRAME_LENGTH = MAX_FRAME_BYTES - 4
 
 _HEAD = struct.Struct(">iI")
+_TAG = struct.Struct(">I")
+_LENGTH = struct.Struct(">i")
+
+
+def encode_frame_parts(cmd: RemotingCommand) -> tuple[bytes, bytes]:
+    """(length + tag + header, body): a transport can write both without joining them (writelines)."""
+    header = codec_for(cmd.serialize_type).encode(cmd)
+    body = cmd.body or b""
+    return _HEAD.pack(4 + len(header) + len(body), (int(cmd.serialize_type) << 24) | len(header)) + header, body
 
 
 def encode_frame(cmd: RemotingCommand) -> bytes:
     """The full frame of `cmd`, length prefix included, with the header codec of its serialize type."""
-    header = codec_for(cmd.serialize_type).encode(cmd)
-    body = cmd.body or b""
-    return _HEAD.pack(4 + len(header) + len(body), (int(cmd.serialize_type) << 24) | len(header)) + header + body
+    prefix, body = encode_frame_parts(cmd)
+    return prefix + body if body else prefix
 
 
-def decode_frame_payload(payload: bytes | memoryview) -> RemotingCommand:
-    """Decode one frame without its 4-byte length prefix."""
+def decode_frame_payload(payload: bytes | bytearray | memoryview) -> RemotingCommand:
+    """Decode one frame without its 4-byte length prefix (the header is decoded in place, not copied)."""
     if len(payload) < 4:
         raise FrameError(f"frame of {len(payload)} bytes is shorter than its header tag")
-    (tag,) = struct.unpack_from(">I", payload, 0)
-    serialize_type = (tag >> 24) & 0xFF
+    (tag,) = _TAG.unpack_from(payload, 0)
     header_length = tag & 0xFFFFFF
     if header_length > len(payload) - 4:
         raise FrameError(f"header length {header_length} is beyond the frame ({len(payload) - 4} bytes left)")
-    codec = codec_for(serialize_type)
-    cmd = codec.decode(bytes(payload[4 : 4 + header_length]))
+    codec = codec_for(tag >> 24)
+    cmd = codec.decode(payload[4 : 4 + header_length])
     cmd.body = bytes(payload[4 + header_length :])
     return cmd
 
@@ -67,7 +74,7 @@ class FrameDecoder:
         try:
             with memoryview(buf) as view:
                 while end - pos >= 4:
-                    (length,) = struct.unpack_from(">i", buf, pos)
+                    (length,) = _LENGTH.unpack_from(buf, pos)
                     if length < 4 or length > self.max_frame_length:
                         raise FrameError(f"frame length {length} is outside 4..{self.max_frame_length}")
                     if end - pos - 4 < length:

@@ -1,0 +1,167 @@
+"""Serialize type 0: the JSON header every RocketMQ SDK speaks by default (protocol.md 1.5).
+
+Port of RemotingSerializable's handling of RemotingCommand (fastjson) in Apache RocketMQ 4.9.8.
+Output is what a Java peer emits: keys alphabetical, null fields omitted, `language` by name, every
+extFields value a JSON string (the C++ SDK reads only string values), plus Java's
+`serializeTypeCurrentRPC`. Input is lenient as fastjson is: extFields numbers/booleans become
+strings the way Java prints them (C++ sends `"queueId":0`), null values are dropped, `language` may
+be a name or a number, `remark`/`extFields` may be missing, unknown keys are ignored. Every decode
+problem is a HeaderDecodeError.
+
+Strategy (this runs on every request of a Java client): the fixed fields are formatted directly and
+only extFields and remark go through the C JSON encoder; decoding is one C `json` parse plus type
+checks that take the all-strings fast path unless a peer sent something else.
+"""
+
+from __future__ import annotations
+
+import json
+import json.encoder
+import json.scanner
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.errors import HeaderDecodeError
+
+Buffer = bytes | bytearray | memoryview
+
+
+
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a JSON string")
+
+
+def _make_ext_encoder() -> Callable[[Any], str]:
+    """A compact JSON encoder for the extFields map, built once.
+
+    JSONEncoder.encode() builds a new C encoder on every call; holding one (no circular-reference
+    markers: extFields is a flat map of strings) saves about a third of the encoding time.
+    """
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover - interpreters without the C accelerator
+        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    encoder = c_make_encoder(
+        None, _no_default, json.encoder.encode_basestring, None, ":", ",", False, False, True  # type: ignore[attr-defined]
+    )
+    return lambda value: "".join(encoder(value, 0))
+
+
+_encode_ext: Callable[[Any], str] = _make_ext_encoder()
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_JSON_DECODER = json.JSONDecoder()
+_decode_json: Callable[[str], Any] = _JSON_DECODER.decode
+# The scanner alone skips JSONDecoder.decode's whitespace regexes; decode() handles the odd cases.
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_JSON_DECODER)  # type: ignore[attr-defined, arg-type]
+
+_LANGUAGE_NAMES: dict[int, str] = {member: member.name for member in LanguageCode}
+_LANGUAGE_BY_NAME: dict[str, LanguageCode] = {member.name: member for member in LanguageCode}
+
+
+def ext_value_to_str(value: Any) -> str:
+    """fastjson's view of a JSON scalar as a Java String ("true", "5", "1.5", compact JSON otherwise)."""
+    if isinstance(value, str):
+        return value
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def stringify_ext(ext: Mapping[Any, Any]) -> dict[str, str]:
+    """extFields with every key and value a string and null values dropped (the lenient path)."""
+    return {
+        k if isinstance(k, str) else ext_value_to_str(k): ext_value_to_str(v) for k, v in ext.items() if v is not None
+    }
+
+
+def ext_is_clean(ext: Mapping[Any, Any]) -> bool:
+    """True when every key and value is already a str (the fast path of every codec)."""
+    for key, value in ext.items():
+        if type(value) is not str or type(key) is not str:
+            return False
+    return True
+
+
+def _to_int(obj: dict[str, Any], key: str, value: Any) -> int:
+    """A header number that was not a plain JSON integer: numeric strings/floats coerced, else an error."""
+    if value is None:
+        if key == "code":
+            raise HeaderDecodeError("JSON header has no 'code'")
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise HeaderDecodeError(f"JSON header field {key!r} is not an integer: {value!r}")
+    try:
+        return int(value)
+    except (ValueError, OverflowError):
+        raise HeaderDecodeError(f"JSON header field {key!r} is not an integer: {value!r}") from None
+
+
+class JsonHeaderCodec:
+    serialize_type = SerializeType.JSON
+
+    def encode(self, cmd: RemotingCommand) -> bytes:
+        ext = cmd.ext_fields
+        ext_part = "" if ext is None else ',"extFields":' + _encode_ext(ext if ext_is_clean(ext) else stringify_ext(ext))
+        remark_part = "" if cmd.remark is None else ',"remark":' + _encode_str(cmd.remark)
+        language = _LANGUAGE_NAMES.get(cmd.language)
+        if language is None:
+            language = LanguageCode.parse(cmd.language).name
+        return (
+            f'{{"code":{cmd.code:d}{ext_part},"flag":{cmd.flag:d},"language":"{language}",'
+            f'"opaque":{cmd.opaque:d}{remark_part},"serializeTypeCurrentRPC":"JSON","version":{cmd.version:d}}}'
+        ).encode()
+
+    def decode(self, data: Buffer) -> RemotingCommand:
+        try:
+            text = str(data, "utf-8")
+            try:
+                obj, end = _scan_once(text, 0)
+            except StopIteration:  # leading whitespace, or no value at all
+                obj, end = _decode_json(text), len(text)
+            if end != len(text) and not text[end:].isspace():
+                raise HeaderDecodeError(f"JSON header has trailing content at char {end}")
+        except UnicodeDecodeError as exc:
+            raise HeaderDecodeError(f"JSON header is not valid UTF-8: {exc.reason} at byte {exc.start}") from None
+        except RecursionError:
+            raise HeaderDecodeError("JSON header is nested too deeply") from None
+        except ValueError as exc:
+            raise HeaderDecodeError(f"JSON header does not parse: {exc}") from None
+        if type(obj) is not dict:
+            raise HeaderDecodeError("JSON header is not an object")
+        get = obj.get
+        code = get("code")
+        if type(code) is not int:
+            code = _to_int(obj, "code", code)
+        flag = get("flag", 0)
+        if type(flag) is not int:
+            flag = _to_int(obj, "flag", flag)
+        opaque = get("opaque", 0)
+        if type(opaque) is not int:
+            opaque = _to_int(obj, "opaque", opaque)
+        version = get("version", 0)
+        if type(version) is not int:
+            version = _to_int(obj, "version", version)
+        raw_language = get("language")
+        language = _LANGUAGE_BY_NAME.get(raw_language) if type(raw_language) is str else None
+        if language is None:
+            language = LanguageCode.JAVA if raw_language is None else LanguageCode.parse(raw_language)
+        remark = get("remark")
+        if remark is not None and type(remark) is not str:
+            remark = ext_value_to_str(remark)
+        ext = get("extFields")
+        if ext is not None:
+            if type(ext) is not dict:
+                raise HeaderDecodeError("JSON header field 'extFields' is not an object")
+            if not ext_is_clean(ext):
+                ext = stringify_ext(ext)
+        return RemotingCommand(code, language, version, opaque, flag, remark, ext, b"", SerializeType.JSON, len(data))
+
+
+JSON_CODEC = JsonHeaderCodec()
