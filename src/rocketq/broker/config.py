@@ -40,6 +40,9 @@ class BrokerConfig(RocketConfig):
     listen_port: int = Field(
         C.DEFAULT_BROKER_PORT, alias="listenPort", ge=0, le=65535, description="remoting port; 0 = any free port"
     )
+    bind_address: str | None = Field(
+        None, alias="bindAddress", description="address the remoting port listens on; defaults to brokerIP1"
+    )
     namesrv_addr: str | None = Field(
         None, alias="namesrvAddr", description="NameServers, 'host:port;host:port'; env NAMESRV_ADDR when unset"
     )

@@ -8,7 +8,7 @@ notify a consumer group) without importing the controller.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,10 @@ def _noop(*_args: Any) -> None:
     return None
 
 
+async def _noop_async(*_args: Any) -> None:
+    return None
+
+
 @dataclass(slots=True)
 class BrokerContext:
     broker_config: BrokerConfig
@@ -49,7 +53,7 @@ class BrokerContext:
     port: int = 0
     # Hooks into the controller (no-ops until it wires them):
     register_broker_all: Callable[[], None] = field(default=_noop)
-    register_increment: Callable[[TopicConfig], None] = field(default=_noop)
+    register_increment: Callable[[TopicConfig], Awaitable[None]] = field(default=_noop_async)
     on_broker_config_changed: Callable[[set[str]], None] = field(default=_noop)
     boot_timestamp_ms: int = 0
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header, ok
-from rocketq.common import constants as C
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.query import (
@@ -34,7 +33,7 @@ class QueryMessageProcessor(Processor):
     async def query_message(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(QueryMessageRequestHeader, request)
         max_num = h.max_num
-        if request.ext(C.UNIQUE_MSG_QUERY_FLAG) == "true":
+        if h.unique_key_query:
             max_num = int(getattr(self.ctx.store_config, "default_query_max_num", 32))
         result = self.ctx.store.query_message(h.topic, h.key, max_num, h.begin_timestamp, h.end_timestamp)
         ext = QueryMessageResponseHeader(

@@ -1,0 +1,265 @@
+"""BrokerController: builds the broker's parts, starts them in order and stops them in reverse.
+
+Port of org.apache.rocketmq.broker.BrokerController (4.9.8), wiring only: the store, the managers, the
+processors (through processors/registry.py), the long-polling hold service, client housekeeping, the
+NameServer registration and the periodic services. Start order: load the persisted tables, open the
+store, listen, start the services, register with every NameServer (then every registerNameServerPeriod,
+first 10 s after start). Stop order: stop the timers, answer the held pulls, close the server (running
+requests finish), shut the store (flush), unregister from the NameServers, persist offsets and configs.
+Registrations asked for by topic creation are coalesced: at most one runs, and one more follows if a
+change arrived meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from rocketq.broker.clients import ConsumerManager, ProducerManager
+from rocketq.broker.config import BrokerConfig
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.delay import DelayLevelTable
+from rocketq.broker.housekeeping import Broker2Client, ClientHousekeepingService
+from rocketq.broker.long_polling import PullRequestHoldService
+from rocketq.broker.offsets import ConsumerOffsetManager
+from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.processors.registry import build_registrations
+from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.subscription_group import SubscriptionGroupManager
+from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.common.clock import SYSTEM_CLOCK, Clock
+from rocketq.common.constants import DEFAULT_DELAY_LEVELS, PermName
+from rocketq.common.errors import RocketQError
+from rocketq.common.service import PeriodicService, spawn
+from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicConfigSerializeWrapper
+from rocketq.remoting.transport import ClientConfig, RemotingClient, RemotingServer, ServerConfig
+
+log = logging.getLogger("rocketq.broker")
+
+FIRST_REGISTER_DELAY_S = 10.0
+
+
+class BrokerStartError(RocketQError):
+    """The broker cannot start (a corrupt config file, an unusable store, a port in use)."""
+
+
+class BrokerController:
+    def __init__(self, broker_config: BrokerConfig, store_config: Any, clock: Clock = SYSTEM_CLOCK, store: Any = None):
+        self.broker_config = cfg = broker_config
+        self.store_config = store_config
+        self.clock = clock
+        self.root = Path(store_config.store_path_root_dir).expanduser()
+        config_dir = self.root / "config"
+        if store is None:
+            from rocketq.store.message_store import MessageStore
+
+            store = MessageStore(store_config, clock)
+        self.store = store
+        self.topic_config_manager = TopicConfigManager(cfg, config_dir, clock)
+        self.subscription_group_manager = SubscriptionGroupManager(cfg, config_dir, clock)
+        self.consumer_offset_manager = ConsumerOffsetManager(str(config_dir))
+        self.producer_manager = ProducerManager(clock, cfg.client_channel_expired_timeout_ms)
+        self.consumer_manager = ConsumerManager(None, clock, cfg.client_channel_expired_timeout_ms)
+        self.ctx = BrokerContext(
+            broker_config=cfg,
+            store_config=store_config,
+            store=store,
+            topic_config_manager=self.topic_config_manager,
+            subscription_group_manager=self.subscription_group_manager,
+            consumer_offset_manager=self.consumer_offset_manager,
+            consumer_manager=self.consumer_manager,
+            producer_manager=self.producer_manager,
+            rebalance_lock_manager=RebalanceLockManager(cfg.rebalance_lock_max_live_time_ms, clock),
+            delay_levels=DelayLevelTable(getattr(store_config, "message_delay_level", DEFAULT_DELAY_LEVELS)),
+            clock=clock,
+        )
+        self.server = RemotingServer(
+            ServerConfig.model_validate(
+                {
+                    "listen_port": cfg.listen_port,
+                    "bind_address": cfg.bind_address or cfg.broker_ip1,
+                    "server_channel_max_idle_time_s": cfg.server_channel_max_idle_time_s,
+                }
+            )
+        )
+        registrations, self.processors = build_registrations(self.ctx)
+        for reg in registrations:
+            self.server.register_processor(reg.code, reg.processor, reg.executor)
+        self.hold_service = PullRequestHoldService(
+            store.get_max_offset_in_queue, self.processors["pull"].replay, clock  # type: ignore[attr-defined]
+        )
+        self.ctx.pull_hold_service = self.hold_service
+        self.broker2client = Broker2Client(self.server, cfg.notify_consumer_ids_changed_enable)
+        self.consumer_manager.on_consumer_ids_changed = self.broker2client.notify_consumer_ids_changed
+        self.housekeeping = ClientHousekeepingService(
+            self.producer_manager, self.consumer_manager, self.subscription_group_manager
+        )
+        self.server.add_connection_listener(self.housekeeping)
+        self.client = RemotingClient(ClientConfig.model_validate({}))
+        self.outer_api = BrokerOuterAPI(self.client, cfg.namesrv_addr_list)
+        self._services = self._build_services()
+        self._register_task: asyncio.Task[None] | None = None
+        self._register_again = False
+        self.ctx.register_broker_all = self.request_register
+        self.topic_config_manager.on_topics_changed = self.request_register
+        self.ctx.register_increment = self.register_increment
+        self.ctx.on_broker_config_changed = self._on_broker_config_changed
+        self._started = False
+
+    def _build_services(self) -> dict[str, PeriodicService]:
+        cfg = self.broker_config
+        hold_check_ms = cfg.long_polling_check_interval_ms if cfg.long_polling_enable else cfg.short_polling_time_ms
+        persist = PeriodicService("broker-persist", cfg.flush_consumer_offset_interval_ms / 1000, self.persist_async)
+        for manager in self._managers():
+            manager.set_change_listener(persist.wakeup)
+        return {
+            "persist": persist,
+            "client-scan": PeriodicService(
+                "client-scan", cfg.client_scan_interval_ms / 1000, self.housekeeping.scan_not_active_channels,
+                cfg.client_scan_interval_ms / 1000,
+            ),
+            "pull-hold-check": PeriodicService("pull-hold-check", hold_check_ms / 1000, self._check_held_pulls),
+            "register": PeriodicService(
+                "register-broker", cfg.register_period_ms / 1000, self._periodic_register, FIRST_REGISTER_DELAY_S
+            ),
+        }
+
+    def _managers(self) -> tuple[Any, ...]:
+        return (self.topic_config_manager, self.subscription_group_manager, self.consumer_offset_manager)
+
+    # -- addresses --------------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def broker_addr(self) -> str:
+        return self.ctx.broker_addr
+
+    def identity(self) -> BrokerIdentity:
+        cfg = self.broker_config
+        ha_port = getattr(self.store_config, "ha_listen_port", cfg.listen_port + 1)
+        return BrokerIdentity(
+            cluster_name=cfg.broker_cluster_name,
+            broker_addr=self.broker_addr,
+            broker_name=cfg.broker_name,
+            broker_id=cfg.broker_id,
+            ha_server_addr=f"{cfg.broker_ip2 or cfg.broker_ip1}:{ha_port}",
+        )
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._load_tables()
+        try:
+            await self.store.start()
+        except (RocketQError, OSError) as exc:
+            raise BrokerStartError(f"the store under {self.root} cannot be opened: {exc}") from exc
+        self.store.add_arrival_listener(self.hold_service.on_message_arrival)
+        await self.server.start()  # RemotingError (port in use) goes to the daemon
+        self._started = True
+        self.ctx.port = self.server.port
+        self.ctx.boot_timestamp_ms = self.clock.now_ms()
+        for name in ("persist", "client-scan", "pull-hold-check"):
+            await self._services[name].start()
+        await self.register_broker_all(check_order_config=True, oneway=False)
+        await self._services["register"].start()
+        log.info("broker %s (%s) started at %s", self.broker_config.broker_name, self.broker_config.broker_cluster_name, self.broker_addr)
+
+    def _load_tables(self) -> None:
+        for manager in self._managers():
+            try:
+                found = manager.load()
+            except ValueError as exc:
+                raise BrokerStartError(str(exc)) from None
+            if not found and manager is not self.consumer_offset_manager:
+                manager.mark_dirty(urgent=False)  # write the built-in topics/groups once
+
+    async def shutdown(self) -> None:
+        for name in ("register", "client-scan", "pull-hold-check"):
+            await self._services[name].stop()
+        if self._register_task is not None:
+            self._register_task.cancel()
+        self.hold_service.drain()
+        await self.server.shutdown()
+        try:
+            await self.store.shutdown()
+        except Exception:
+            log.exception("shutting the store down failed")
+        if self._started:
+            await self.outer_api.unregister_broker_all(self.identity())
+        await self._services["persist"].stop()
+        for manager in self._managers():
+            try:
+                manager.persist()
+            except OSError as exc:
+                log.error("persisting %s at shutdown failed: %s", manager.path, exc)
+        await self.client.shutdown()
+        log.info("broker %s stopped", self.broker_config.broker_name)
+
+    # -- periodic work -----------------------------------------------------------------------------
+    async def persist_async(self) -> None:
+        for manager in self._managers():
+            await manager.persist_async()
+
+    async def _check_held_pulls(self) -> None:
+        self.hold_service.check_hold_requests()
+
+    async def _periodic_register(self) -> None:
+        await self.register_broker_all(check_order_config=True, oneway=False)
+
+    # -- NameServer registration ---------------------------------------------------------------------
+    def _registered_topics(self, table: dict[str, TopicConfig]) -> dict[str, TopicConfig]:
+        """Java: a broker without READ or WRITE registers every topic with the broker's permission."""
+        perm = self.broker_config.broker_permission
+        if PermName.is_readable(perm) and PermName.is_writeable(perm):
+            return table
+        return {
+            name: TopicConfig(name, tc.read_queue_nums, tc.write_queue_nums, perm, tc.topic_filter_type)
+            for name, tc in table.items()
+        }
+
+    async def register_broker_all(self, *, check_order_config: bool, oneway: bool) -> None:
+        wrapper = self.topic_config_manager.build_serialize_wrapper()
+        wrapper.topic_config_table = self._registered_topics(wrapper.topic_config_table)
+        cfg = self.broker_config
+        results = await self.outer_api.register_broker_all(
+            self.identity(), wrapper, oneway=oneway, timeout_ms=cfg.register_broker_timeout_ms,
+            compressed=cfg.compressed_register,
+        )
+        if results and check_order_config:
+            self.topic_config_manager.update_order_topic_config(results[0].kv_table)
+
+    async def register_increment(self, config: TopicConfig) -> None:
+        """Register just `config` with the current data version (after UPDATE_AND_CREATE_TOPIC)."""
+        table = self._registered_topics({config.topic_name: config})
+        wrapper = TopicConfigSerializeWrapper(table, self.topic_config_manager.data_version.copy())
+        cfg = self.broker_config
+        await self.outer_api.register_broker_all(
+            self.identity(), wrapper, oneway=False, timeout_ms=cfg.register_broker_timeout_ms,
+            compressed=cfg.compressed_register,
+        )
+
+    def request_register(self) -> None:
+        """A topic was created: register everything (oneway), coalescing bursts of changes."""
+        if not self._started:
+            return
+        if self._register_task is not None and not self._register_task.done():
+            self._register_again = True
+            return
+        self._register_task = spawn("register-broker-on-change", self._register_on_change())
+
+    async def _register_on_change(self) -> None:
+        while True:
+            self._register_again = False
+            await self.register_broker_all(check_order_config=False, oneway=True)
+            if not self._register_again:
+                return
+
+    def _on_broker_config_changed(self, changed: set[str]) -> None:
+        if "brokerPermission" in changed:
+            self.topic_config_manager.data_version.next_version(self.clock.now_ms())
+            spawn("register-broker-on-perm", self.register_broker_all(check_order_config=False, oneway=False))
+        if "notifyConsumerIdsChangedEnable" in changed:
+            self.broker2client.enabled = self.broker_config.notify_consumer_ids_changed_enable

@@ -1,0 +1,152 @@
+"""`rocketq broker [-c FILE] [--namesrv-addr A] [--broker-name N] [--listen-port P] [--store-path-root-dir D]
+[--KEY VALUE ...]`: the broker process.
+
+Port of org.apache.rocketmq.broker.BrokerStartup (4.9.8) to the daemon contract (API.md): BrokerConfig and
+MessageStoreConfig from one TOML or RocketMQ .properties/.conf file, overridden by command-line options;
+one `READY broker <brokerIP1>:<port>` line on stdout once the broker serves and has registered; logs on
+stderr and in `<storePathRootDir>/logs/broker.log`; SIGTERM/SIGINT shut down cleanly (flush, persist
+offsets and configs, unregister) and exit 0. A bad key or value prints one line naming it and exits 2; a
+port in use or a store that cannot be opened prints one line and exits 1. `-p` prints every setting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from rocketq.broker.config import BrokerConfig, load_broker_configs
+from rocketq.common.config import parse_cli_overrides
+from rocketq.common.errors import ConfigError, RocketQError
+from rocketq.remoting.errors import RemotingError
+
+log = logging.getLogger("rocketq.broker")
+
+USAGE = (
+    "usage: rocketq broker [-c FILE] [-p] [--namesrv-addr ADDR] [--broker-name NAME] [--listen-port PORT]\n"
+    "                      [--store-path-root-dir DIR] [--KEY VALUE ...]"
+)
+EXIT_BAD_CONFIG = 2
+EXIT_START_FAILED = 1
+SHUTDOWN_TIMEOUT_S = 20.0
+
+
+class Args:
+    def __init__(self) -> None:
+        self.config_file: str | None = None
+        self.print_config = False
+        self.overrides: list[str] = []
+
+
+def parse_args(argv: list[str]) -> Args:
+    """`-c FILE`, `-p` and `-h` are the daemon's own; everything else is `--KEY VALUE` for the configs."""
+    args = Args()
+    items = iter(argv)
+    for arg in items:
+        if arg in ("-h", "--help"):
+            print(USAGE)
+            raise SystemExit(0)
+        if arg in ("-c", "--config", "--configFile", "--config-file"):
+            args.config_file = next(items, None)
+            if args.config_file is None:
+                raise ConfigError(f"option {arg} needs a file name")
+        elif arg.startswith("-c="):
+            args.config_file = arg[3:]
+        elif arg in ("-p", "--printConfigItem"):
+            args.print_config = True
+        else:
+            args.overrides.append(arg)
+    return args
+
+
+def setup_logging(root_dir: Path) -> Path:
+    """INFO to stderr and to <storePathRootDir>/logs/broker.log; ConfigError when the directory is unusable."""
+    log_dir = root_dir / "logs"
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_dir / "broker.log", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"storePathRootDir {str(root_dir)!r} is not usable: {exc.strerror}") from None
+    fmt = logging.Formatter("%(asctime)s %(levelname)s [%(name)s] %(message)s")
+    stderr_handler = logging.StreamHandler(sys.stderr)
+    logger = logging.getLogger("rocketq")
+    for handler in (stderr_handler, file_handler):
+        handler.setFormatter(fmt)
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    return log_dir / "broker.log"
+
+
+def _listen_problem(exc: RemotingError, cfg: BrokerConfig) -> str:
+    where = f"{cfg.bind_address or cfg.broker_ip1}:{cfg.listen_port}"
+    cause = exc.__cause__
+    if isinstance(cause, OSError) and cause.errno == errno.EADDRINUSE:
+        return f"cannot listen on {where}: the port is already in use"
+    if isinstance(cause, OSError) and cause.errno == errno.EADDRNOTAVAIL:
+        return f"cannot listen on {where}: the address is not available on this host"
+    return f"cannot listen on {where}: {exc}"
+
+
+async def serve(broker_config: BrokerConfig, store_config: Any) -> int:
+    """Run a broker until SIGTERM/SIGINT; the exit code."""
+    from rocketq.broker.controller import BrokerController, BrokerStartError
+
+    try:
+        controller = BrokerController(broker_config, store_config)
+    except (ValueError, RocketQError) as exc:
+        print(f"rocketq broker: {exc}", file=sys.stderr, flush=True)
+        return EXIT_BAD_CONFIG
+    try:
+        await controller.start()
+    except (RemotingError, BrokerStartError) as exc:
+        problem = _listen_problem(exc, broker_config) if isinstance(exc, RemotingError) else str(exc)
+        log.error("start-up failed: %s", problem)
+        await _quiet_shutdown(controller)
+        print(f"rocketq broker: {problem}", file=sys.stderr, flush=True)
+        return EXIT_START_FAILED
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("The broker[%s, %s] boot success.", broker_config.broker_name, controller.broker_addr)
+    print(f"READY broker {controller.broker_addr}", flush=True)
+    await stop.wait()
+    log.info("shutting down the broker")
+    try:
+        await asyncio.wait_for(controller.shutdown(), SHUTDOWN_TIMEOUT_S)
+    except TimeoutError:
+        log.warning("shutdown took longer than %.0fs; stopping anyway", SHUTDOWN_TIMEOUT_S)
+    return 0
+
+
+async def _quiet_shutdown(controller: Any) -> None:
+    try:
+        await asyncio.wait_for(controller.shutdown(), SHUTDOWN_TIMEOUT_S)
+    except Exception:
+        log.debug("cleanup after a failed start failed", exc_info=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parse_args(argv)
+        broker_config, store_config = load_broker_configs(args.config_file, parse_cli_overrides(args.overrides))
+        if args.print_config:
+            from rocketq.broker.processors.admin.runtime import properties_text
+
+            print(properties_text(broker_config, store_config), end="")
+            return 0
+        setup_logging(Path(store_config.store_path_root_dir).expanduser())
+    except ConfigError as exc:
+        print(f"rocketq broker: {exc}", file=sys.stderr, flush=True)
+        return EXIT_BAD_CONFIG
+    from rocketq.remoting.transport.loops import run
+
+    try:
+        return run(serve(broker_config, store_config))
+    except KeyboardInterrupt:
+        return 0

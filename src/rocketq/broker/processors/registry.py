@@ -1,0 +1,95 @@
+"""The broker's one table of request code -> (processor, executor) (STYLE.md convention 4).
+
+Port of org.apache.rocketmq.broker.BrokerController.registerProcessor (4.9.8): each family has its own
+bounded executor, as Java has its own thread pool per family (send, pull, query, client manage,
+heartbeat, consumer manage, admin), so a flood of one kind answers SYSTEM_BUSY without starving the
+others. Codes no processor owns are answered REQUEST_CODE_NOT_SUPPORTED by the transport. Registering a
+code twice raises at start-up (the transport refuses it), and a unit test checks that every supported
+code has exactly one owner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.processors.admin.locks import LockAdminProcessor
+from rocketq.broker.processors.admin.offset import OffsetAdminProcessor
+from rocketq.broker.processors.admin.runtime import RuntimeAdminProcessor
+from rocketq.broker.processors.admin.subscription import SubscriptionAdminProcessor
+from rocketq.broker.processors.admin.topic import TopicAdminProcessor
+from rocketq.broker.processors.client_manage import ClientManageProcessor
+from rocketq.broker.processors.common import Processor
+from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
+from rocketq.broker.processors.pull import PullMessageProcessor
+from rocketq.broker.processors.query import QueryMessageProcessor
+from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.remoting.protocol.codes import RequestCode as R
+from rocketq.remoting.transport.dispatch import Executor
+
+# Every code this broker serves (protocol.md 2.1 "Which codes each Java server handles", issue 4 scope).
+SUPPORTED_CODES: frozenset[int] = frozenset(
+    {
+        R.SEND_MESSAGE, R.SEND_MESSAGE_V2, R.SEND_BATCH_MESSAGE,
+        R.PULL_MESSAGE,
+        R.QUERY_MESSAGE, R.VIEW_MESSAGE_BY_ID,
+        R.HEART_BEAT, R.UNREGISTER_CLIENT, R.CHECK_CLIENT_CONFIG,
+        R.GET_CONSUMER_LIST_BY_GROUP, R.QUERY_CONSUMER_OFFSET, R.UPDATE_CONSUMER_OFFSET,
+        R.UPDATE_AND_CREATE_TOPIC, R.DELETE_TOPIC_IN_BROKER, R.GET_ALL_TOPIC_CONFIG,
+        R.SEARCH_OFFSET_BY_TIMESTAMP, R.GET_MAX_OFFSET, R.GET_MIN_OFFSET, R.GET_EARLIEST_MSG_STORETIME,
+        R.LOCK_BATCH_MQ, R.UNLOCK_BATCH_MQ,
+        R.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, R.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, R.DELETE_SUBSCRIPTIONGROUP,
+        R.GET_BROKER_RUNTIME_INFO, R.GET_TOPIC_STATS_INFO, R.GET_CONSUME_STATS,
+        R.UPDATE_BROKER_CONFIG, R.GET_BROKER_CONFIG,
+        R.GET_CONSUMER_CONNECTION_LIST, R.QUERY_TOPIC_CONSUME_BY_WHO,
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One request family: its processor class and the executor it runs on."""
+
+    name: str
+    make: Callable[[BrokerContext], Processor]
+    workers: int
+    capacity: Callable[[Any], int]
+
+
+# (family, processor, worker tasks, queue bound from BrokerConfig)
+FAMILIES: tuple[Family, ...] = (
+    Family("send", SendMessageProcessor, 16, lambda c: c.send_thread_pool_queue_capacity),
+    Family("pull", PullMessageProcessor, 4, lambda c: c.pull_thread_pool_queue_capacity),
+    Family("query", QueryMessageProcessor, 4, lambda c: c.query_thread_pool_queue_capacity),
+    Family("heartbeat", ClientManageProcessor, 4, lambda c: c.heartbeat_thread_pool_queue_capacity),
+    Family("consumer-manage", ConsumerManageProcessor, 4, lambda c: c.consumer_manager_thread_pool_queue_capacity),
+    Family("admin-topic", TopicAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-offset", OffsetAdminProcessor, 4, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-lock", LockAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-subscription", SubscriptionAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-runtime", RuntimeAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    code: int
+    processor: Processor
+    executor: Executor
+
+
+def build_registrations(ctx: BrokerContext) -> tuple[list[Registration], dict[str, Processor]]:
+    """The code table and the processors by family name; ValueError if a code has two owners."""
+    table: dict[int, Registration] = {}
+    processors: dict[str, Processor] = {}
+    for family in FAMILIES:
+        processor = family.make(ctx)
+        processors[family.name] = processor
+        executor = Executor(family.name, family.workers, family.capacity(ctx.broker_config))
+        for code in sorted(processor.codes):
+            if code in table:
+                raise ValueError(f"request code {code} is claimed by {table[code].executor.name} and {family.name}")
+            table[code] = Registration(code, processor, executor)
+    return list(table.values()), processors
