@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from pydantic import Field
 
@@ -48,3 +50,34 @@ def test_bad_value_names_the_key() -> None:
         BrokerConfig.build({"listenPort": "abc"}, "f.toml")
     with pytest.raises(ConfigError, match="brokerName"):
         BrokerConfig.build({"brokerName": "has space"}, "f.toml")
+
+
+def test_load_splits_a_file_and_cli_between_broker_and_store(tmp_path: Path) -> None:
+    from rocketq.broker.config import load_broker_configs
+
+    toml = tmp_path / "broker.toml"
+    toml.write_text(
+        '[broker]\nbrokerName = "broker-b"\nlistenPort = 0\n[store]\nstorePathRootDir = "/tmp/s"\nmaxMessageSize = 100\n'
+    )
+    broker, store = load_broker_configs(toml, {"listen-port": "1234", "store-path-root-dir": "/tmp/t"}, environ={})
+    assert broker.broker_name == "broker-b" and broker.listen_port == 1234
+    assert store.store_path_root_dir == "/tmp/t" and store.max_message_size_bytes == 100
+    conf = tmp_path / "broker-a.conf"
+    conf.write_text("# comment\nbrokerName=broker-a\nflushDiskType=SYNC_FLUSH\nnamesrvAddr=127.0.0.1:9876\n")
+    broker, store = load_broker_configs(conf, {}, environ={"NAMESRV_ADDR": "1.1.1.1:1"})
+    assert broker.namesrv_addr == "127.0.0.1:9876" and store.flush_disk_type.name == "SYNC_FLUSH"
+    broker, _ = load_broker_configs(None, {}, environ={"NAMESRV_ADDR": "1.1.1.1:1"})
+    assert broker.namesrv_addr_list == ["1.1.1.1:1"]
+
+
+def test_load_names_unknown_keys_and_bad_values(tmp_path: Path) -> None:
+    from rocketq.broker.config import load_broker_configs
+
+    conf = tmp_path / "b.conf"
+    conf.write_text("brokerName=b\nflushDiskTyp=SYNC_FLUSH\n")
+    with pytest.raises(ConfigError, match="flushDiskTyp"):
+        load_broker_configs(conf, {}, environ={})
+    with pytest.raises(ConfigError, match="fileReservedTime"):
+        load_broker_configs(None, {"fileReservedTime": "soon"}, environ={})
+    with pytest.raises(ConfigError, match="nope"):
+        load_broker_configs(None, {"nope": "1"}, environ={})
