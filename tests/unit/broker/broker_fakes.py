@@ -48,6 +48,12 @@ class FakeStore:
         self.next_status: PutMessageStatus | None = None
         self.listeners: list[Any] = []
 
+    async def start(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
+
     def _append(self, msg: BrokerMessage) -> tuple[int, str]:
         q = self.queues.setdefault((msg.topic, msg.queue_id), [])
         msg.queue_offset = len(q)
