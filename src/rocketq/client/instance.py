@@ -18,7 +18,7 @@ import logging
 import os
 import random
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rocketq.client.api import MQClientAPI
 from rocketq.client.config import ClientConfig
@@ -40,6 +40,9 @@ from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, HeartbeatDa
 from rocketq.remoting.protocol.bodies.route import QueueData, TopicRouteData
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.transport.client import RemotingClient
+
+if TYPE_CHECKING:
+    from rocketq.client.producer.producer import Producer
 
 log = logging.getLogger("rocketq.client.instance")
 
@@ -118,6 +121,7 @@ class ClientInstance:
         self.rebalance_service = PeriodicService("rebalance", _ms(20_000), self._rebalance_all)
         self.started = False
         self.closed = False
+        self._inner: Producer | None = None
         processor = ClientRemotingProcessor(self)
         for code in SERVER_REQUEST_CODES:
             self.remoting.register_processor(code, processor)
@@ -181,8 +185,21 @@ class ClientInstance:
         await self._release_if_unused()
 
     async def _release_if_unused(self) -> None:
-        if not self.producers and not self.consumers and self.admin_users == 0:
+        users = set(self.producers) - {C.CLIENT_INNER_PRODUCER_GROUP}
+        if not users and not self.consumers and self.admin_users == 0:
             await self.shutdown()
+
+    async def inner_producer(self) -> Producer:
+        """The instance's own producer (CLIENT_INNER_PRODUCER), for consumers re-sending failed messages."""
+        from rocketq.client.config import ProducerConfig
+        from rocketq.client.producer.producer import Producer
+
+        if self._inner is None:
+            shared = {k: v for k, v in self.config.model_dump().items() if k in ClientConfig.model_fields}
+            producer = Producer(C.CLIENT_INNER_PRODUCER_GROUP, config=ProducerConfig.build(shared), instance=self)
+            await producer.start()
+            self._inner = producer
+        return self._inner
 
     async def _unregister_client(self, producer_group: str | None = None, consumer_group: str | None = None) -> None:
         for name, addrs in list(self.broker_addrs.items()):
@@ -328,8 +345,8 @@ class ClientInstance:
     async def query_consumer_offset(self, group: str, mq: MessageQueue) -> int | None:
         return await self.api.query_consumer_offset(await self._offset_broker(mq), group, mq)
 
-    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
-        await self.api.update_consumer_offset(await self._offset_broker(mq), group, mq, offset)
+    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True) -> None:
+        await self.api.update_consumer_offset(await self._offset_broker(mq), group, mq, offset, oneway=oneway)
 
     async def max_offset(self, mq: MessageQueue) -> int:
         return await self.api.get_max_offset(await self._offset_broker(mq), mq)
@@ -343,7 +360,7 @@ class ClientInstance:
     # -- heartbeats, rebalance, offsets -----------------------------------------------------------------
     def heartbeat_data(self) -> HeartbeatData:
         producers = [ProducerData(group) for group in sorted(self.producers)]
-        if producers:
+        if producers and C.CLIENT_INNER_PRODUCER_GROUP not in self.producers:
             producers.append(ProducerData(C.CLIENT_INNER_PRODUCER_GROUP))
         consumers = [c.consumer_data() for _, c in sorted(self.consumers.items())]
         return HeartbeatData(self.client_id, producers, consumers)

@@ -26,7 +26,7 @@ class FakeBackend:
             raise ConnectionError("down")
         return self.stored.get(mq)
 
-    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
+    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True) -> None:
         if self.down:
             raise ConnectionError("down")
         self.commits.append((mq, offset))

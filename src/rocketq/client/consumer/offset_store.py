@@ -40,8 +40,8 @@ class OffsetBackend(Protocol):
         """The broker's offset, None when it has none (QUERY_NOT_FOUND); raises when unreachable."""
         ...
 
-    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
-        """Commit (oneway)."""
+    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True) -> None:
+        """Commit: oneway for the periodic round, acknowledged when a queue is handed over."""
         ...
 
 
@@ -79,6 +79,7 @@ class OffsetStore:
         return None
 
     async def persist(self, mq: MessageQueue) -> None:
+        """Persist one queue's offset and wait for it to be stored (a queue changing owner)."""
         await self.persist_all([mq])
 
     def remove_offset(self, mq: MessageQueue) -> None:
@@ -110,11 +111,16 @@ class RemoteBrokerOffsetStore(OffsetStore):
         wanted = set(mqs)
         for mq, offset in list(self._table.items()):
             if mq in wanted:
-                await self._commit(mq, offset)
+                await self._commit(mq, offset, oneway=True)
 
-    async def _commit(self, mq: MessageQueue, offset: int) -> None:
+    async def persist(self, mq: MessageQueue) -> None:
+        offset = self._table.get(mq)
+        if offset is not None:
+            await self._commit(mq, offset, oneway=False)
+
+    async def _commit(self, mq: MessageQueue, offset: int, *, oneway: bool) -> None:
         try:
-            await self._backend.update_consumer_offset(self.group, mq, offset)
+            await self._backend.update_consumer_offset(self.group, mq, offset, oneway=oneway)
         except Exception as exc:
             log.warning("group %s: cannot commit offset %d of %s: %s", self.group, offset, mq, exc)
 

@@ -75,6 +75,7 @@ class Producer:
         config: a ProducerConfig; keyword settings (send_msg_timeout_ms=..., any ProducerConfig field
             or RocketMQ alias) override it.
         clock: time source for latency measurement (tests).
+        instance: internal; run inside this ClientInstance instead of the shared one.
     """
 
     def __init__(
@@ -84,6 +85,7 @@ class Producer:
         *,
         config: ProducerConfig | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        instance: ClientInstance | None = None,
         **settings: Any,
     ) -> None:
         values = dict(config.model_dump()) if config is not None else {}
@@ -103,6 +105,7 @@ class Producer:
         self._publish: dict[str, TopicPublishInfo] = {}
         self._topics: set[str] = set()
         self._instance: ClientInstance | None = None
+        self._bound = instance  # internal: a producer living inside a given client instance
         self._state = "CREATE_JUST"
         self._ids = id_generator(self.config.client_ip)
         self._refreshing: set[str] = set()
@@ -117,7 +120,7 @@ class Producer:
         problem = C.group_name_problem(self.group)
         if problem is not None:
             raise MQClientError(f"producer group: {problem}")
-        inst = acquire_instance(self.config, producer_group=self.group)
+        inst = self._bound or acquire_instance(self.config, producer_group=self.group)
         inst.register_producer(self)
         try:
             await inst.start()
