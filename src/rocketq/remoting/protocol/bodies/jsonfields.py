@@ -107,6 +107,12 @@ def as_str_map(value: Any) -> dict[str, str]:
 
 def as_enum(enum_cls: type[E], value: Any, default: E) -> E:
     """An enum by name (case-insensitive) or by Java ordinal (int or numeric string); else `default`."""
+    member = as_opt_enum(enum_cls, value)
+    return default if member is None else member
+
+
+def as_opt_enum(enum_cls: type[E], value: Any) -> E | None:
+    """Like as_enum, with None for a missing or unknown value."""
     if isinstance(value, enum_cls):
         return value
     if isinstance(value, enum.Enum):
@@ -117,13 +123,13 @@ def as_enum(enum_cls: type[E], value: Any, default: E) -> E:
         if member is not None:
             return member
         if not text.lstrip("-").isdigit():
-            return default
+            return None
         value = int(text)
     if isinstance(value, int) and not isinstance(value, bool):
         members = list(enum_cls)
         if 0 <= value < len(members):
             return members[value]
-    return default
+    return None
 
 
 def enum_name(value: Any) -> Any:
