@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -109,6 +109,9 @@ class BrokerConfig(RocketConfig):
     )
 
     # -- remoting server --------------------------------------------------------------------------
+    event_loop: Literal["auto", "asyncio", "uvloop"] = Field(
+        "auto", alias="eventLoop", description="event loop implementation; auto = uvloop when installed"
+    )
     server_channel_max_idle_time_s: int = Field(120, alias="serverChannelMaxIdleTimeSeconds", ge=0)
     send_thread_pool_queue_capacity: int = Field(10_000, alias="sendThreadPoolQueueCapacity", ge=1)
     pull_thread_pool_queue_capacity: int = Field(100_000, alias="pullThreadPoolQueueCapacity", ge=1)

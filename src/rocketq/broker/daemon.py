@@ -147,6 +147,6 @@ def main(argv: list[str] | None = None) -> int:
     from rocketq.remoting.transport.loops import run
 
     try:
-        return run(serve(broker_config, store_config))
+        return run(serve(broker_config, store_config), broker_config.event_loop)
     except KeyboardInterrupt:
         return 0
