@@ -188,6 +188,7 @@ def make_context(store: FakeStore | None = None, groups: Any = None, **broker_cf
     from rocketq.broker.delay import DelayLevelTable
     from rocketq.broker.offsets import ConsumerOffsetManager
     from rocketq.broker.rebalance_lock import RebalanceLockManager
+    from rocketq.broker.subscription_group import SubscriptionGroupManager
     from rocketq.broker.topic_config import TopicConfigManager
     from rocketq.common.clock import ManualClock
     from rocketq.store.config import MessageStoreConfig
@@ -200,7 +201,7 @@ def make_context(store: FakeStore | None = None, groups: Any = None, **broker_cf
         store_config=store_cfg,
         store=store or FakeStore(),  # type: ignore[arg-type]
         topic_config_manager=TopicConfigManager(cfg, None, clock),
-        subscription_group_manager=groups or FakeGroups(),
+        subscription_group_manager=groups or SubscriptionGroupManager(cfg, None, clock),
         consumer_offset_manager=ConsumerOffsetManager(),
         consumer_manager=ConsumerManager(None, clock),
         producer_manager=ProducerManager(clock),

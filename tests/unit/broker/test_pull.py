@@ -1,7 +1,7 @@
 import asyncio
 from typing import Any
 
-from broker_fakes import FakeConnection, FakeGroups, FakeStore, make_context
+from broker_fakes import FakeConnection, FakeStore, make_context
 
 from rocketq.broker.clients import ClientChannelInfo
 from rocketq.broker.long_polling import PullRequestHoldService
@@ -159,6 +159,6 @@ async def test_refusals() -> None:
     proc.ctx.topic_config_manager.update_topic_config(TopicConfig("T", 2, 2, 2))
     resp = await proc.process_request(conn, pull_request())
     assert resp is not None and resp.code == ResponseCode.NO_PERMISSION
-    proc2, _, _ = setup(groups=FakeGroups(auto_create=False))
+    proc2, _, _ = setup(autoCreateSubscriptionGroup=False)
     resp = await proc2.process_request(conn, pull_request())
     assert resp is not None and resp.code == ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST

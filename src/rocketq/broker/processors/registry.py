@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocketq.broker.context import BrokerContext
+from rocketq.broker.processors.admin.consumer import ConsumerAdminProcessor
 from rocketq.broker.processors.admin.locks import LockAdminProcessor
 from rocketq.broker.processors.admin.offset import OffsetAdminProcessor
 from rocketq.broker.processors.admin.runtime import RuntimeAdminProcessor
+from rocketq.broker.processors.admin.stats import StatsAdminProcessor
 from rocketq.broker.processors.admin.subscription import SubscriptionAdminProcessor
 from rocketq.broker.processors.admin.topic import TopicAdminProcessor
 from rocketq.broker.processors.client_manage import ClientManageProcessor
@@ -70,6 +72,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("admin-lock", LockAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-subscription", SubscriptionAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-runtime", RuntimeAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-stats", StatsAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-consumer", ConsumerAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
 )
 
 
