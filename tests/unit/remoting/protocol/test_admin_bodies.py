@@ -85,9 +85,9 @@ def test_consume_stats_and_lag() -> None:
 
 
 def test_lists() -> None:
-    assert TopicList(["b", "a", "a"]).encode() == b'{"topicList":["a","b"]}'
+    assert TopicList(["b", "a", "b"]).encode() == b'{"topicList":["b","a"]}'
     assert TopicList.decode(b'{"topicList":["x"],"brokerAddr":"127.0.0.1:10911"}') == TopicList(["x"], "127.0.0.1:10911")
-    assert GroupList.decode(GroupList(["g2", "g1"]).encode()) == GroupList(["g1", "g2"])
+    assert GroupList.decode(GroupList(["g2", "g1", "g2"]).encode()) == GroupList(["g2", "g1"])
 
 
 def test_connections() -> None:

@@ -36,6 +36,7 @@ from rocketq.remoting.protocol.bodies.jsonfields import (
     enum_name,
     mq_from_json,
     mq_keyed,
+    unique_strs,
 )
 from rocketq.remoting.protocol.bodies.register import DataVersion
 from rocketq.remoting.protocol.codes import LanguageCode
@@ -50,7 +51,7 @@ class TopicList(JsonBody):
     broker_addr: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"topicList": sorted(set(self.topic_list))}
+        out: dict[str, Any] = {"topicList": unique_strs(self.topic_list)}
         if self.broker_addr is not None:
             out["brokerAddr"] = self.broker_addr
         return out
@@ -68,7 +69,7 @@ class GroupList(JsonBody):
     group_list: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"groupList": sorted(set(self.group_list))}
+        return {"groupList": unique_strs(self.group_list)}
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:

@@ -3,7 +3,7 @@
 Ports of org.apache.rocketmq.common.protocol.header.GetConsumerListByGroupResponseBody and
 protocol.body.{LockBatchRequestBody, LockBatchResponseBody, UnlockBatchRequestBody, ResetOffsetBody,
 GetConsumerStatusBody, ConsumerRunningInfo, ProcessQueueInfo, ConsumeStatus} (4.9.8; protocol.md
-2.5, 2.10, 5.5). Java's Set<MessageQueue> is a list here (duplicates dropped, written sorted).
+2.5, 2.10, 5.5). Java's Set<MessageQueue> is a list here (duplicates dropped, wire order kept).
 MessageQueue-keyed maps are dict[MessageQueue, ...] and go on the wire as fastjson object keys.
 """
 
@@ -25,9 +25,9 @@ from rocketq.remoting.protocol.bodies.jsonfields import (
     as_str,
     as_str_list,
     as_str_map,
+    mq_json_list,
     mq_keyed,
     mq_list,
-    mq_sorted_json,
 )
 
 
@@ -54,7 +54,7 @@ class LockBatchRequestBody(JsonBody):
     mq_set: list[MessageQueue] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"clientId": self.client_id, "consumerGroup": self.consumer_group, "mqSet": mq_sorted_json(self.mq_set)}
+        return {"clientId": self.client_id, "consumerGroup": self.consumer_group, "mqSet": mq_json_list(self.mq_set)}
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:
@@ -78,7 +78,7 @@ class LockBatchResponseBody(JsonBody):
     lock_ok_mq_set: list[MessageQueue] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"lockOKMQSet": mq_sorted_json(self.lock_ok_mq_set)}
+        return {"lockOKMQSet": mq_json_list(self.lock_ok_mq_set)}
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:

@@ -4,8 +4,9 @@ Ports of org.apache.rocketmq.common.protocol.heartbeat.{HeartbeatData, ProducerD
 SubscriptionData, ConsumeType, MessageModel} and common.consumer.ConsumeFromWhere,
 protocol.body.CheckClientRequestBody (4.9.8; protocol.md 5.4, 6.9). Enums are written by name;
 they are read by name or by Java ordinal (the C++ SDK sends ordinals), so the members keep Java's
-declaration order. Java's sets (tagsSet, codeSet, subscriptionDataSet, ...) are Python sets/lists and
-are written as sorted arrays; missing ones read as empty. `filterClassSource` is never serialized.
+declaration order. Java's sets of strings/ints (tagsSet, codeSet) are Python sets written as sorted
+arrays; sets of beans (producerDataSet, subscriptionDataSet, ...) are lists kept in wire order (so a
+decoded body re-encodes byte for byte). Missing sets read as empty. `filterClassSource` is never serialized.
 Deviation: a ConsumerData missing its enums reads as a clustering push consumer from the last offset
 (Java would keep nulls and fail later).
 """
@@ -117,7 +118,7 @@ class ConsumerData(JsonBody):
             "consumeType": self.consume_type.name,
             "groupName": self.group_name,
             "messageModel": self.message_model.name,
-            "subscriptionDataSet": [s.to_json() for s in sorted(self.subscription_data_set, key=_sub_order)],
+            "subscriptionDataSet": [s.to_json() for s in self.subscription_data_set],
             "unitMode": self.unit_mode,
         }
 
@@ -134,11 +135,6 @@ class ConsumerData(JsonBody):
             subscription_data_set=[SubscriptionData.from_json(s) for s in as_list(d.get("subscriptionDataSet"))],
             unit_mode=as_bool(d.get("unitMode")),
         )
-
-
-def _sub_order(sub: SubscriptionData) -> tuple[str, str]:
-    # Java's SubscriptionData.compareTo: topic@subString.
-    return (sub.topic, sub.sub_string)
 
 
 @dataclass(slots=True)

@@ -156,8 +156,14 @@ def mq_list(value: Any) -> list[MessageQueue]:
     return list(dict.fromkeys(mq_from_json(v) for v in as_list(value) if isinstance(v, Mapping)))
 
 
-def mq_sorted_json(queues: Iterable[MessageQueue]) -> list[dict[str, Any]]:
-    return [mq.to_json() for mq in sorted(queues)]
+def mq_json_list(queues: Iterable[MessageQueue]) -> list[dict[str, Any]]:
+    """A Set<MessageQueue> as a JSON array, duplicates dropped, order kept."""
+    return [mq.to_json() for mq in dict.fromkeys(queues)]
+
+
+def unique_strs(values: Iterable[str]) -> list[str]:
+    """A Set<String> as a JSON array, duplicates dropped, order kept."""
+    return list(dict.fromkeys(values))
 
 
 def mq_keyed(value: Any, read: Callable[[Any], V], what: str) -> dict[MessageQueue, V]:
