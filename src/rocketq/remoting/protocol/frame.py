@@ -63,31 +63,48 @@ class FrameDecoder:
     def buffered(self) -> int:
         return len(self._buf)
 
-    def feed(self, data: bytes) -> list[RemotingCommand]:
+    def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
+        """Append `data` and return every command it completes; raises FrameError and nothing else."""
         if self._failed is not None:
             raise self._failed
         buf = self._buf
-        buf += data
+        # Common case: nothing buffered, so frames are cut straight from `data` and only an incomplete
+        # tail is copied into the buffer.
+        source: bytes | bytearray | memoryview
+        if buf:
+            buf += data
+            source = buf
+        else:
+            source = data
         out: list[RemotingCommand] = []
-        pos = 0
-        end = len(buf)
         try:
-            with memoryview(buf) as view:
-                while end - pos >= 4:
-                    (length,) = _LENGTH.unpack_from(buf, pos)
-                    if length < 4 or length > self.max_frame_length:
-                        raise FrameError(f"frame length {length} is outside 4..{self.max_frame_length}")
-                    if end - pos - 4 < length:
-                        break
-                    start = pos + 4
-                    out.append(decode_frame_payload(view[start : start + length]))
-                    pos = start + length
+            pos = self._cut(source, out)
         except FrameError as exc:
             self._failed = exc
             raise
         except Exception as exc:  # invariant: nothing but FrameError escapes
             self._failed = FrameError(f"undecodable frame: {exc!r}")
             raise self._failed from exc
-        if pos:
-            del buf[:pos]
+        if source is buf:
+            if pos:
+                del buf[:pos]
+        elif pos < len(data):
+            buf += memoryview(data)[pos:]
         return out
+
+    def _cut(self, source: bytes | bytearray | memoryview, out: list[RemotingCommand]) -> int:
+        """Decode the complete frames at the start of `source` into `out`; returns the bytes used."""
+        pos = 0
+        end = len(source)
+        limit = self.max_frame_length
+        with memoryview(source) as view:
+            while end - pos >= 4:
+                (length,) = _LENGTH.unpack_from(view, pos)
+                if length < 4 or length > limit:
+                    raise FrameError(f"frame length {length} is outside 4..{limit}")
+                if end - pos - 4 < length:
+                    break
+                start = pos + 4
+                pos = start + length
+                out.append(decode_frame_payload(view[start:pos]))
+        return pos
