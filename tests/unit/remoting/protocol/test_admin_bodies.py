@@ -86,7 +86,9 @@ def test_consume_stats_and_lag() -> None:
 
 def test_lists() -> None:
     assert TopicList(["b", "a", "b"]).encode() == b'{"topicList":["b","a"]}'
-    assert TopicList.decode(b'{"topicList":["x"],"brokerAddr":"127.0.0.1:10911"}') == TopicList(["x"], "127.0.0.1:10911")
+    with_addr = b'{"brokerAddr":"127.0.0.1:10911","topicList":["x"]}'
+    assert TopicList.decode(with_addr) == TopicList(["x"], "127.0.0.1:10911")
+    assert TopicList.decode(with_addr).encode() == with_addr
     assert GroupList.decode(GroupList(["g2", "g1", "g2"]).encode()) == GroupList(["g2", "g1"])
 
 

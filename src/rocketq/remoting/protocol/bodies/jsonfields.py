@@ -40,10 +40,6 @@ def as_int(value: Any, default: int = 0) -> int:
     return default
 
 
-def as_opt_int(value: Any) -> int | None:
-    return None if value is None else as_int(value)
-
-
 def as_float(value: Any, default: float = 0.0) -> float:
     if isinstance(value, (int, float)):
         return float(value)
