@@ -108,6 +108,11 @@ async def serve(broker_config: BrokerConfig, store_config: Any) -> int:
         await _quiet_shutdown(controller)
         print(f"rocketq broker: {problem}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
+    except Exception as exc:  # a bug: the traceback goes to the log, one line to the operator
+        log.exception("start-up failed")
+        await _quiet_shutdown(controller)
+        print(f"rocketq broker: start-up failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        return EXIT_START_FAILED
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
