@@ -2,8 +2,9 @@
 
 Port of org.apache.rocketmq.store.config.MessageStoreConfig (4.9.8 defaults) restricted to what rocketq
 implements, plus FlushDiskType and BrokerRole. Deviations: storePathRootDir defaults to ~/rocketq/store
-(Java: ~/store); `preallocateMappedFile` (ours) reserves the disk blocks of a new mapped file so that a
-full disk fails the file creation (CREATE_MAPEDFILE_FAILED) instead of a write into the mapping.
+(Java: ~/store); `preallocateMappedFile` and `mappedFileReserveAhead` (ours) reserve commit-log disk
+blocks ahead of the writer so that a full disk fails a put (CREATE_MAPEDFILE_FAILED) instead of a write
+into the mapping; `warmMappedFileEnable` faults those pages in ahead (Java writes zeros instead).
 """
 
 from __future__ import annotations
@@ -37,14 +38,19 @@ class MessageStoreConfig(RocketConfig):
 
     # -- where -------------------------------------------------------------------------------------
     store_path_root_dir: str = Field(
-        "~/rocketq/store", alias="storePathRootDir", description="root of commitlog/, consumequeue/, index/, ..."
+        "~/rocketq/store",
+        alias="storePathRootDir",
+        description="root of commitlog/, consumequeue/, index/, ...",
     )
     store_path_commit_log: str | None = Field(
         None, alias="storePathCommitLog", description="commit-log directory; default <root>/commitlog"
     )
     # -- file sizes --------------------------------------------------------------------------------
     mapped_file_size_commit_log_bytes: int = Field(
-        1024 * 1024 * 1024, alias="mappedFileSizeCommitLog", ge=4096, description="size of one commit-log file"
+        1024 * 1024 * 1024,
+        alias="mappedFileSizeCommitLog",
+        ge=4096,
+        description="size of one commit-log file",
     )
     mapped_file_size_consume_queue_bytes: int = Field(
         300_000 * CQ_STORE_UNIT_SIZE,
@@ -53,33 +59,61 @@ class MessageStoreConfig(RocketConfig):
         description="size of one consume-queue file; rounded up to a multiple of 20 (Java does the same)",
     )
     preallocate_mapped_file: bool = Field(
-        True, alias="preallocateMappedFile", description="reserve a new file's blocks (fallocate) when created"
+        True,
+        alias="preallocateMappedFile",
+        description="allocate commit-log disk blocks ahead of the writer, so a full disk fails a put cleanly",
+    )
+    warm_mapped_file_enable: bool = Field(
+        True,
+        alias="warmMappedFileEnable",
+        description="fault commit-log pages in ahead of the writer on a worker thread, off the append path",
+    )
+    mapped_file_reserve_ahead_bytes: int = Field(
+        32 * 1024 * 1024, alias="mappedFileReserveAhead", ge=0, description="how far ahead space is reserved"
     )
     # -- flush -------------------------------------------------------------------------------------
     flush_disk_type: FlushDiskType = Field(FlushDiskType.ASYNC_FLUSH, alias="flushDiskType")
     flush_interval_commit_log_ms: int = Field(500, alias="flushIntervalCommitLog", ge=1)
     flush_commit_log_least_pages: int = Field(
-        4, alias="flushCommitLogLeastPages", ge=0, description="ASYNC_FLUSH flushes when this many 4 KiB pages are dirty"
+        4,
+        alias="flushCommitLogLeastPages",
+        ge=0,
+        description="ASYNC_FLUSH flushes when this many 4 KiB pages are dirty",
     )
     flush_commit_log_thorough_interval_ms: int = Field(
-        10_000, alias="flushCommitLogThoroughInterval", ge=0, description="full flush regardless of dirty pages"
+        10_000,
+        alias="flushCommitLogThoroughInterval",
+        ge=0,
+        description="full flush regardless of dirty pages",
     )
     flush_interval_consume_queue_ms: int = Field(1000, alias="flushIntervalConsumeQueue", ge=1)
     flush_consume_queue_least_pages: int = Field(2, alias="flushConsumeQueueLeastPages", ge=0)
-    flush_consume_queue_thorough_interval_ms: int = Field(60_000, alias="flushConsumeQueueThoroughInterval", ge=0)
+    flush_consume_queue_thorough_interval_ms: int = Field(
+        60_000, alias="flushConsumeQueueThoroughInterval", ge=0
+    )
     sync_flush_timeout_ms: int = Field(
-        5000, alias="syncFlushTimeout", ge=1, description="SYNC_FLUSH put waits this long, then FLUSH_DISK_TIMEOUT"
+        5000,
+        alias="syncFlushTimeout",
+        ge=1,
+        description="SYNC_FLUSH put waits this long, then FLUSH_DISK_TIMEOUT",
     )
     # -- messages ----------------------------------------------------------------------------------
     max_message_size_bytes: int = Field(
-        4 * 1024 * 1024, alias="maxMessageSize", ge=1, description="largest body accepted (MESSAGE_ILLEGAL above)"
+        4 * 1024 * 1024,
+        alias="maxMessageSize",
+        ge=1,
+        description="largest body accepted (MESSAGE_ILLEGAL above)",
     )
     check_crc_on_recover: bool = Field(True, alias="checkCRCOnRecover")
     message_delay_level: str = Field(DEFAULT_DELAY_LEVELS, alias="messageDelayLevel")
     # -- reads -------------------------------------------------------------------------------------
-    max_transfer_bytes_on_message_in_memory: int = Field(256 * 1024, alias="maxTransferBytesOnMessageInMemory", ge=1)
+    max_transfer_bytes_on_message_in_memory: int = Field(
+        256 * 1024, alias="maxTransferBytesOnMessageInMemory", ge=1
+    )
     max_transfer_count_on_message_in_memory: int = Field(32, alias="maxTransferCountOnMessageInMemory", ge=1)
-    max_transfer_bytes_on_message_in_disk: int = Field(64 * 1024, alias="maxTransferBytesOnMessageInDisk", ge=1)
+    max_transfer_bytes_on_message_in_disk: int = Field(
+        64 * 1024, alias="maxTransferBytesOnMessageInDisk", ge=1
+    )
     max_transfer_count_on_message_in_disk: int = Field(8, alias="maxTransferCountOnMessageInDisk", ge=1)
     access_message_in_memory_max_ratio_pct: int = Field(
         40, alias="accessMessageInMemoryMaxRatio", ge=0, le=100, description="% of RAM counted as 'in memory'"
@@ -90,10 +124,28 @@ class MessageStoreConfig(RocketConfig):
     max_hash_slot_num: int = Field(5_000_000, alias="maxHashSlotNum", ge=1)
     max_index_num: int = Field(5_000_000 * 4, alias="maxIndexNum", ge=1)
     # -- cleanup -----------------------------------------------------------------------------------
-    file_reserved_time_h: float = Field(72, alias="fileReservedTime", gt=0, description="commit-log file lifetime")
-    delete_when: str = Field("04", alias="deleteWhen", description="hours of day ('04' or '04;05') to delete at")
+    file_reserved_time_h: float = Field(
+        72, alias="fileReservedTime", gt=0, description="commit-log file lifetime"
+    )
+    delete_when: str = Field(
+        "04", alias="deleteWhen", description="hours of day ('04' or '04;05') to delete at"
+    )
     disk_max_used_space_ratio_pct: int = Field(
         75, alias="diskMaxUsedSpaceRatio", ge=10, le=95, description="delete early when the disk is fuller"
+    )
+    disk_space_clean_forcibly_ratio_pct: int = Field(
+        85,
+        alias="diskSpaceCleanForciblyRatio",
+        ge=10,
+        le=99,
+        description="above it, delete unexpired files too",
+    )
+    disk_space_warning_level_ratio_pct: int = Field(
+        90,
+        alias="diskSpaceWarningLevelRatio",
+        ge=10,
+        le=99,
+        description="above it, puts are refused (disk full)",
     )
     clean_resource_interval_ms: int = Field(10_000, alias="cleanResourceInterval", ge=1)
     clean_file_forcibly_enable: bool = Field(

@@ -11,11 +11,35 @@ CONTRACT (the broker codes against these signatures; the store issue implements 
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from rocketq.common import constants as C
+from rocketq.common.clock import SYSTEM_CLOCK, Clock
+from rocketq.common.message import MessageExt
+from rocketq.common.service import PeriodicService, Service
+from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
+from rocketq.store.checkpoint import StoreCheckpoint, StoreLock, create_abort_file, remove_abort_file
+from rocketq.store.cleanup import CleanupService, DiskUsage, disk_used_ratio
+from rocketq.store.commit_log import CommitLog
+from rocketq.store.config import BrokerRole, FlushDiskType, MessageStoreConfig
+from rocketq.store.consume_queues import ConsumeQueueTable
+from rocketq.store.delay import DelayLevels
+from rocketq.store.dispatch import Dispatcher
+from rocketq.store.errors import StoreError
+from rocketq.store.flush import AsyncFlushService, CommitLogFlusher, GroupCommitService, QueueFlushService
+from rocketq.store.get_service import GetService
+from rocketq.store.index_service import IndexService
+from rocketq.store.mapped_file_queue import FileAllocator
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
-from rocketq.store.status import GetResult, PutResult, QueryResult
+from rocketq.store.put_service import PutService
+from rocketq.store.recovery import RecoveryReport, recover
+from rocketq.store.status import GetMessageStatus, GetResult, PutMessageStatus, PutResult, QueryResult
+
+log = logging.getLogger("rocketq.store")
 
 ArrivalListener = Callable[[str, int, int, int, int, dict[str, str] | None], None]
 
@@ -55,8 +79,12 @@ class MessageStoreAPI(Protocol):
     def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, offset: int) -> int: ...
     def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int: ...
 
-    def select_one_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> bytes | None: ...
-    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> QueryResult: ...
+    def select_one_message_by_offset(
+        self, commit_log_offset: int, size: int | None = None
+    ) -> bytes | None: ...
+    def query_message(
+        self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int
+    ) -> QueryResult: ...
 
     def delete_topics(self, topics: set[str]) -> int: ...
     def clean_unused_topics(self, keep: set[str]) -> int: ...
@@ -66,3 +94,324 @@ class MessageStoreAPI(Protocol):
     def get_min_phy_offset(self) -> int: ...
     def dispatch_behind_bytes(self) -> int: ...
     def runtime_info(self) -> dict[str, Any]: ...
+
+
+class MessageStore:
+    """The store: CommitLog, ConsumeQueues and IndexFiles on mapped files, with flush, recovery, cleanup.
+
+    Lifecycle: `open()` (synchronous: lock, load, recover) then `await start()` (background flush and
+    cleanup; start() opens first if needed), `await shutdown()` (final flush, clean-shutdown marks).
+    Unit tests may use open()/close() and drive `flush()` and `cleanup.run_once()` themselves.
+    """
+
+    def __init__(
+        self,
+        config: MessageStoreConfig,
+        clock: Clock = SYSTEM_CLOCK,
+        *,
+        disk_usage: DiskUsage = disk_used_ratio,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self._allocator = FileAllocator()
+        self.commit_log = CommitLog(config, self._allocator)
+        self.queues = ConsumeQueueTable(config.consume_queue_dir, config.mapped_file_size_consume_queue_bytes)
+        self.index: IndexService | None = None
+        if config.message_index_enable:
+            self.index = IndexService(config.index_dir, config.max_hash_slot_num, config.max_index_num, clock)
+        self.delay_levels = DelayLevels(config.message_delay_level)
+        self.dispatcher = Dispatcher(self.queues, self.index, self.delay_levels)
+        self._put = PutService(
+            self.commit_log, self.queues, self.dispatcher, clock.now_ms, config.max_message_size_bytes
+        )
+        self._get = GetService(config, self.commit_log, self.queues, lambda: self.index)
+        self.cleanup = CleanupService(config, clock, self.commit_log, self.queues, self.index, disk_usage)
+        self.checkpoint: StoreCheckpoint | None = None
+        self.recovery: RecoveryReport | None = None
+        self._lock: StoreLock | None = None
+        self._flusher: CommitLogFlusher | None = None
+        self._services: list[Service] = []
+        self._group_commit: GroupCommitService | None = None
+        self._executors: list[ThreadPoolExecutor] = []
+        self._state = "created"  # created -> open -> running -> closed
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def open(self) -> RecoveryReport:
+        """Lock the directory, map the files and recover; raises StoreCorruptError or StoreLockedError."""
+        if self._state != "created":
+            raise StoreError(f"the store cannot open from state {self._state}")
+        cfg = self.config
+        cfg.root_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = StoreLock(cfg.lock_path)
+        try:
+            abnormal = cfg.abort_path.exists()
+            self.checkpoint = StoreCheckpoint(cfg.checkpoint_path)
+            self.commit_log.load()
+            self.queues.load()
+            if self.index is not None:
+                self.index.load()
+            self.recovery = recover(
+                self.commit_log, self.queues, self.index, self.dispatcher, self.checkpoint,
+                abnormal=abnormal, check_crc=cfg.check_crc_on_recover,
+            )  # fmt: skip
+            self._flusher = CommitLogFlusher(self.commit_log, self.checkpoint)
+            create_abort_file(cfg.abort_path)
+            self.checkpoint.flush()
+        except BaseException:
+            self._close_files()
+            raise
+        if abnormal:
+            log.warning("store %s: recovered after a crash: %s", cfg.root_dir, self.recovery)
+        self._state = "open"
+        return self.recovery
+
+    async def start(self) -> None:
+        if self._state == "created":
+            self.open()
+        if self._state != "open":
+            raise StoreError(f"the store cannot start from state {self._state}")
+        assert self._flusher is not None and self.checkpoint is not None
+        cfg = self.config
+        commit_exec = ThreadPoolExecutor(1, thread_name_prefix="FlushCommitLog")
+        queue_exec = ThreadPoolExecutor(1, thread_name_prefix="FlushConsumeQueue")
+        self._executors = [commit_exec, queue_exec]
+        if cfg.is_sync_flush:
+            self._group_commit = GroupCommitService(self._flusher, commit_exec)
+            self._services.append(self._group_commit)
+        else:
+            self._services.append(AsyncFlushService(self._flusher, cfg, self.clock, commit_exec))
+        self._services.append(
+            QueueFlushService(
+                self.commit_log, self.queues, self.index, self.checkpoint, cfg, self.clock, queue_exec
+            )
+        )
+        self._services.append(
+            PeriodicService(
+                "CleanCommitLogService", cfg.clean_resource_interval_ms / 1000, self._cleanup_round
+            )
+        )
+        for service in self._services:
+            await service.start()
+        self._state = "running"
+
+    async def _cleanup_round(self) -> None:
+        self.cleanup.run_once()
+
+    async def shutdown(self) -> None:
+        """Stop the services, flush everything, mark a clean shutdown and release the directory."""
+        if self._state not in ("open", "running"):
+            return
+        for service in reversed(self._services):
+            await service.stop()
+        self._services = []
+        self._group_commit = None
+        self.close()
+
+    def close(self) -> None:
+        """Synchronous clean shutdown (no services may be running)."""
+        if self._state not in ("open", "running"):
+            return
+        self._state = "closed"
+        self.flush()
+        assert self.checkpoint is not None
+        self.checkpoint.physic_offset = self.checkpoint.logics_offset = self.commit_log.max_offset
+        self.checkpoint.index_offset = self.commit_log.max_offset
+        self.checkpoint.flush()
+        remove_abort_file(self.config.abort_path)
+        self._close_files()
+
+    def _close_files(self) -> None:
+        self._allocator.shutdown()
+        for executor in self._executors:
+            executor.shutdown(wait=True)
+        self._executors = []
+        self.commit_log.close()
+        self.queues.close()
+        if self.index is not None:
+            self.index.close()
+        if self.checkpoint is not None:
+            self.checkpoint.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def flush(self) -> int:
+        """Flush commit log, queues, index and checkpoint now; returns the durable commit-log offset."""
+        assert self._flusher is not None and self.checkpoint is not None
+        where = self._flusher.flush(0)
+        QueueFlushService(
+            self.commit_log,
+            self.queues,
+            self.index,
+            self.checkpoint,
+            self.config,
+            self.clock,
+            None,  # type: ignore[arg-type]
+        ).flush(thorough=True)
+        return where
+
+    @property
+    def is_open(self) -> bool:
+        return self._state in ("open", "running")
+
+    # -- puts ----------------------------------------------------------------------------------------
+    def _refuse(self) -> PutResult | None:
+        if self._state not in ("open", "running"):
+            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "the message store is not open")
+        if self.config.broker_role is BrokerRole.SLAVE:
+            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "a slave does not accept messages")
+        if self.cleanup.disk_full:
+            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "the disk is full")
+        return None
+
+    async def put_message(self, msg: BrokerMessage) -> PutResult:
+        """Append one message; under SYNC_FLUSH wait for its flush unless WAIT=false. Never raises."""
+        refused = self._refuse()
+        if refused is not None:
+            return refused
+        result = self._put.put(msg)
+        if self._sync and result.status is PutMessageStatus.PUT_OK:
+            await self._wait_for_flush(result, msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false")
+        return result
+
+    async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
+        """Append a batch as consecutive records of one queue (all or nothing)."""
+        refused = self._refuse()
+        if refused is not None:
+            return refused
+        result = self._put.put_batch(batch)
+        if self._sync and result.status is PutMessageStatus.PUT_OK:
+            await self._wait_for_flush(result, True)
+        return result
+
+    @property
+    def _sync(self) -> bool:
+        return self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH
+
+    async def _wait_for_flush(self, result: PutResult, wait: bool) -> None:
+        append = result.append
+        assert append is not None and self._flusher is not None
+        end = append.wrote_offset + append.wrote_bytes
+        group = self._group_commit
+        if group is None:  # opened without services (tests, tools): flush inline
+            self._flusher.flush(0)
+            return
+        if not wait:
+            group.wakeup()
+            return
+        try:
+            ok = await asyncio.wait_for(group.request(end), self.config.sync_flush_timeout_ms / 1000)
+        except TimeoutError:
+            ok = False
+        if not ok:
+            log.error("flush of offset %d timed out after %d ms", end, self.config.sync_flush_timeout_ms)
+            result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+
+    # -- reads ---------------------------------------------------------------------------------------
+    def get_message(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_count: int,
+        message_filter: MessageFilter | None = None,
+        max_total_bytes: int | None = None,
+    ) -> GetResult:
+        """Up to `max_count` records of a queue from `offset` (Java DefaultMessageStore.getMessage)."""
+        if not self.is_open:
+            return GetResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, offset)
+        return self._get.get_message(topic, queue_id, offset, max_count, message_filter, max_total_bytes)
+
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        queue = self.queues.get(topic, queue_id)
+        return queue.max_offset if queue is not None else 0
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        """The first offset still readable; -1 for a queue that does not exist (as Java)."""
+        queue = self.queues.get(topic, queue_id)
+        return queue.min_offset if queue is not None else -1
+
+    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp_ms: int) -> int:
+        return self._get.offset_by_time(topic, queue_id, timestamp_ms)
+
+    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
+        return self._get.earliest_message_time(topic, queue_id)
+
+    def get_earliest_message_time_in_store(self) -> int:
+        """STORETIMESTAMP of the oldest record still stored; -1 when empty."""
+        return self.commit_log.store_timestamp(self.commit_log.min_offset, 1)
+
+    def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, offset: int) -> int:
+        queue = self.queues.get(topic, queue_id)
+        unit = queue.unit(offset) if queue is not None else None
+        return unit[0] if unit is not None else 0
+
+    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
+        return self._get.store_time_of_unit(topic, queue_id, offset)
+
+    def get_message_total_in_queue(self, topic: str, queue_id: int) -> int:
+        queue = self.queues.get(topic, queue_id)
+        return queue.max_offset - queue.min_offset if queue is not None else -1
+
+    def select_one_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> bytes | None:
+        """The record at a commit-log offset (VIEW_MESSAGE_BY_ID), or None when there is none."""
+        if size is None:
+            return self.commit_log.read_record(commit_log_offset)
+        return self.commit_log.read(commit_log_offset, size)
+
+    def look_message_by_offset(self, commit_log_offset: int) -> MessageExt | None:
+        record = self.select_one_message_by_offset(commit_log_offset)
+        if record is None:
+            return None
+        try:
+            return decode_record(record, decompress_body=False)[0]
+        except RecordDecodeError:
+            return None
+
+    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> QueryResult:
+        """Records of `topic` with `key` (a KEYS word or the UNIQ_KEY) stored in [begin_ts, end_ts]."""
+        return self._get.query_message(topic, key, max_num, begin_ts, end_ts)
+
+    # -- topics, listeners, info ---------------------------------------------------------------------
+    def delete_topics(self, topics: set[str]) -> int:
+        """Drop the consume queues of `topics` (their records age out of the commit log); returns how many topics."""
+        return sum(1 for topic in topics if self.queues.delete_topic(topic))
+
+    def clean_unused_topics(self, keep: set[str]) -> int:
+        """Drop the queues of every topic not in `keep` (the schedule and op-half topics always stay)."""
+        doomed = {t for t in self.queues.topics() if t not in keep and t not in _ALWAYS_KEPT_TOPICS}
+        return self.delete_topics(doomed)
+
+    def add_arrival_listener(self, listener: ArrivalListener) -> None:
+        self.dispatcher.listeners.append(listener)
+
+    def get_max_phy_offset(self) -> int:
+        return self.commit_log.max_offset
+
+    def get_min_phy_offset(self) -> int:
+        return self.commit_log.min_offset
+
+    def dispatch_behind_bytes(self) -> int:
+        return 0  # dispatch is inline (see dispatch.py)
+
+    def is_os_page_cache_busy(self) -> bool:
+        return False  # one writer on the loop thread: a put never waits for a lock
+
+    def execute_delete_files_manually(self) -> None:
+        self.cleanup.execute_delete_files_manually()
+
+    def runtime_info(self) -> dict[str, Any]:
+        """Java getRuntimeInfo keys (values as strings, as the broker's KVTable carries them)."""
+        cfg = self.config
+        return {
+            "commitLogMinOffset": str(self.get_min_phy_offset()),
+            "commitLogMaxOffset": str(self.get_max_phy_offset()),
+            "commitLogDiskRatio": str(self.cleanup.disk_usage(cfg.commit_log_dir)),
+            "consumeQueueDiskRatio": str(self.cleanup.disk_usage(cfg.consume_queue_dir)),
+            "dispatchBehindBytes": "0",
+            "earliestMessageTimeStamp": str(self.get_earliest_message_time_in_store()),
+        }
+
+
+_ALWAYS_KEPT_TOPICS = frozenset({C.RMQ_SYS_SCHEDULE_TOPIC, C.RMQ_SYS_TRANS_OP_HALF_TOPIC})

@@ -1,0 +1,280 @@
+"""ConsumeQueue: the per-(topic, queue) index of 20-byte units (commit-log offset, size, tags code).
+
+Port of org.apache.rocketmq.store.ConsumeQueue (4.9.8). A unit's logical offset is its position / 20.
+Deviations: units are written at the position their logical offset names (Java appends at the file's
+write position and logs a mismatch), so re-dispatch after a crash is idempotent and a lost unit stays a
+hole (size 0, skipped by reads) instead of shifting every later offset; offsets here are unit counts,
+not bytes; search by time binary-searches the whole queue by STORETIMESTAMP instead of picking a file
+by its modification time.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+from rocketq.store.config import CQ_STORE_UNIT_SIZE
+from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file_queue import MappedFileQueue
+
+CQ_UNIT = struct.Struct(">qiq")
+_ZERO_UNIT = bytes(CQ_STORE_UNIT_SIZE)
+
+# store_time(phys_offset, size) -> STORETIMESTAMP, or -1 when the record is gone.
+StoreTimeLookup = Callable[[int, int], int]
+
+
+def encode_unit(phys_offset: int, size: int, tags_code: int) -> bytes:
+    return CQ_UNIT.pack(phys_offset, size, tags_code)
+
+
+def decode_unit(raw: bytes) -> tuple[int, int, int]:
+    phys, size, tags = CQ_UNIT.unpack(raw)
+    return phys, size, tags
+
+
+def find_written_end(mm: object, limit: int) -> int:
+    """Byte position of the first all-zero unit in [0, limit) (units are written front to back).
+
+    A written unit never holds 20 zero bytes (its size is > 0) and the zeros inside units run shorter
+    than 20 bytes, so the first aligned 20-zero window is the end of the written units.
+    """
+    find = mm.find  # type: ignore[attr-defined]
+    pos = 0
+    while pos < limit:
+        hit = find(_ZERO_UNIT, pos, limit)
+        if hit < 0:
+            return limit
+        aligned = -(-hit // CQ_STORE_UNIT_SIZE) * CQ_STORE_UNIT_SIZE
+        if aligned + CQ_STORE_UNIT_SIZE <= limit and mm[aligned : aligned + CQ_STORE_UNIT_SIZE] == _ZERO_UNIT:  # type: ignore[index]
+            return aligned
+        pos = hit + 1
+    return limit
+
+
+class ConsumeQueue:
+    """One queue's units. `max_offset` is the next logical offset; `min_offset` the first still valid."""
+
+    __slots__ = (
+        "_cur",
+        "_cur_base",
+        "_cur_mm",
+        "file_size",
+        "max_offset",
+        "max_physic_offset",
+        "min_offset",
+        "queue",
+        "queue_id",
+        "topic",
+        "units_per_file",
+    )
+
+    def __init__(self, topic: str, queue_id: int, directory: Path, file_size: int) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.file_size = file_size
+        self.units_per_file = file_size // CQ_STORE_UNIT_SIZE
+        self.queue = MappedFileQueue(directory, file_size)
+        self.max_offset = 0
+        self.min_offset = 0
+        self.max_physic_offset = 0  # end (offset + size) of the last record with a unit here
+        self._cur: MappedFile | None = None
+        self._cur_base = 0
+        self._cur_mm: object = None
+
+    # -- open ----------------------------------------------------------------------------------------
+    def load(self) -> None:
+        """Map the files and find the end of the written units (Java ConsumeQueue.load + recover)."""
+        self.queue.load()
+        files = self.queue.files
+        if not files:
+            return
+        last = files[-1]
+        end = find_written_end(last.mm, last.file_size)
+        last.set_positions(end)
+        # A pre-created-then-unused last file: the previous one ends the queue.
+        self.max_offset = (last.file_from_offset + end) // CQ_STORE_UNIT_SIZE
+        self.min_offset = files[0].file_from_offset // CQ_STORE_UNIT_SIZE
+        self.max_physic_offset = 0
+        if self.max_offset > self.min_offset:
+            unit = self.unit(self.max_offset - 1)
+            if unit is not None:
+                self.max_physic_offset = unit[0] + unit[1]
+        self._set_current(last)
+
+    def _set_current(self, mapped: MappedFile) -> None:
+        self._cur = mapped
+        self._cur_base = mapped.file_from_offset // CQ_STORE_UNIT_SIZE
+        self._cur_mm = mapped.mm
+
+    # -- write ---------------------------------------------------------------------------------------
+    def put(self, offset: int, phys_offset: int, size: int, tags_code: int) -> None:
+        """Write the unit of logical `offset` (the dispatch of one record)."""
+        rel = offset - self._cur_base
+        if offset == self.max_offset and self._cur is not None and 0 <= rel < self.units_per_file:
+            CQ_UNIT.pack_into(self._cur_mm, rel * CQ_STORE_UNIT_SIZE, phys_offset, size, tags_code)  # type: ignore[arg-type]
+            self._cur.wrote_position = (rel + 1) * CQ_STORE_UNIT_SIZE
+            self.max_offset = offset + 1
+            self.max_physic_offset = phys_offset + size
+            return
+        self._put_slow(offset, phys_offset, size, tags_code)
+
+    def _put_slow(self, offset: int, phys_offset: int, size: int, tags_code: int) -> None:
+        if offset < self.max_offset:
+            return  # already there: re-dispatch during recovery
+        if self.max_offset == 0 and not self.queue.files:
+            self.min_offset = offset
+        byte_pos = offset * CQ_STORE_UNIT_SIZE
+        mapped = self.queue.last()
+        while mapped is None or mapped.file_from_offset + self.file_size <= byte_pos:
+            if mapped is not None:
+                mapped.wrote_position = mapped.file_size  # a gap rolls over the rest of this file
+            mapped = self.queue.get_last_or_create(byte_pos)
+        rel = byte_pos - mapped.file_from_offset
+        CQ_UNIT.pack_into(mapped.mm, rel, phys_offset, size, tags_code)
+        mapped.wrote_position = rel + CQ_STORE_UNIT_SIZE
+        self.max_offset = offset + 1
+        self.max_physic_offset = phys_offset + size
+        self._set_current(mapped)
+
+    # -- read ----------------------------------------------------------------------------------------
+    def _file_of(self, offset: int) -> MappedFile | None:
+        if offset < self.min_offset or offset >= self.max_offset:
+            return None
+        return self.queue.find(offset * CQ_STORE_UNIT_SIZE)
+
+    def unit(self, offset: int) -> tuple[int, int, int] | None:
+        """(commit-log offset, size, tags code) of logical `offset`, or None outside the queue."""
+        mapped = self._file_of(offset)
+        if mapped is None:
+            return None
+        phys, size, tags = CQ_UNIT.unpack_from(
+            mapped.mm, offset * CQ_STORE_UNIT_SIZE - mapped.file_from_offset
+        )
+        return phys, size, tags
+
+    def units_from(self, offset: int, max_units: int) -> bytes | None:
+        """Raw units from `offset` to the end of its file's written part (at most `max_units`).
+
+        None when no file holds `offset` (Java getIndexBuffer returning null).
+        """
+        mapped = self._file_of(offset)
+        if mapped is None:
+            return None
+        start = offset * CQ_STORE_UNIT_SIZE - mapped.file_from_offset
+        end = min(mapped.wrote_position, start + max_units * CQ_STORE_UNIT_SIZE)
+        if end <= start:
+            return None
+        return mapped.mm[start:end]
+
+    def roll_next_file(self, offset: int) -> int:
+        """The first logical offset of the file after the one `offset` falls in."""
+        return offset + self.units_per_file - offset % self.units_per_file
+
+    def offset_by_time(self, timestamp_ms: int, min_phys: int, store_time: StoreTimeLookup) -> int:
+        """The offset whose message was stored closest to `timestamp_ms` (an exact match wins, the
+        earliest of equal ones; a tie between neighbours goes to the earlier), as Java 4.9.8 answers
+        SEARCH_OFFSET_BY_TIMESTAMP. 0 for an empty queue."""
+        lo, hi = self.min_offset, self.max_offset
+        if lo >= hi:
+            return 0
+
+        def time_at(offset: int) -> int:
+            unit = self.unit(offset)
+            if unit is None or unit[1] <= 0 or unit[0] < min_phys:
+                return -1  # gone or a hole: counts as older than anything
+            return store_time(unit[0], unit[1])
+
+        low, high = lo, hi  # first offset in [lo, hi) with time >= timestamp
+        while low < high:
+            mid = (low + high) // 2
+            if time_at(mid) < timestamp_ms:
+                low = mid + 1
+            else:
+                high = mid
+        if low >= hi:
+            return hi - 1
+        right_time = time_at(low)
+        if right_time == timestamp_ms or low == lo:
+            return low
+        left_time = time_at(low - 1)
+        if left_time < 0:
+            return low
+        return low if abs(timestamp_ms - left_time) > abs(timestamp_ms - right_time) else low - 1
+
+    # -- truncate / expire ---------------------------------------------------------------------------
+    def truncate_to_phys(self, phys_end: int) -> None:
+        """Drop the units of records that end beyond `phys_end` (the commit log was cut there)."""
+        new_max = self.max_offset
+        while new_max > self.min_offset:
+            unit = self.unit(new_max - 1)
+            if unit is not None and unit[1] > 0 and unit[0] + unit[1] <= phys_end:
+                break
+            new_max -= 1
+        if new_max == self.max_offset:
+            return
+        byte_end = new_max * CQ_STORE_UNIT_SIZE
+        for mapped in self.queue.files:
+            if not mapped.file_from_offset <= byte_end < mapped.file_from_offset + self.file_size:
+                continue
+            start = max(0, byte_end - mapped.file_from_offset)
+            mapped.mm[start : mapped.wrote_position] = bytes(max(0, mapped.wrote_position - start))
+        self.queue.truncate_dirty(byte_end)
+        self.max_offset = new_max
+        last_unit = self.unit(new_max - 1) if new_max > self.min_offset else None
+        self.max_physic_offset = last_unit[0] + last_unit[1] if last_unit else 0
+        last = self.queue.last()
+        if last is not None:
+            self._set_current(last)
+        else:
+            self._cur, self._cur_mm, self._cur_base = None, None, 0
+            self.min_offset = self.max_offset = new_max
+
+    def correct_min_offset(self, min_phys: int) -> None:
+        """Move min_offset to the first unit whose record is still in the commit log.
+
+        Leading holes (a queue rebuilt from the middle) are skipped first; then, as units grow in
+        commit-log offset, a binary search finds the first unit at or above `min_phys`.
+        """
+        low, high = self.min_offset, self.max_offset
+        while low < high:
+            unit = self.unit(low)
+            if unit is not None and unit[1] > 0:
+                break
+            low += 1
+        while low < high:
+            mid = (low + high) // 2
+            unit = self.unit(mid)
+            if unit is not None and unit[1] > 0 and unit[0] < min_phys:
+                low = mid + 1
+            else:
+                high = mid
+        self.min_offset = low
+
+    def delete_expired_files(self, min_phys: int) -> int:
+        """Delete the files whose units all point below `min_phys` (never the last file)."""
+        count = 0
+        files = self.queue.files
+        while count < len(files) - 1:
+            mapped = files[count]
+            last_unit = CQ_UNIT.unpack_from(mapped.mm, mapped.file_size - CQ_STORE_UNIT_SIZE)
+            if last_unit[0] + last_unit[1] > min_phys:
+                break
+            count += 1
+        if count:
+            self.queue.delete_first_files(count)
+            self.min_offset = max(self.min_offset, self.queue.min_offset // CQ_STORE_UNIT_SIZE)
+        self.correct_min_offset(min_phys)
+        return count
+
+    def flush(self, least_pages: int = 0) -> int:
+        return self.queue.flush(least_pages)
+
+    def close(self) -> None:
+        self.queue.close()
+
+    def destroy(self) -> None:
+        self.queue.destroy()
+        self.max_offset = self.min_offset = self.max_physic_offset = 0
+        self._cur, self._cur_mm, self._cur_base = None, None, 0

@@ -1,0 +1,185 @@
+"""Flushing: ASYNC_FLUSH's periodic commit-log flush, SYNC_FLUSH's group commit, and the queue/index flush.
+
+Port of CommitLog.{FlushRealTimeService, GroupCommitService} and DefaultMessageStore.FlushConsumeQueueService
+(4.9.8). Every fdatasync runs on a worker thread, so the event loop keeps appending meanwhile.
+Group commit: a put registers "flushed past my end offset" and awaits it; the service flushes whatever
+has been written when it starts a round and then answers every request that round covered, so puts
+that arrive during one fdatasync share the next one. Checkpoint: the commit log's durable offset is
+recorded after each flush; the consume queues' and the index's after a thorough queue flush; the
+checkpoint file itself is written by the queue flush, after the files it vouches for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from rocketq.common.clock import Clock
+from rocketq.common.service import PeriodicService, Service, spawn
+from rocketq.store.checkpoint import StoreCheckpoint
+from rocketq.store.commit_log import CommitLog
+from rocketq.store.config import MessageStoreConfig
+from rocketq.store.consume_queues import ConsumeQueueTable
+from rocketq.store.index_service import IndexService
+
+log = logging.getLogger("rocketq.store")
+
+
+class CommitLogFlusher:
+    """Flushes the commit log and records the durable offset in the checkpoint (thread-safe)."""
+
+    def __init__(self, commit_log: CommitLog, checkpoint: StoreCheckpoint) -> None:
+        self.commit_log = commit_log
+        self.checkpoint = checkpoint
+
+    def flush(self, least_pages: int = 0) -> int:
+        store_ts = self.commit_log.last_store_timestamp
+        where = self.commit_log.queue.flush(least_pages)
+        if where > self.checkpoint.physic_offset:
+            self.checkpoint.physic_offset = where
+            self.checkpoint.physic_msg_timestamp = max(self.checkpoint.physic_msg_timestamp, store_ts)
+        return where
+
+
+class AsyncFlushService(PeriodicService):
+    """ASYNC_FLUSH: every flushIntervalCommitLog, flush when flushCommitLogLeastPages pages are dirty;
+    every flushCommitLogThoroughInterval, flush whatever is dirty."""
+
+    def __init__(
+        self,
+        flusher: CommitLogFlusher,
+        config: MessageStoreConfig,
+        clock: Clock,
+        executor: ThreadPoolExecutor,
+    ) -> None:
+        super().__init__("FlushRealTimeService", config.flush_interval_commit_log_ms / 1000, self._round)
+        self.flusher = flusher
+        self.config = config
+        self.clock = clock
+        self.executor = executor
+        self._last_thorough = clock.monotonic_ms()
+
+    async def _round(self) -> None:
+        now = self.clock.monotonic_ms()
+        least = self.config.flush_commit_log_least_pages
+        if now - self._last_thorough >= self.config.flush_commit_log_thorough_interval_ms:
+            least = 0
+            self._last_thorough = now
+        await asyncio.get_running_loop().run_in_executor(self.executor, self.flusher.flush, least)
+
+
+class GroupCommitService(Service):
+    """SYNC_FLUSH: concurrent puts share one fdatasync (a round covers everything written before it)."""
+
+    name = "GroupCommitService"
+
+    def __init__(self, flusher: CommitLogFlusher, executor: ThreadPoolExecutor) -> None:
+        super().__init__()
+        self.flusher = flusher
+        self.executor = executor
+        self._requests: list[tuple[int, asyncio.Future[bool]]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _on_start(self) -> None:
+        self._task = spawn(self.name, self._run())
+
+    async def _on_stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+        # A last round so that nobody is left waiting on a flush that will not come.
+        where = self.flusher.flush(0)
+        self._answer(where, final=True)
+
+    def request(self, end_offset: int) -> asyncio.Future[bool]:
+        """A future that becomes True once the commit log is durable up to `end_offset`."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._requests.append((end_offset, future))
+        self._wake.set()
+        return future
+
+    def wakeup(self) -> None:
+        self._wake.set()
+
+    def _answer(self, where: int, final: bool = False) -> None:
+        pending: list[tuple[int, asyncio.Future[bool]]] = []
+        for end, future in self._requests:
+            if future.done():
+                continue
+            if where >= end:
+                future.set_result(True)
+            elif final:
+                future.set_result(False)
+            else:
+                pending.append((end, future))
+        self._requests = pending
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                where = await loop.run_in_executor(self.executor, self.flusher.flush, 0)
+            except OSError as exc:
+                log.error("commit-log flush failed: %r", exc)
+                continue
+            self._answer(where)
+            if self._requests:
+                self._wake.set()
+
+
+class QueueFlushService(PeriodicService):
+    """Flushes consume queues and index files on their own schedule, then writes the checkpoint."""
+
+    def __init__(
+        self,
+        commit_log: CommitLog,
+        queues: ConsumeQueueTable,
+        index: IndexService | None,
+        checkpoint: StoreCheckpoint,
+        config: MessageStoreConfig,
+        clock: Clock,
+        executor: ThreadPoolExecutor,
+    ) -> None:
+        super().__init__(
+            "FlushConsumeQueueService", config.flush_interval_consume_queue_ms / 1000, self._round
+        )
+        self.commit_log = commit_log
+        self.queues = queues
+        self.index = index
+        self.checkpoint = checkpoint
+        self.config = config
+        self.clock = clock
+        self.executor = executor
+        self._last_thorough = clock.monotonic_ms()
+
+    async def _round(self) -> None:
+        now = self.clock.monotonic_ms()
+        thorough = now - self._last_thorough >= self.config.flush_consume_queue_thorough_interval_ms
+        if thorough:
+            self._last_thorough = now
+        await asyncio.get_running_loop().run_in_executor(self.executor, self.flush, thorough)
+
+    def flush(self, thorough: bool = True) -> None:
+        """Flush queues and index, then the checkpoint (thread-safe; dispatch is inline, so the commit
+        log's end at the start of the round is how far the queues are complete)."""
+        dispatched = self.commit_log.max_offset
+        store_ts = self.commit_log.last_store_timestamp
+        least = 0 if thorough else self.config.flush_consume_queue_least_pages
+        self.queues.flush(least)
+        cp = self.checkpoint
+        if thorough:
+            cp.logics_offset = max(cp.logics_offset, dispatched)
+            cp.logics_msg_timestamp = max(cp.logics_msg_timestamp, store_ts)
+        if self.index is not None:
+            self.index.flush()
+        cp.index_offset = max(cp.index_offset, dispatched)
+        cp.index_msg_timestamp = max(cp.index_msg_timestamp, store_ts)
+        cp.flush()

@@ -1,0 +1,213 @@
+"""The read path: get_message (a pull), lookups by queue offset, by commit-log offset, by time, by key.
+
+Port of DefaultMessageStore.getMessage and its neighbours (4.9.8), status for status: NO_MATCHED_LOGIC_QUEUE,
+NO_MESSAGE_IN_QUEUE, OFFSET_TOO_SMALL, OFFSET_OVERFLOW_ONE, OFFSET_OVERFLOW_BADLY, OFFSET_FOUND_NULL,
+MESSAGE_WAS_REMOVING, NO_MATCHED_MESSAGE and FOUND with the same next-begin-offset rules, the same
+batch limits (maxTransfer{Bytes,Count}OnMessageIn{Memory,Disk}, at least one message per pull) and the
+same filter order (tags code from the consume queue, then the record). Records come back as the bytes
+stored, ready to be concatenated into a pull body. Deviation: a hole in a consume queue (a unit lost
+with the last crash) is skipped like a filtered unit; query_message checks each candidate's topic and
+keys, so an index hash collision never returns a wrong message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rocketq.common import constants as C
+from rocketq.store.commit_log import CommitLog
+from rocketq.store.config import BrokerRole, MessageStoreConfig
+from rocketq.store.consume_queue import CQ_UNIT
+from rocketq.store.consume_queues import ConsumeQueueTable
+from rocketq.store.index_service import IndexService
+from rocketq.store.record import RecordCheck, check_record
+from rocketq.store.status import GetMessageStatus, GetResult, QueryResult
+
+if TYPE_CHECKING:
+    from rocketq.store.message_store import MessageFilter
+
+# Java maxFilterMessageCount: a pull looks at no more than max(16000 bytes of units, maxMsgNums units).
+MIN_UNITS_SCANNED = 16000 // 20
+
+
+def total_physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 8 * 1024**3
+
+
+class GetService:
+    def __init__(
+        self,
+        config: MessageStoreConfig,
+        commit_log: CommitLog,
+        queues: ConsumeQueueTable,
+        index: Callable[[], IndexService | None],
+    ) -> None:
+        self.config = config
+        self.commit_log = commit_log
+        self.queues = queues
+        self._index = index
+        self.memory_bytes = int(total_physical_memory() * config.access_message_in_memory_max_ratio_pct / 100)
+
+    def _correct(self, old: int, new: int) -> int:
+        """Java nextOffsetCorrection: a slave keeps the client's offset unless offsetCheckInSlave."""
+        cfg = self.config
+        if cfg.broker_role is not BrokerRole.SLAVE or cfg.offset_check_in_slave:
+            return new
+        return old
+
+    def get_message(
+        self,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_count: int,
+        message_filter: MessageFilter | None = None,
+        max_total_bytes: int | None = None,
+    ) -> GetResult:
+        queue = self.queues.get(topic, queue_id)
+        if queue is None:
+            return GetResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, self._correct(offset, 0))
+        min_offset, max_offset = queue.min_offset, queue.max_offset
+        if max_offset == 0:
+            status, nxt = GetMessageStatus.NO_MESSAGE_IN_QUEUE, self._correct(offset, 0)
+        elif offset < min_offset:
+            status, nxt = GetMessageStatus.OFFSET_TOO_SMALL, self._correct(offset, min_offset)
+        elif offset == max_offset:
+            status, nxt = GetMessageStatus.OFFSET_OVERFLOW_ONE, self._correct(offset, offset)
+        elif offset > max_offset:
+            status, nxt = GetMessageStatus.OFFSET_OVERFLOW_BADLY, self._correct(offset, max_offset)
+        else:
+            units = queue.units_from(offset, max(MIN_UNITS_SCANNED, max_count))
+            if units is None:
+                status = GetMessageStatus.OFFSET_FOUND_NULL
+                nxt = self._correct(offset, queue.roll_next_file(offset))
+            else:
+                result = self._collect(units, offset, max_count, message_filter, max_total_bytes)
+                result.min_offset, result.max_offset = min_offset, max_offset
+                return result
+        return GetResult(status, nxt, min_offset, max_offset)
+
+    def _batch_full(
+        self, size: int, max_count: int, total: int, count: int, in_disk: bool, max_bytes: int | None
+    ) -> bool:
+        if total == 0 or count == 0:
+            return False
+        if count >= max_count:
+            return True
+        cfg = self.config
+        if in_disk:
+            limit_bytes, limit_count = (
+                cfg.max_transfer_bytes_on_message_in_disk,
+                cfg.max_transfer_count_on_message_in_disk,
+            )
+        else:
+            limit_bytes, limit_count = (
+                cfg.max_transfer_bytes_on_message_in_memory,
+                cfg.max_transfer_count_on_message_in_memory,
+            )
+        if max_bytes is not None:
+            limit_bytes = max_bytes
+        return total + size > limit_bytes or count > limit_count - 1
+
+    def _collect(
+        self,
+        units: bytes,
+        offset: int,
+        max_count: int,
+        message_filter: MessageFilter | None,
+        max_bytes: int | None,
+    ) -> GetResult:
+        commit_log = self.commit_log
+        max_phy = commit_log.max_offset
+        memory = self.memory_bytes
+        status = GetMessageStatus.NO_MATCHED_MESSAGE
+        records: list[bytes] = []
+        offsets: list[int] = []
+        total = 0
+        next_file_start = -1
+        max_phy_pulling = 0
+        scanned = 0
+        for phys, size, tags_code in CQ_UNIT.iter_unpack(units):
+            max_phy_pulling = phys
+            if next_file_start >= 0 and phys < next_file_start:
+                scanned += 1
+                continue
+            if self._batch_full(size, max_count, total, len(records), max_phy - phys > memory, max_bytes):
+                break
+            scanned += 1
+            if size <= 0:
+                continue  # a hole left by a crash
+            if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
+                continue
+            record = commit_log.read(phys, size)
+            if record is None:
+                if total == 0:
+                    status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                next_file_start = commit_log.roll_next_file(phys)
+                continue
+            if message_filter is not None and not message_filter.is_matched_by_commit_log(record, None):
+                continue
+            records.append(record)
+            offsets.append(offset + scanned - 1)
+            total += size
+            status = GetMessageStatus.FOUND
+            next_file_start = -1
+        if records:
+            status = GetMessageStatus.FOUND
+        return GetResult(
+            status,
+            offset + scanned,
+            records=records,
+            queue_offsets=offsets,
+            suggest_pulling_from_slave=max_phy - max_phy_pulling > memory,
+        )
+
+    # -- lookups ---------------------------------------------------------------------------------------
+    def store_time_of_unit(self, topic: str, queue_id: int, offset: int) -> int:
+        queue = self.queues.get(topic, queue_id)
+        unit = queue.unit(offset) if queue is not None else None
+        if unit is None or unit[1] <= 0:
+            return -1
+        return self.commit_log.store_timestamp(unit[0], unit[1])
+
+    def earliest_message_time(self, topic: str, queue_id: int) -> int:
+        queue = self.queues.get(topic, queue_id)
+        if queue is None:
+            return -1
+        return self.store_time_of_unit(topic, queue_id, queue.min_offset)
+
+    def offset_by_time(self, topic: str, queue_id: int, timestamp_ms: int) -> int:
+        queue = self.queues.get(topic, queue_id)
+        if queue is None:
+            return 0
+        return queue.offset_by_time(timestamp_ms, self.commit_log.min_offset, self.commit_log.store_timestamp)
+
+    def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> QueryResult:
+        """Records of `topic` whose UNIQ_KEY or one of whose KEYS is `key`, stored in [begin, end]."""
+        index = self._index()
+        if index is None:
+            return QueryResult()
+        offsets, last_ts, last_phy = index.query(topic, key, max_num, begin, end)
+        result = QueryResult(index_last_update_timestamp=last_ts, index_last_update_phy_offset=last_phy)
+        for phys in sorted(set(offsets)):
+            record = self.commit_log.read_record(phys)
+            if record is not None and _has_key(record, topic, key):
+                result.records.append(record)
+        return result
+
+
+def _has_key(record: bytes, topic: str, key: str) -> bool:
+    checked = check_record(record, 0, len(record), check_crc=False)
+    parsed = checked.record
+    if checked.kind is not RecordCheck.VALID or parsed is None or parsed.topic != topic:
+        return False
+    props = parsed.properties
+    if props.get(C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) == key:
+        return True
+    keys = props.get(C.PROPERTY_KEYS)
+    return bool(keys) and key in keys.split(C.KEY_SEPARATOR)  # type: ignore[union-attr]

@@ -1,0 +1,196 @@
+"""The put path: check a message, append its record, dispatch it, and say how it went (no flush wait).
+
+Port of DefaultMessageStore.putMessage/putMessages (checkStoreStatus, checkMessage) and of the body of
+CommitLog.putMessage/putMessages before the flush and replication waits (4.9.8). Statuses, not
+exceptions: a bad message is MESSAGE_ILLEGAL or PROPERTIES_SIZE_EXCEEDED with a remark naming the
+problem, and nothing is written. PREPARED and ROLLBACK records take queue offset 0 and get no consume
+queue unit (protocol.md 6.5). Hot path: one dict lookup for the queue, one pass to encode properties,
+struct.pack_into into the mapping, one unit write; no per-message objects beyond the result.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Final
+
+from rocketq.common import constants as C
+from rocketq.store.commit_log import CommitLog, RecordTooLargeError
+from rocketq.store.consume_queues import ConsumeQueueTable
+from rocketq.store.dispatch import Dispatcher, tags_code_of_tag
+from rocketq.store.message import BrokerMessage, BrokerMessageBatch
+from rocketq.store.status import AppendResult, PutMessageStatus, PutResult
+
+log = logging.getLogger("rocketq.store")
+
+MAX_PROPERTIES_BYTES: Final = 32767
+_NV: Final = C.NAME_VALUE_SEPARATOR
+_SEP: Final = C.PROPERTY_SEPARATOR
+_UNIQ: Final = C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+_KEYS: Final = C.PROPERTY_KEYS
+_TAGS: Final = C.PROPERTY_TAGS
+_PUT_OK: Final = PutMessageStatus.PUT_OK
+
+
+def encode_properties(props: dict[str, str]) -> bytes:
+    """protocol.md 4.3 properties string, UTF-8 (entries with a None value are left out)."""
+    if not props:
+        return b""
+    return _SEP.join([k + _NV + v for k, v in props.items() if v is not None]).encode("utf-8")
+
+
+def illegal(status: PutMessageStatus, remark: str) -> PutResult:
+    log.warning("put rejected: %s: %s", status.value, remark)
+    return PutResult(status, None, remark)
+
+
+class PutService:
+    """Appends and dispatches; the facade adds the flush wait and the store-state checks."""
+
+    def __init__(
+        self,
+        commit_log: CommitLog,
+        queues: ConsumeQueueTable,
+        dispatcher: Dispatcher,
+        now_ms: Callable[[], int],
+        max_body_bytes: int,
+    ) -> None:
+        self.commit_log = commit_log
+        self.queues = queues
+        self.dispatcher = dispatcher
+        self.now_ms = now_ms
+        self.max_body_bytes = max_body_bytes
+        self._valid_topics: set[str] = set()
+
+    # -- checks --------------------------------------------------------------------------------------
+    def _topic_problem(self, topic: str) -> str | None:
+        if topic in self._valid_topics:
+            return None
+        problem = C.topic_name_problem(topic)
+        if problem is None and len(self._valid_topics) < 100_000:
+            self._valid_topics.add(topic)
+        return problem
+
+    def _check(self, topic: str, queue_id: int, body: bytes) -> PutResult | None:
+        problem = self._topic_problem(topic)
+        if problem is not None:
+            return illegal(PutMessageStatus.MESSAGE_ILLEGAL, problem)
+        if queue_id < 0:
+            return illegal(PutMessageStatus.MESSAGE_ILLEGAL, f"queue id {queue_id} is negative")
+        if len(body) > self.max_body_bytes:
+            return illegal(
+                PutMessageStatus.MESSAGE_ILLEGAL,
+                f"message body of {len(body)} bytes is over maxMessageSize {self.max_body_bytes}",
+            )
+        return None
+
+    # -- single ---------------------------------------------------------------------------------------
+    def put(self, msg: BrokerMessage) -> PutResult:
+        bad = self._check(msg.topic, msg.queue_id, msg.body)
+        if bad is not None:
+            return bad
+        props_dict = msg.properties
+        props = encode_properties(props_dict)
+        if len(props) > MAX_PROPERTIES_BYTES:
+            return illegal(
+                PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+                f"properties of {len(props)} bytes are over {MAX_PROPERTIES_BYTES}",
+            )
+        topic = msg.topic
+        queue_id = msg.queue_id
+        queue = self.queues.get(topic, queue_id) or self.queues.find_or_create(topic, queue_id)
+        tran = msg.sys_flag & 0xC
+        consumable = tran == 0 or tran == 0x8
+        queue_offset = queue.max_offset if consumable else 0
+        store_ts = self.now_ms()
+        try:
+            phys, size = self.commit_log.append(msg, props, queue_offset, store_ts)
+        except RecordTooLargeError as exc:
+            return illegal(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
+        except OSError as exc:
+            log.error("creating a commit-log file failed: %r", exc)
+            return PutResult(
+                PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, f"create mapped file failed: {exc}"
+            )
+        msg.store_timestamp = store_ts
+        msg.commit_log_offset = phys
+        msg.queue_offset = queue_offset
+        tags_code = msg.tags_code
+        if tags_code == 0 and _TAGS in props_dict:
+            tags_code = tags_code_of_tag(props_dict[_TAGS])
+        dispatcher = self.dispatcher
+        if consumable:
+            queue.put(queue_offset, phys, size, tags_code)
+        if dispatcher.index is not None:
+            dispatcher.index.build(
+                topic, phys, store_ts, msg.sys_flag, props_dict.get(_UNIQ), props_dict.get(_KEYS)
+            )
+        if consumable and dispatcher.listeners:
+            dispatcher.notify(topic, queue_id, queue_offset, tags_code, store_ts, props_dict)
+        msg_id = self.commit_log.msg_id(msg.store_host, phys)
+        return PutResult(_PUT_OK, AppendResult(phys, size, msg_id, store_ts, queue_offset, 1))
+
+    # -- batch ----------------------------------------------------------------------------------------
+    def put_batch(self, batch: BrokerMessageBatch) -> PutResult:
+        if not batch.entries:
+            return illegal(PutMessageStatus.MESSAGE_ILLEGAL, "the batch has no message")
+        if batch.sys_flag & 0xC:
+            return illegal(PutMessageStatus.MESSAGE_ILLEGAL, "a batch cannot carry transactional messages")
+        total_body = 0
+        props_list: list[bytes] = []
+        for _flag, body, props_dict in batch.entries:
+            total_body += len(body)
+            if props_dict.get(C.PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+                return illegal(PutMessageStatus.MESSAGE_ILLEGAL, "a batch cannot carry delayed messages")
+            props = encode_properties(props_dict)
+            if len(props) > MAX_PROPERTIES_BYTES:
+                return illegal(
+                    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+                    f"properties of {len(props)} bytes are over {MAX_PROPERTIES_BYTES}",
+                )
+            props_list.append(props)
+        bad = self._check(batch.topic, batch.queue_id, b"")
+        if bad is not None:
+            return bad
+        if total_body > self.max_body_bytes:
+            return illegal(
+                PutMessageStatus.MESSAGE_ILLEGAL,
+                f"batch bodies of {total_body} bytes are over maxMessageSize {self.max_body_bytes}",
+            )
+        queue = self.queues.find_or_create(batch.topic, batch.queue_id)
+        first_offset = queue.max_offset
+        store_ts = self.now_ms()
+        try:
+            placed = self.commit_log.append_batch(batch, props_list, first_offset, store_ts)
+        except RecordTooLargeError as exc:
+            return illegal(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
+        except OSError as exc:
+            log.error("creating a commit-log file failed: %r", exc)
+            return PutResult(
+                PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, f"create mapped file failed: {exc}"
+            )
+        self._dispatch_batch(batch, placed, first_offset, store_ts)
+        ids = [self.commit_log.msg_id(batch.store_host, phys) for phys, _ in placed]
+        size = sum(s for _, s in placed)
+        return PutResult(
+            _PUT_OK, AppendResult(placed[0][0], size, ",".join(ids), store_ts, first_offset, len(placed))
+        )
+
+    def _dispatch_batch(
+        self, batch: BrokerMessageBatch, placed: list[tuple[int, int]], first_offset: int, store_ts: int
+    ) -> None:
+        queue = self.queues.find_or_create(batch.topic, batch.queue_id)
+        dispatcher = self.dispatcher
+        index = dispatcher.index
+        listeners = dispatcher.listeners
+        topic, queue_id, sys_flag = batch.topic, batch.queue_id, batch.sys_flag
+        offset = first_offset
+        for (_flag, _body, props_dict), (phys, size) in zip(batch.entries, placed, strict=True):
+            tag = props_dict.get(_TAGS)
+            tags_code = tags_code_of_tag(tag) if tag else 0
+            queue.put(offset, phys, size, tags_code)
+            if index is not None:
+                index.build(topic, phys, store_ts, sys_flag, props_dict.get(_UNIQ), props_dict.get(_KEYS))
+            if listeners:
+                dispatcher.notify(topic, queue_id, offset, tags_code, store_ts, props_dict)
+            offset += 1

@@ -1,0 +1,196 @@
+"""Recovery at open: find the end of the commit log, cut a torn tail, and bring queues and index level with it.
+
+Port of CommitLog.recoverNormally/recoverAbnormally and DefaultMessageStore.recover (4.9.8), with the
+offsets of our checkpoint instead of timestamps. Rules:
+1. The scan starts at the beginning of the file that holds the lower of the commit log's durable offset
+   and the queues'/index's durable offset (after a clean shutdown these are the end of the log), and
+   checks every record: magic, sizes, fields that walk to TOTALSIZE, PHYSICALOFFSET, and the body CRC.
+2. Records at or past the queues' durable offset are dispatched again (idempotent: units go to the
+   position their queue offset names; index entries below the index's next offset are skipped).
+3. The first record that is not valid ends the log. If valid records follow it (later in the file or
+   in a later file) and it lies below the durable offset, this is damage, not a torn tail: recovery
+   stops with StoreCorruptError naming the file, rather than drop acknowledged messages. Otherwise the
+   tail is cut: the file ends there, the bytes after it are zeroed, later files are deleted.
+4. Consume-queue units of records past the end are dropped; the index re-indexes from the end.
+A half-written record therefore never becomes readable: it fails rule 1 and is cut by rule 3.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from rocketq.remoting.protocol.message_codec import MESSAGE_MAGIC_CODE
+from rocketq.store.checkpoint import StoreCheckpoint
+from rocketq.store.commit_log import CommitLog
+from rocketq.store.consume_queues import ConsumeQueueTable
+from rocketq.store.dispatch import Dispatcher
+from rocketq.store.errors import StoreCorruptError
+from rocketq.store.index_service import IndexService
+from rocketq.store.mapped_file import MappedFile
+from rocketq.store.record import RecordCheck, check_record
+
+log = logging.getLogger("rocketq.store")
+
+_MAGIC_BYTES = MESSAGE_MAGIC_CODE.to_bytes(4, "big", signed=True)
+_RESYNC_CANDIDATES = 10_000
+
+
+@dataclass(slots=True)
+class RecoveryReport:
+    abnormal: bool
+    scanned_from: int = 0
+    end_offset: int = 0
+    records_scanned: int = 0
+    records_redispatched: int = 0
+    truncated_tail: bool = False
+    problem: str = ""
+
+
+def recover(
+    commit_log: CommitLog,
+    queues: ConsumeQueueTable,
+    index: IndexService | None,
+    dispatcher: Dispatcher,
+    checkpoint: StoreCheckpoint,
+    *,
+    abnormal: bool,
+    check_crc: bool = True,
+) -> RecoveryReport:
+    report = RecoveryReport(abnormal)
+    files = commit_log.queue.files
+    redispatch_from = min(
+        checkpoint.logics_offset, checkpoint.index_offset if index is not None else checkpoint.logics_offset
+    )
+    if not files:
+        _level_with(0, commit_log, queues, index, checkpoint)
+        return report
+    if len(queues) == 0:
+        redispatch_from = 0  # the consume queues are gone (deleted by hand): rebuild them all
+    first_index = _scan_start_index(
+        files, min(checkpoint.physic_offset, redispatch_from), commit_log.file_size
+    )
+    report.scanned_from = files[first_index].file_from_offset
+    end, problem, at_file = _scan(files, first_index, redispatch_from, dispatcher, check_crc, report)
+    report.end_offset = end
+    if problem:
+        report.problem = problem
+        if end < checkpoint.physic_offset and _valid_data_after(files, at_file, end):
+            raise StoreCorruptError(
+                str(files[at_file].path),
+                f"the record at commit-log offset {end} is damaged ({problem}) and valid records follow it; "
+                "refusing to cut acknowledged messages: restore the file or move it and the later ones aside",
+            )
+        log.warning(
+            "commit log: cutting the torn tail at offset %d in %s: %s", end, files[at_file].path.name, problem
+        )
+        report.truncated_tail = True
+    cut = files[at_file]
+    tail_dirty = abnormal or bool(problem)
+    commit_log.queue.truncate_dirty(end)
+    if tail_dirty and not cut.closed and cut.file_from_offset <= end < cut.file_end_offset:
+        cut.zero_from(end - cut.file_from_offset)
+    _level_with(end, commit_log, queues, index, checkpoint)
+    if tail_dirty:
+        for mapped in commit_log.queue.files[first_index:]:
+            mapped.force()
+    return report
+
+
+def _scan_start_index(files: list[MappedFile], offset: int, file_size: int) -> int:
+    if offset < files[0].file_from_offset:
+        return 0
+    index = (offset - files[0].file_from_offset) // file_size
+    if index < len(files):
+        return index
+    return max(0, len(files) - 3)  # the checkpoint is past the files: scan the last three as Java does
+
+
+def _scan(
+    files: list[MappedFile],
+    first_index: int,
+    redispatch_from: int,
+    dispatcher: Dispatcher,
+    check_crc: bool,
+    report: RecoveryReport,
+) -> tuple[int, str, int]:
+    """Walk the records; returns (end offset, problem or "", index of the file the end is in)."""
+    index = first_index
+    mapped = files[index]
+    pos = 0
+    while True:
+        offset = mapped.file_from_offset + pos
+        parse = offset >= redispatch_from
+        result = check_record(mapped.mm, pos, mapped.file_size, check_crc=check_crc, parse=parse)
+        if result.kind is RecordCheck.VALID:
+            record = result.record
+            if record is not None and record.phys_offset != offset:
+                return offset, f"PHYSICALOFFSET says {record.phys_offset}", index
+            if record is None and _phys_offset_at(mapped, pos) != offset:
+                return offset, f"PHYSICALOFFSET says {_phys_offset_at(mapped, pos)}", index
+            report.records_scanned += 1
+            if record is not None:
+                dispatcher.redispatch(record)
+                report.records_redispatched += 1
+            pos += result.size
+            mapped.set_positions(pos)
+        elif result.kind is RecordCheck.BLANK:
+            mapped.set_positions(mapped.file_size)
+            if index + 1 >= len(files):
+                return mapped.file_end_offset, "", index
+            index += 1
+            mapped = files[index]
+            pos = 0
+        elif result.kind is RecordCheck.END:
+            mapped.set_positions(pos)
+            return offset, "", index
+        else:
+            mapped.set_positions(pos)
+            return offset, result.problem, index
+
+
+def _phys_offset_at(mapped: MappedFile, pos: int) -> int:
+    return int.from_bytes(mapped.mm[pos + 28 : pos + 36], "big", signed=True)
+
+
+def _valid_data_after(files: list[MappedFile], at_file: int, end: int) -> bool:
+    """Whether a valid record lies after the damaged one at `end` (so it is not a tail)."""
+    for mapped in files[at_file + 1 :]:
+        if check_record(mapped.mm, 0, mapped.file_size, parse=False).kind is RecordCheck.VALID:
+            return True
+    mapped = files[at_file]
+    start = end - mapped.file_from_offset
+    hit = mapped.mm.find(_MAGIC_BYTES, start + 5)
+    tries = 0
+    while hit >= 0 and tries < _RESYNC_CANDIDATES:
+        tries += 1
+        candidate = hit - 4
+        checked = check_record(mapped.mm, candidate, mapped.file_size, parse=False)
+        if (
+            checked.kind is RecordCheck.VALID
+            and _phys_offset_at(mapped, candidate) == mapped.file_from_offset + candidate
+        ):
+            return True
+        hit = mapped.mm.find(_MAGIC_BYTES, hit + 1)
+    return False
+
+
+def _level_with(
+    end: int,
+    commit_log: CommitLog,
+    queues: ConsumeQueueTable,
+    index: IndexService | None,
+    checkpoint: StoreCheckpoint,
+) -> None:
+    """Make queues, index and checkpoint agree with a commit log that ends at `end`."""
+    for queue in queues:
+        queue.truncate_to_phys(end)
+    if index is not None:
+        index.truncate(end)
+    checkpoint.physic_offset = min(checkpoint.physic_offset, end)
+    checkpoint.logics_offset = min(checkpoint.logics_offset, end)
+    checkpoint.index_offset = min(checkpoint.index_offset, end)
+    commit_log.set_current()
+    min_phy = commit_log.min_offset
+    for queue in queues:
+        queue.correct_min_offset(min_phy)
