@@ -18,10 +18,12 @@ message except the batch's per-entry dicts.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import struct
 from collections.abc import Callable
+from typing import NamedTuple
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.delay import delay_level_of, redirect_to_schedule_topic
@@ -66,6 +68,47 @@ _STORED_CODES = {
 
 HalfMessageHook = Callable[[BrokerContext, BrokerMessage], BrokerMessage]
 
+# Tags repeat: their Java hash is worth caching on the hot path.
+_tags_code = functools.lru_cache(maxsize=8192)(java_hash_code)
+
+
+class SendRequest(NamedTuple):
+    """The fields of either send header (V1 long names, V2 letters), read once on the hot path."""
+
+    topic: str
+    default_topic: str
+    default_topic_queue_nums: int
+    queue_id: int
+    sys_flag: int
+    born_timestamp: int
+    flag: int
+    properties: str | None
+    reconsume_times: int | None
+    unit_mode: bool
+    batch: bool
+    max_reconsume_times: int | None
+
+    @classmethod
+    def of(cls, request: RemotingCommand) -> SendRequest:
+        """Decode the header of a 10 / 310 / 320 request (SYSTEM_ERROR naming a missing field)."""
+        if request.code == RequestCode.SEND_MESSAGE:
+            h = decode_header(SendMessageRequestHeader, request)
+            return cls(
+                h.topic, h.default_topic, h.default_topic_queue_nums, h.queue_id, h.sys_flag, h.born_timestamp,
+                h.flag, h.properties, h.reconsume_times, h.unit_mode, h.batch, h.max_reconsume_times,
+            )  # fmt: skip
+        v2 = decode_header(SendMessageRequestHeaderV2, request)
+        return cls(v2.b, v2.c, v2.d, v2.e, v2.f, v2.g, v2.h, v2.i, v2.j, v2.k, v2.m, v2.l)
+
+
+def born_host_of(conn: Connection) -> tuple[str, int]:
+    """The producer's address as BORNHOST, parsed once per connection."""
+    attributes = conn.attributes
+    host = attributes.get("born_host")
+    if host is None:
+        host = attributes["born_host"] = parse_host(conn.remote_addr)
+    return host  # type: ignore[no-any-return]
+
 
 def prepare_half_message(ctx: BrokerContext, msg: BrokerMessage) -> BrokerMessage:
     """Java TransactionalMessageBridge.parseHalfMessageInner: park the half message in the half topic."""
@@ -95,10 +138,7 @@ class SendMessageProcessor(Processor):
         return {C.PROPERTY_MSG_REGION: cfg.region_id, C.PROPERTY_TRACE_SWITCH: "true" if cfg.trace_on else "false"}
 
     async def send(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
-        if request.code == RequestCode.SEND_MESSAGE:
-            header = decode_header(SendMessageRequestHeader, request)
-        else:
-            header = decode_header(SendMessageRequestHeaderV2, request).to_v1()
+        header = SendRequest.of(request)
         try:
             if header.batch:
                 return await self._send_batch(conn, request, header)
@@ -110,20 +150,21 @@ class SendMessageProcessor(Processor):
             return response
 
     # -- checks shared by both paths (Java msgCheck) -----------------------------------------------
-    def _check(self, conn: Connection, request: RemotingCommand, header: SendMessageRequestHeader) -> TopicConfig:
+    def _check(self, conn: Connection, request: RemotingCommand, header: SendRequest) -> TopicConfig:
         cfg = self.ctx.broker_config
         if cfg.start_accept_send_request_timestamp_ms and self.ctx.clock.now_ms() < cfg.start_accept_send_request_timestamp_ms:
             raise RequestError(ResponseCode.SYSTEM_ERROR, "broker unable to service until the configured start time")
         topic = header.topic
         if not PermName.is_writeable(cfg.broker_permission):
             raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] sending message is forbidden")
-        problem = topic_problem(topic)
-        if problem is not None:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, problem)
+        config = self.ctx.topic_config_manager.topic_config_table.get(topic)
+        if config is None:
+            # A topic in the table passed this check when it was created; only new names need it.
+            problem = topic_problem(topic)
+            if problem is not None:
+                raise RequestError(ResponseCode.SYSTEM_ERROR, problem)
         if topic in C.NOT_ALLOWED_SEND_TOPICS:
             raise RequestError(ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
-        manager = self.ctx.topic_config_manager
-        config = manager.select_topic_config(topic)
         if config is None:
             config = self._create_topic(conn, header)
         if not PermName.is_writeable(config.perm):
@@ -146,7 +187,7 @@ class SendMessageProcessor(Processor):
             )
         return config
 
-    def _create_topic(self, conn: Connection, header: SendMessageRequestHeader) -> TopicConfig:
+    def _create_topic(self, conn: Connection, header: SendRequest) -> TopicConfig:
         topic = header.topic
         sys_flag = 0
         if header.unit_mode:
@@ -163,7 +204,7 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
         return config
 
-    def _pick_queue(self, header: SendMessageRequestHeader, config: TopicConfig) -> int:
+    def _pick_queue(self, header: SendRequest, config: TopicConfig) -> int:
         if header.queue_id >= 0:
             return int(header.queue_id)
         if config.write_queue_nums <= 0:
@@ -172,7 +213,7 @@ class SendMessageProcessor(Processor):
 
     # -- single message -----------------------------------------------------------------------------
     async def _send_one(
-        self, conn: Connection, request: RemotingCommand, header: SendMessageRequestHeader
+        self, conn: Connection, request: RemotingCommand, header: SendRequest
     ) -> RemotingCommand:
         config = self._check(conn, request, header)
         queue_id = self._pick_queue(header, config)
@@ -187,10 +228,10 @@ class SendMessageProcessor(Processor):
             body=request.body,
             flag=header.flag,
             properties=properties,
-            tags_code=java_hash_code(tags) if tags else 0,
+            tags_code=_tags_code(tags) if tags else 0,
             sys_flag=sys_flag,
             born_timestamp=header.born_timestamp,
-            born_host=parse_host(conn.remote_addr),
+            born_host=born_host_of(conn),
             store_host=self.ctx.store_host,
             reconsume_times=header.reconsume_times or 0,
         )
@@ -214,7 +255,7 @@ class SendMessageProcessor(Processor):
         return self._answer(request, result, queue_id)
 
     def _handle_retry_and_dlq(
-        self, request: RemotingCommand, header: SendMessageRequestHeader, msg: BrokerMessage
+        self, request: RemotingCommand, header: SendRequest, msg: BrokerMessage
     ) -> None:
         group = header.topic[len(C.RETRY_GROUP_TOPIC_PREFIX) :]
         group_config = self.ctx.subscription_group_manager.find_subscription_group_config(group)
@@ -232,7 +273,7 @@ class SendMessageProcessor(Processor):
 
     # -- batch ----------------------------------------------------------------------------------------
     async def _send_batch(
-        self, conn: Connection, request: RemotingCommand, header: SendMessageRequestHeader
+        self, conn: Connection, request: RemotingCommand, header: SendRequest
     ) -> RemotingCommand:
         config = self._check(conn, request, header)
         queue_id = self._pick_queue(header, config)
@@ -259,7 +300,7 @@ class SendMessageProcessor(Processor):
             entries=merged,
             sys_flag=sys_flag,
             born_timestamp=header.born_timestamp,
-            born_host=parse_host(conn.remote_addr),
+            born_host=born_host_of(conn),
             store_host=self.ctx.store_host,
             reconsume_times=header.reconsume_times or 0,
         )
