@@ -17,13 +17,13 @@ from rocketq.common.clock import SYSTEM_CLOCK, Clock
 if TYPE_CHECKING:
     from rocketq.broker.clients import ConsumerManager, ProducerManager
     from rocketq.broker.config import BrokerConfig
-    from rocketq.broker.delay import DelayLevelTable
     from rocketq.broker.long_polling import PullRequestHoldService
     from rocketq.broker.offsets import ConsumerOffsetManager
     from rocketq.broker.rebalance_lock import RebalanceLockManager
     from rocketq.broker.subscription_group import SubscriptionGroupManager
     from rocketq.broker.topic_config import TopicConfigManager
     from rocketq.remoting.protocol.bodies.register import TopicConfig
+    from rocketq.store.delay import DelayLevels
     from rocketq.store.message_store import MessageStoreAPI
 
 
@@ -46,7 +46,7 @@ class BrokerContext:
     consumer_manager: ConsumerManager
     producer_manager: ProducerManager
     rebalance_lock_manager: RebalanceLockManager
-    delay_levels: DelayLevelTable
+    delay_levels: DelayLevels
     clock: Clock = SYSTEM_CLOCK
     pull_hold_service: PullRequestHoldService | None = None
     # The bound remoting port (differs from broker_config.listen_port when that is 0).

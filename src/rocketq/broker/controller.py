@@ -20,7 +20,6 @@ from typing import Any
 from rocketq.broker.clients import ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.delay import DelayLevelTable
 from rocketq.broker.housekeeping import Broker2Client, ClientHousekeepingService
 from rocketq.broker.long_polling import PullRequestHoldService
 from rocketq.broker.offsets import ConsumerOffsetManager
@@ -35,6 +34,7 @@ from rocketq.common.errors import RocketQError
 from rocketq.common.service import PeriodicService, spawn
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicConfigSerializeWrapper
 from rocketq.remoting.transport import ClientConfig, RemotingClient, RemotingServer, ServerConfig
+from rocketq.store.delay import DelayLevels
 
 log = logging.getLogger("rocketq.broker")
 
@@ -72,7 +72,7 @@ class BrokerController:
             consumer_manager=self.consumer_manager,
             producer_manager=self.producer_manager,
             rebalance_lock_manager=RebalanceLockManager(cfg.rebalance_lock_max_live_time_ms, clock),
-            delay_levels=DelayLevelTable(getattr(store_config, "message_delay_level", DEFAULT_DELAY_LEVELS)),
+            delay_levels=DelayLevels(getattr(store_config, "message_delay_level", DEFAULT_DELAY_LEVELS)),
             clock=clock,
         )
         self.server = RemotingServer(

@@ -185,13 +185,13 @@ def make_context(store: FakeStore | None = None, groups: Any = None, **broker_cf
     from rocketq.broker.clients import ConsumerManager, ProducerManager
     from rocketq.broker.config import BrokerConfig
     from rocketq.broker.context import BrokerContext
-    from rocketq.broker.delay import DelayLevelTable
     from rocketq.broker.offsets import ConsumerOffsetManager
     from rocketq.broker.rebalance_lock import RebalanceLockManager
     from rocketq.broker.subscription_group import SubscriptionGroupManager
     from rocketq.broker.topic_config import TopicConfigManager
     from rocketq.common.clock import ManualClock
     from rocketq.store.config import MessageStoreConfig
+    from rocketq.store.delay import DelayLevels
 
     clock = ManualClock()
     cfg = BrokerConfig(**broker_cfg)
@@ -206,7 +206,7 @@ def make_context(store: FakeStore | None = None, groups: Any = None, **broker_cf
         consumer_manager=ConsumerManager(None, clock),
         producer_manager=ProducerManager(clock),
         rebalance_lock_manager=RebalanceLockManager(60_000, clock),
-        delay_levels=DelayLevelTable(),
+        delay_levels=DelayLevels(),
         clock=clock,
         port=10911,
     )

@@ -179,3 +179,11 @@ async def test_oneway_gets_no_answer() -> None:
     req.mark_oneway()
     assert await proc.process_request(conn, req) is None
     assert ("T", 1) in store.queues
+
+
+async def test_a_delay_above_the_maximum_is_capped() -> None:
+    proc, store, conn = setup()
+    resp = await proc.process_request(conn, request(header(props={"DELAY": "40"})))
+    assert resp is not None and resp.code == 0
+    msg = store.queues[("SCHEDULE_TOPIC_XXXX", 17)][0]
+    assert msg.properties["DELAY"] == "18" and msg.tags_code == proc.ctx.clock.now_ms() + 7_200_000

@@ -8,8 +8,8 @@ Deviations (issue 4): a topic whose perm lacks WRITE, or a broker whose brokerPe
 refuses every send with NO_PERMISSION (Java refuses only order topics of an unwritable broker and
 relies on the route); a body over maxMessageSize is refused here with MESSAGE_ILLEGAL before the store
 sees it; a malformed batch body is MESSAGE_ILLEGAL (Java: SYSTEM_ERROR from its encoder).
-Hooks: delayed messages are redirected into SCHEDULE_TOPIC_XXXX (broker/delay.py; delivery is the
-store's schedule service), half messages go through `prepare_half_message` (transactions are a later
+Hooks: delayed messages are redirected into SCHEDULE_TOPIC_XXXX (rocketq.store.delay, the helper both
+sides agree on; delivery is the store's schedule service), half messages go through `prepare_half_message` (transactions are a later
 issue; the default does Java's TransactionalMessageBridge rewrite).
 
 Hot path: one header decode, one properties decode, one store call; nothing else allocates per
@@ -26,7 +26,6 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.delay import delay_level_of, redirect_to_schedule_topic
 from rocketq.broker.processors.common import (
     Connection,
     Processor,
@@ -50,6 +49,7 @@ from rocketq.remoting.protocol.headers.send import (
     SendMessageResponseHeader,
 )
 from rocketq.remoting.protocol.message_codec import decode_batch
+from rocketq.store.delay import redirect_to_schedule
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import PutMessageStatus, PutResult
 
@@ -99,6 +99,17 @@ class SendRequest(NamedTuple):
             )  # fmt: skip
         v2 = decode_header(SendMessageRequestHeaderV2, request)
         return cls(v2.b, v2.c, v2.d, v2.e, v2.f, v2.g, v2.h, v2.i, v2.j, v2.k, v2.m, v2.l)
+
+
+def delay_level_of(properties: dict[str, str]) -> int:
+    """The DELAY property as an int; 0 when absent or not a number (where Java's parseInt would throw)."""
+    raw = properties.get(C.PROPERTY_DELAY_TIME_LEVEL)
+    if not raw:
+        return 0
+    try:
+        return int(raw)
+    except ValueError:
+        return 0
 
 
 def born_host_of(conn: Connection) -> tuple[str, int]:
@@ -250,7 +261,7 @@ class SendMessageProcessor(Processor):
         else:
             level = delay_level_of(properties)
             if level > 0:
-                redirect_to_schedule_topic(msg, level, self.ctx.delay_levels, self.ctx.clock.now_ms())
+                redirect_to_schedule(msg, level, self.ctx.delay_levels, self.ctx.clock.now_ms())
         result = await self.ctx.store.put_message(msg)
         return self._answer(request, result, queue_id)
 
