@@ -36,6 +36,20 @@ _POLL_S = 0.02
 
 Overrides = Mapping[str, Any]
 
+# Runs first in the child, then execs the daemon in the same process (same pid): on Linux it asks the
+# kernel for SIGTERM when the harness dies, so a harness killed hard (pytest-timeout's thread method,
+# a CI runner's kill -9) leaves no orphaned daemons behind. Elsewhere it only execs.
+_PARENT_DEATH_WRAPPER = (
+    "import os, signal, sys\n"
+    "try:\n"
+    "    import ctypes\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG\n"
+    "except Exception:\n"
+    "    pass\n"
+    "if os.getppid() == int(sys.argv[1]):\n"
+    "    os.execv(sys.argv[2], sys.argv[2:])\n"
+)
+
 
 class DaemonStartError(RocketQError):
     """A daemon exited or stayed silent instead of printing its READY line."""
@@ -162,7 +176,7 @@ class DaemonProcess:
             stderr.write(f"---- {' '.join(self.argv())}\n".encode())
             stderr.flush()
             self._proc = subprocess.Popen(
-                self.argv(),
+                [self._python, "-S", "-c", _PARENT_DEATH_WRAPPER, str(os.getpid()), *self.argv()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=stderr,

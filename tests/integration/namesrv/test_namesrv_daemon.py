@@ -15,6 +15,7 @@ from rocketq.testing.cluster import DaemonStartError, NamesrvProcess
 from rocketq.testing.fixtures import ClusterFactory
 from rocketq.testing.namesrv_client import NamesrvTestClient
 from rocketq.testing.ports import hold_port
+from rocketq.testing.waiting import wait_for
 
 
 async def test_sigterm_is_a_clean_exit(tmp_path: Path) -> None:
@@ -114,3 +115,30 @@ async def test_cluster_launcher_runs_and_stops(tmp_path: Path) -> None:
     assert ready.startswith("READY cluster namesrv=127.0.0.1:"), err
     assert code == 0, err
     assert "the Name Server stopped" in (tmp_path / "namesrv-0" / "namesrv.stderr.log").read_text()
+
+
+_ORPHAN_SCRIPT = """
+import asyncio, os, sys
+from pathlib import Path
+from rocketq.testing.cluster import NamesrvProcess
+
+async def main():
+    namesrv = await NamesrvProcess("ns", Path(sys.argv[1])).start()
+    print(namesrv.pid, flush=True)
+    os._exit(1)  # a harness killed hard: no teardown runs
+
+asyncio.run(main())
+"""
+
+
+async def test_daemons_stop_when_the_harness_dies(tmp_path: Path) -> None:
+    done = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=30
+    )
+    pid = int(done.stdout.strip())
+    log = tmp_path / "logs" / "namesrv.log"
+
+    def stopped() -> bool:
+        return log.exists() and "the Name Server stopped" in log.read_text()
+
+    await wait_for(stopped, timeout_s=10, what=f"orphaned namesrv {pid} to stop")
