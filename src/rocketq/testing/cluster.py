@@ -9,7 +9,9 @@ and only by their own pid.
 
 A thread per daemon drains stdout so that the harness works under any event loop (asyncio, uvloop)
 and leaves no transports behind; the async methods poll process state with short sleeps bounded by
-deadlines.
+deadlines. On Linux each daemon receives SIGTERM when the thread that started it ends (the kernel's
+parent-death signal), so start clusters from a thread that lives as long as they should: the main
+thread, or the loop thread that owns them.
 """
 
 from __future__ import annotations
