@@ -33,10 +33,10 @@ from rocketq.remoting.transport import RemotingClient
 
 
 class NamesrvTestClient:
-    """Calls one NameServer at `addr` ("host:port")."""
+    """Calls one NameServer at `addr` ("host:port"; of a "a;b" list, the first one)."""
 
     def __init__(self, addr: str, timeout_ms: int = 3000) -> None:
-        self.addr = addr
+        self.addr = addr.split(";")[0].strip()
         self.timeout_ms = timeout_ms
         self.remoting = RemotingClient()
 
