@@ -19,7 +19,6 @@ from rocketq.store.mapped_file import MappedFile
 from rocketq.store.mapped_file_queue import MappedFileQueue
 
 CQ_UNIT = struct.Struct(">qiq")
-_ZERO_UNIT = bytes(CQ_STORE_UNIT_SIZE)
 
 # store_time(phys_offset, size) -> STORETIMESTAMP, or -1 when the record is gone.
 StoreTimeLookup = Callable[[int, int], int]
@@ -34,23 +33,26 @@ def decode_unit(raw: bytes) -> tuple[int, int, int]:
     return phys, size, tags
 
 
-def find_written_end(mm: object, limit: int) -> int:
-    """Byte position of the first all-zero unit in [0, limit) (units are written front to back).
+_SCAN_CHUNK = CQ_STORE_UNIT_SIZE * 3277  # about 64 KiB, whole units
 
-    A written unit never holds 20 zero bytes (its size is > 0) and the zeros inside units run shorter
-    than 20 bytes, so the first aligned 20-zero window is the end of the written units.
+
+def find_written_end(mm: object, limit: int) -> int:
+    """Byte position just after the last written unit in [0, limit).
+
+    A written unit is never all zeros (its size is > 0), so this is the end of the last non-zero unit,
+    found from the back: zero chunks are skipped by comparison, then the last chunk with data is
+    stripped of its trailing zeros. Holes before it (a queue rebuilt from the middle) stay holes.
     """
-    find = mm.find  # type: ignore[attr-defined]
-    pos = 0
-    while pos < limit:
-        hit = find(_ZERO_UNIT, pos, limit)
-        if hit < 0:
-            return limit
-        aligned = -(-hit // CQ_STORE_UNIT_SIZE) * CQ_STORE_UNIT_SIZE
-        if aligned + CQ_STORE_UNIT_SIZE <= limit and mm[aligned : aligned + CQ_STORE_UNIT_SIZE] == _ZERO_UNIT:  # type: ignore[index]
-            return aligned
-        pos = hit + 1
-    return limit
+    end = limit
+    zeros = bytes(_SCAN_CHUNK)
+    while end > 0:
+        start = max(0, end - _SCAN_CHUNK)
+        chunk = mm[start:end]  # type: ignore[index]
+        if chunk != zeros[: end - start]:
+            last = start + len(chunk.rstrip(b"\0"))
+            return -(-last // CQ_STORE_UNIT_SIZE) * CQ_STORE_UNIT_SIZE
+        end = start
+    return 0
 
 
 class ConsumeQueue:

@@ -38,6 +38,24 @@ def index_key_hash(key: str) -> int:
     return zlib.crc32(key.encode("utf-8")) & _INT_MAX
 
 
+def encode_index_entry(key_hash: int, phy_offset: int, time_diff_s: int, prev_index: int) -> bytes:
+    return INDEX_ENTRY.pack(key_hash, phy_offset, time_diff_s, prev_index)
+
+
+def decode_index_entry(raw: bytes) -> tuple[int, int, int, int]:
+    key_hash, phy, diff, prev = INDEX_ENTRY.unpack(raw)
+    return key_hash, phy, diff, prev
+
+
+def encode_index_header(begin_ts: int, end_ts: int, begin_phy: int, end_phy: int, slots: int, count: int) -> bytes:
+    return INDEX_HEADER.pack(begin_ts, end_ts, begin_phy, end_phy, slots, count)
+
+
+def decode_index_header(raw: bytes) -> tuple[int, int, int, int, int, int]:
+    begin_ts, end_ts, begin_phy, end_phy, slots, count = INDEX_HEADER.unpack(raw)
+    return begin_ts, end_ts, begin_phy, end_phy, slots, count
+
+
 def index_file_size(slot_num: int, index_num: int) -> int:
     return INDEX_HEADER_SIZE + slot_num * HASH_SLOT_SIZE + index_num * INDEX_ENTRY_SIZE
 

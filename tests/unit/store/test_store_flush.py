@@ -1,0 +1,118 @@
+"""Flush: group commit shares fdatasyncs, FLUSH_DISK_TIMEOUT, async flush thresholds, checkpoint offsets."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import TYPE_CHECKING
+
+from rocketq.store.checkpoint import StoreCheckpoint
+from rocketq.store.status import PutMessageStatus
+
+if TYPE_CHECKING:
+    from conftest import MessageFactory, StoreFactory
+
+
+async def test_group_commit_shares_flushes_between_concurrent_puts(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store(flushDiskType="SYNC_FLUSH", mappedFileSizeCommitLog=1 << 20, maxMessageSize=4096)
+    await store.start()
+    assert store._flusher is not None
+    flusher = store._flusher
+    calls = []
+    real_flush = flusher.flush
+
+    def counting_flush(least_pages: int = 0) -> int:
+        calls.append(least_pages)
+        return real_flush(least_pages)
+
+    flusher.flush = counting_flush  # type: ignore[method-assign]
+    results = await asyncio.gather(
+        *(store.put_message(message(queue_id=i % 4, body=b"x" * 100)) for i in range(64))
+    )
+    assert all(r.status is PutMessageStatus.PUT_OK for r in results)
+    assert 1 <= len(calls) < 64
+    end = max(r.append.wrote_offset + r.append.wrote_bytes for r in results if r.append)
+    assert store.commit_log.queue.flushed_where >= end
+    await store.shutdown()
+
+
+async def test_a_stuck_flush_answers_flush_disk_timeout(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store(flushDiskType="SYNC_FLUSH", syncFlushTimeout=50)
+    await store.start()
+    assert store._flusher is not None
+    release = threading.Event()
+    real_flush = store._flusher.flush
+
+    def stuck_flush(least_pages: int = 0) -> int:
+        release.wait(10)
+        return real_flush(least_pages)
+
+    store._flusher.flush = stuck_flush  # type: ignore[method-assign]
+    result = await store.put_message(message())
+    assert result.status is PutMessageStatus.FLUSH_DISK_TIMEOUT and result.is_ok  # stored, not yet durable
+    no_wait = await store.put_message(message(WAIT="false"))
+    assert no_wait.status is PutMessageStatus.PUT_OK  # WAIT=false does not wait for the flush
+    release.set()
+    await store.shutdown()
+    again = make_store()
+    assert again.get_max_offset_in_queue("TopicA", 0) == 2
+
+
+async def test_sync_flush_without_services_flushes_inline(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store(flushDiskType="SYNC_FLUSH")
+    result = await store.put_message(message())
+    assert result.status is PutMessageStatus.PUT_OK and result.append is not None
+    assert store.commit_log.queue.flushed_where == result.append.wrote_bytes
+
+
+async def test_async_flush_waits_for_enough_dirty_pages(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store(mappedFileSizeCommitLog=1 << 20, flushCommitLogLeastPages=2)
+    assert store._flusher is not None
+    await store.put_message(message(body=b"x" * 100))
+    assert store._flusher.flush(2) == 0  # less than two pages dirty: nothing yet
+    for _ in range(10):
+        await store.put_message(message(body=b"x" * 1000))
+    assert store._flusher.flush(2) == store.get_max_phy_offset()
+    assert store.checkpoint is not None and store.checkpoint.physic_offset == store.get_max_phy_offset()
+
+
+async def test_clean_shutdown_writes_the_checkpoint_and_removes_the_abort_file(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store()
+    await store.start()
+    assert store.config.abort_path.exists()
+    for i in range(20):
+        await store.put_message(message(queue_id=i % 3, keys=f"k{i}"))
+    end = store.get_max_phy_offset()
+    await store.shutdown()
+    assert not store.config.abort_path.exists()
+    checkpoint = StoreCheckpoint(store.config.checkpoint_path)
+    assert (checkpoint.physic_offset, checkpoint.logics_offset, checkpoint.index_offset) == (end, end, end)
+    assert checkpoint.physic_msg_timestamp > 0 and checkpoint.safe_offset == end
+    checkpoint.close()
+    again = make_store()
+    assert again.recovery is not None and not again.recovery.abnormal
+    assert again.recovery.records_redispatched == 0
+
+
+async def test_queue_flush_records_how_far_queues_are_durable(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store()
+    for _ in range(5):
+        await store.put_message(message())
+    assert store.checkpoint is not None and store.checkpoint.logics_offset == 0
+    end = store.flush()
+    assert end == store.get_max_phy_offset()
+    assert store.checkpoint.logics_offset == end and store.checkpoint.index_offset == end
+    queue = store.queues.get("TopicA", 0)
+    assert queue is not None and queue.queue.flushed_where == 5 * 20
