@@ -273,7 +273,9 @@ class OrderlyConsumeService(_BaseService):
             return False
         else:
             commit = pq.commit()
-        if commit >= 0 and not pq.dropped:
+        if commit >= 0:
+            # Recorded even when the queue was just dropped: its release waits for this batch (it holds
+            # pq.consume_lock) and then persists this offset, so the next owner does not redo the batch.
             self.host.offset_store.update_offset(mq, commit, increase_only=False)
         return True
 

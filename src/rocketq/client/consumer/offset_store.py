@@ -17,6 +17,8 @@ import os
 from collections.abc import Iterable
 from typing import Protocol
 
+from rocketq.client.config import ConsumeFromWhere, ConsumerConfig
+from rocketq.common import constants as C
 from rocketq.common.message import MessageQueue
 from rocketq.common.persist import atomic_write_json, read_json
 
@@ -153,3 +155,38 @@ class LocalFileOffsetStore(OffsetStore):
             await asyncio.to_thread(atomic_write_json, self.path, {"offsetTable": entries})
         except OSError as exc:
             log.warning("group %s: cannot write offsets to %s: %s", self.group, self.path, exc)
+
+
+class QueueBoundsSource(Protocol):
+    """Broker queue bounds (implemented by ClientInstance)."""
+
+    async def max_offset(self, mq: MessageQueue) -> int: ...
+
+    async def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int: ...
+
+
+async def compute_pull_from_where(bounds: QueueBoundsSource, store: OffsetStore, config: ConsumerConfig, mq: MessageQueue) -> int:
+    """Where a consumer starts on `mq`: its committed offset, else what ConsumeFromWhere says.
+
+    Java RebalancePushImpl.computePullFromWhereWithException: LAST -> the queue's max offset (0 for a
+    retry topic), FIRST -> 0, TIMESTAMP -> the offset nearest consume_timestamp_ms (max for a retry
+    topic). Returns -1 when the store or the broker cannot be asked now (the caller tries again later).
+    """
+    last = await store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
+    if last >= 0:
+        return last
+    if last != NOT_FOUND:
+        return -1
+    where = config.consume_from_where
+    is_retry = mq.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX)
+    try:
+        if where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
+            return 0
+        if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
+            if is_retry:
+                return await bounds.max_offset(mq)
+            return await bounds.search_offset(mq, config.consume_timestamp_ms or 0)
+        return 0 if is_retry else await bounds.max_offset(mq)
+    except Exception as exc:
+        log.info("start offset of %s: %s", mq, exc)
+        return -1

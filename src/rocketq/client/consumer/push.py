@@ -17,15 +17,14 @@ import time
 from types import TracebackType
 from typing import Any, Self
 
-from rocketq.client.config import ConsumeFromWhere, ConsumerConfig, MessageModel
+from rocketq.client.config import ConsumerConfig, MessageModel
 from rocketq.client.consumer.allocate import AllocateStrategy, strategy_by_name
 from rocketq.client.consumer.consume_service import ConcurrentConsumeService, Listener, OrderlyConsumeService
 from rocketq.client.consumer.offset_store import (
-    NOT_FOUND,
     LocalFileOffsetStore,
     OffsetStore,
-    ReadOffsetType,
     RemoteBrokerOffsetStore,
+    compute_pull_from_where,
 )
 from rocketq.client.consumer.process_queue import ProcessQueue
 from rocketq.client.consumer.pull_api import PullAPIWrapper
@@ -217,7 +216,11 @@ class PushConsumer:
             await service.stop()
         await self.pull_service.stop()
         await self.consume_service.shutdown(max(self.config.await_termination_ms_when_shutdown, 3000))
-        await self.persist_consumer_offset()
+        if isinstance(self.offset_store, LocalFileOffsetStore):
+            await self.offset_store.persist_all(list(self.rebalance.process_queues))
+        else:
+            for mq in list(self.rebalance.process_queues):
+                await self.offset_store.persist(mq)  # acknowledged: a successor starts where this one stopped
         if self.consume_orderly and self.config.message_model is MessageModel.CLUSTERING:
             await self.rebalance.unlock_all()
         for pq in self.rebalance.process_queues.values():
@@ -364,27 +367,8 @@ class PushConsumer:
 
     # -- RebalanceHost --------------------------------------------------------------------------------
     async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        """Committed offset, else where ConsumeFromWhere says; -1 when the broker cannot be asked now."""
-        inst = self._instance
-        assert inst is not None
-        last = await self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
-        if last >= 0:
-            return last
-        if last != NOT_FOUND:
-            return -1
-        where = self.config.consume_from_where
-        is_retry = mq.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX)
-        try:
-            if where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-                return 0
-            if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
-                if is_retry:
-                    return await inst.max_offset(mq)
-                return await inst.search_offset(mq, self.config.consume_timestamp_ms or 0)
-            return 0 if is_retry else await inst.max_offset(mq)
-        except (RemotingError, BrokerResponseError, ClientStateError) as exc:
-            log.info("start offset of %s: %s", mq, exc)
-            return -1
+        assert self._instance is not None
+        return await compute_pull_from_where(self._instance, self.offset_store, self.config, mq)
 
     def dispatch_pull(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         if self._state == "RUNNING":

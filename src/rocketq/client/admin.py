@@ -1,0 +1,289 @@
+"""Admin: topics, routes, clusters, consumer groups and their progress, message lookup, offset reset.
+
+Port of the parts of org.apache.rocketmq.tools.admin.DefaultMQAdminExt(Impl) and
+client.impl.MQAdminImpl (4.9.8) that API.md names. Requests are built by MQClientAPI (client/api.py);
+this module chooses the servers: name servers for routes and cluster info, every master of a cluster
+for topic and group changes, every master of a topic for queries. The client starts on first use.
+Deviation: when a broker does not serve INVOKE_BROKER_TO_RESET_OFFSET (222), reset_offset_by_time
+writes the offsets itself (SEARCH_OFFSET_BY_TIMESTAMP + UPDATE_CONSUMER_OFFSET per queue), which is
+right only while the group's consumers are offline (as Java's resetOffsetByTimeOld).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+from rocketq.client.config import ClientConfig
+from rocketq.client.errors import MQClientError, NoRouteError
+from rocketq.client.instance import ClientInstance, acquire_instance
+from rocketq.common import constants as C
+from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.msg_id import parse_offset_msg_id
+from rocketq.remoting.errors import RequestCodeNotSupportedError
+from rocketq.remoting.protocol.bodies import fastjson
+from rocketq.remoting.protocol.bodies.admin import (
+    ConsumerConnection,
+    ConsumeStats,
+    OffsetWrapper,
+    SubscriptionGroupConfig,
+    TopicList,
+    TopicOffset,
+    TopicStatsTable,
+)
+from rocketq.remoting.protocol.bodies.consumer import ResetOffsetBody
+from rocketq.remoting.protocol.bodies.register import KVTable
+from rocketq.remoting.protocol.bodies.route import ClusterInfo, TopicRouteData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.headers.admin import (
+    CreateTopicRequestHeader,
+    DeleteTopicRequestHeader,
+    GetConsumerConnectionListRequestHeader,
+    GetConsumeStatsRequestHeader,
+    GetTopicStatsInfoRequestHeader,
+    ResetOffsetRequestHeader,
+)
+from rocketq.remoting.protocol.headers.namesrv import DeleteTopicFromNamesrvRequestHeader
+
+
+@dataclass(slots=True)
+class QueueProgress:
+    """One queue of a consumer group: the broker's max offset, the group's offset, and the lag."""
+
+    queue: MessageQueue
+    broker_offset: int
+    consumer_offset: int
+    last_timestamp: int = 0
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.broker_offset - self.consumer_offset)
+
+
+class Admin:
+    """Cluster administration over the name servers and brokers (async; see rocketq.client.blocking)."""
+
+    def __init__(self, namesrv_addr: str | None = None, *, config: ClientConfig | None = None, **settings: Any) -> None:
+        values = dict(config.model_dump()) if config is not None else {}
+        values.update(settings)
+        if namesrv_addr is not None:
+            values["namesrv_addr"] = namesrv_addr
+        values.setdefault("instance_name", "ADMIN")
+        self.config = ClientConfig.build(values, source="Admin")
+        self._instance: ClientInstance | None = None
+
+    async def start(self) -> None:
+        if self._instance is None:
+            inst = acquire_instance(self.config)
+            inst.admin_users += 1
+            try:
+                await inst.start()
+            except BaseException:
+                await inst.release_admin()
+                raise
+            self._instance = inst
+
+    async def shutdown(self) -> None:
+        inst, self._instance = self._instance, None
+        if inst is not None:
+            await inst.release_admin()
+
+    close = shutdown
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        await self.shutdown()
+
+    async def _inst(self) -> ClientInstance:
+        if self._instance is None:
+            await self.start()
+        assert self._instance is not None
+        return self._instance
+
+    # -- name server views ---------------------------------------------------------------------------
+    async def cluster_info(self) -> ClusterInfo:
+        inst = await self._inst()
+        return await inst.api.get_cluster_info(inst.namesrv_addr())
+
+    async def topic_route(self, topic: str) -> TopicRouteData:
+        inst = await self._inst()
+        route = await inst.fetch_route(topic)
+        if route is None:
+            raise NoRouteError(topic)
+        return route
+
+    async def topic_list(self) -> list[str]:
+        inst = await self._inst()
+        resp = await inst.api.invoke(inst.namesrv_addr(), RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+        return sorted(TopicList.decode(resp.body).topic_list) if resp.body else []
+
+    async def _masters(self, cluster: str | None) -> list[tuple[str, str]]:
+        """(broker name, master address) of every broker of `cluster` (of all clusters when None)."""
+        info = await self.cluster_info()
+        names = set(info.cluster_addr_table.get(cluster, [])) if cluster else set(info.broker_addr_table)
+        if cluster and cluster not in info.cluster_addr_table:
+            raise MQClientError(f"no cluster named {cluster!r}; known: {sorted(info.cluster_addr_table)}")
+        out = []
+        for name in sorted(names):
+            data = info.broker_addr_table.get(name)
+            if data is not None and data.master_addr:
+                out.append((name, data.master_addr))
+        return out
+
+    async def _topic_masters(self, topic: str) -> list[tuple[str, str]]:
+        route = await self.topic_route(topic)
+        return [(bd.broker_name, bd.master_addr) for bd in sorted(route.broker_datas, key=lambda b: b.broker_name) if bd.master_addr]
+
+    # -- topics -------------------------------------------------------------------------------------------
+    async def create_topic(
+        self,
+        topic: str,
+        cluster: str | None = C.DEFAULT_CLUSTER,
+        read_queues: int = 4,
+        write_queues: int = 4,
+        *,
+        perm: int = 6,
+        order: bool = False,
+        broker_addr: str | None = None,
+    ) -> list[str]:
+        """Create or update `topic` on every master of `cluster` (or on `broker_addr`); their addresses."""
+        problem = C.topic_name_problem(topic)
+        if problem is not None:
+            raise MQClientError(problem)
+        inst = await self._inst()
+        header = CreateTopicRequestHeader(
+            topic=topic, default_topic=C.AUTO_CREATE_TOPIC_KEY_TOPIC, read_queue_nums=read_queues,
+            write_queue_nums=write_queues, perm=perm, topic_filter_type="SINGLE_TAG", topic_sys_flag=0, order=order,
+        )
+        targets = [broker_addr] if broker_addr else [addr for _, addr in await self._masters(cluster)]
+        if not targets:
+            raise MQClientError(f"cluster {cluster!r} has no master broker")
+        for addr in targets:
+            await inst.api.invoke(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, header)
+        return targets
+
+    async def delete_topic(self, topic: str, cluster: str | None = C.DEFAULT_CLUSTER) -> None:
+        """Delete `topic` from the masters of `cluster` and from every name server."""
+        inst = await self._inst()
+        for _, addr in await self._masters(cluster):
+            await inst.api.invoke(addr, RequestCode.DELETE_TOPIC_IN_BROKER, DeleteTopicRequestHeader(topic))
+        for ns in inst.config.namesrv_list():
+            await inst.api.invoke(ns, RequestCode.DELETE_TOPIC_IN_NAMESRV, DeleteTopicFromNamesrvRequestHeader(topic, cluster))
+        inst.route_table.pop(topic, None)
+
+    async def topic_status(self, topic: str) -> dict[MessageQueue, TopicOffset]:
+        """Per queue: min offset, max offset and the store time of the last message."""
+        inst = await self._inst()
+        out: dict[MessageQueue, TopicOffset] = {}
+        for _, addr in await self._topic_masters(topic):
+            resp = await inst.api.invoke(addr, RequestCode.GET_TOPIC_STATS_INFO, GetTopicStatsInfoRequestHeader(topic))
+            out.update(TopicStatsTable.decode(resp.body).offset_table)
+        return dict(sorted(out.items()))
+
+    # -- groups ----------------------------------------------------------------------------------------
+    async def update_subscription_group(
+        self, group: str, cluster: str | None = C.DEFAULT_CLUSTER, *, broker_addr: str | None = None, **fields: Any
+    ) -> list[str]:
+        """Create or update a consumer group's settings (retry_max_times=..., consume_broadcast_enable=...)."""
+        inst = await self._inst()
+        cfg = SubscriptionGroupConfig(group_name=group)
+        for name, value in fields.items():
+            if not hasattr(cfg, name):
+                raise MQClientError(f"unknown subscription group setting {name!r}")
+            setattr(cfg, name, value)
+        targets = [broker_addr] if broker_addr else [addr for _, addr in await self._masters(cluster)]
+        for addr in targets:
+            await inst.api.invoke(addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, cfg.encode())
+        return targets
+
+    async def consumer_connections(self, group: str) -> ConsumerConnection:
+        inst = await self._inst()
+        for _, addr in await self._topic_masters(C.retry_topic(group)):
+            resp = await inst.api.invoke(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, GetConsumerConnectionListRequestHeader(group))
+            return ConsumerConnection.decode(resp.body)
+        raise MQClientError(f"group {group} has no broker")
+
+    async def consumer_progress(self, group: str, topic: str | None = None) -> list[QueueProgress]:
+        """Per queue of the group's topics: broker offset, consumer offset and lag (GET_CONSUME_STATS)."""
+        inst = await self._inst()
+        try:
+            masters = await self._topic_masters(C.retry_topic(group))
+        except NoRouteError:
+            masters = await self._masters(None)
+        table: dict[MessageQueue, OffsetWrapper] = {}
+        for _, addr in masters:
+            resp = await inst.api.invoke(addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic))
+            table.update(ConsumeStats.decode(resp.body).offset_table)
+        return [
+            QueueProgress(mq, w.broker_offset, w.consumer_offset, w.last_timestamp)
+            for mq, w in sorted(table.items())
+            if not mq.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX) or topic is not None
+        ]
+
+    async def reset_offset_by_time(self, group: str, topic: str, timestamp_ms: int, *, force: bool = True) -> dict[MessageQueue, int]:
+        """Move the group's offsets on `topic` to the messages stored at `timestamp_ms`; the new offsets."""
+        inst = await self._inst()
+        header = ResetOffsetRequestHeader(topic=topic, group=group, timestamp=timestamp_ms, is_force=force)
+        result: dict[MessageQueue, int] = {}
+        for name, addr in await self._topic_masters(topic):
+            try:
+                resp = await inst.api.invoke(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, header)
+                result.update(ResetOffsetBody.decode(resp.body).offset_table if resp.body else {})
+            except RequestCodeNotSupportedError:
+                result.update(await self._reset_by_hand(name, addr, group, topic, timestamp_ms))
+        return dict(sorted(result.items()))
+
+    async def _reset_by_hand(self, broker: str, addr: str, group: str, topic: str, timestamp_ms: int) -> dict[MessageQueue, int]:
+        inst = await self._inst()
+        route = await self.topic_route(topic)
+        out = {}
+        for qd in route.queue_datas:
+            if qd.broker_name != broker:
+                continue
+            for qid in range(qd.read_queue_nums):
+                mq = MessageQueue(topic, broker, qid)
+                offset = await inst.api.search_offset(addr, mq, timestamp_ms)
+                await inst.api.update_consumer_offset(addr, group, mq, offset, oneway=False)
+                out[mq] = offset
+        return out
+
+    # -- messages -----------------------------------------------------------------------------------------
+    async def query_message_by_id(self, msg_id: str) -> MessageExt:
+        """The message with this offset message id (the broker address is inside the id)."""
+        try:
+            ip, port, offset = parse_offset_msg_id(msg_id)
+        except ValueError as exc:
+            raise MQClientError(f"{msg_id!r} is not an offset message id: {exc}") from None
+        inst = await self._inst()
+        return await inst.api.view_message(f"{ip}:{port}", offset)
+
+    async def query_message_by_key(
+        self, topic: str, key: str, max_num: int = 32, begin_ms: int = 0, end_ms: int | None = None
+    ) -> list[MessageExt]:
+        """Messages of `topic` whose KEYS hold `key`, from every master of the topic."""
+        found = await self._query(topic, key, max_num, begin_ms, end_ms, unique=False)
+        return [m for m in found if key in m.keys][:max_num]
+
+    async def query_message_by_unique_key(self, topic: str, uniq_key: str, max_num: int = 32) -> list[MessageExt]:
+        """Messages of `topic` with this client (UNIQ_KEY) message id."""
+        found = await self._query(topic, uniq_key, max_num, 0, None, unique=True)
+        return [m for m in found if m.uniq_key == uniq_key]
+
+    async def _query(self, topic: str, key: str, max_num: int, begin_ms: int, end_ms: int | None, *, unique: bool) -> list[MessageExt]:
+        inst = await self._inst()
+        end = end_ms if end_ms is not None else int(time.time() * 1000) + 60_000
+        out: list[MessageExt] = []
+        for _, addr in await self._topic_masters(topic):
+            out.extend(await inst.api.query_message(addr, topic, key, max_num, begin_ms, end, unique_key=unique))
+        return sorted(out, key=lambda m: m.store_timestamp)
+
+    async def broker_status(self, broker_addr: str) -> dict[str, str]:
+        """GET_BROKER_RUNTIME_INFO: the broker's runtime figures."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+        return dict(sorted(KVTable.from_json(fastjson.loads(resp.body)).table.items())) if resp.body else {}
