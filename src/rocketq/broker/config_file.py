@@ -103,6 +103,10 @@ class ConfigFileManager:
             return
         try:
             await asyncio.to_thread(self.write, data)
+        except asyncio.CancelledError:
+            # Stopped mid-write (shutdown): the job may never have run, so the final persist writes again.
+            self._dirty = True
+            raise
         except OSError as exc:
             self._dirty = True
             log.error("persisting %s failed: %s", self._path, exc)

@@ -57,3 +57,27 @@ def test_remove_group_and_topic_and_clone() -> None:
     assert m.which_topics_by_consumer("g") == set()
     m.remove_topic("T")
     assert m.which_groups_by_topic("T") == set()
+
+
+async def test_a_persist_stopped_mid_write_leaves_the_table_dirty(tmp_path: Path) -> None:
+    import asyncio
+    import contextlib
+    import threading
+
+    m = ConsumerOffsetManager(str(tmp_path))
+    m.commit_offset("c", "g", "T", 0, 1)
+    gate = threading.Event()
+    original = m.write
+    m.write = lambda data: (gate.wait(5), original(data))  # type: ignore[method-assign]
+    task = asyncio.ensure_future(m.persist_async())
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not m.dirty  # the snapshot was taken
+    task.cancel()
+    gate.set()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert m.dirty  # so the shutdown's final persist writes it again
+    m.write = original  # type: ignore[method-assign]
+    m.persist()
+    assert ConsumerOffsetManager(str(tmp_path)).load()
