@@ -107,6 +107,7 @@ class BrokerController:
         self.ctx.register_increment = self.register_increment
         self.ctx.on_broker_config_changed = self._on_broker_config_changed
         self._started = False
+        self._store_open = False
 
     def _build_services(self) -> dict[str, PeriodicService]:
         cfg = self.broker_config
@@ -156,6 +157,7 @@ class BrokerController:
             await self.store.start()
         except (RocketQError, OSError) as exc:
             raise BrokerStartError(f"the store under {self.root} cannot be opened: {exc}") from exc
+        self._store_open = True  # from here on the store directory (and its config/) is ours
         self.store.add_arrival_listener(self.hold_service.on_message_arrival)
         await self.server.start()  # RemotingError (port in use) goes to the daemon
         self._started = True
@@ -190,6 +192,8 @@ class BrokerController:
         if self._started:
             await self.outer_api.unregister_broker_all(self.identity())
         await self._services["persist"].stop()
+        if not self._store_open:
+            return await self.client.shutdown()  # never write into a store another process holds
         for manager in self._managers():
             try:
                 manager.persist()

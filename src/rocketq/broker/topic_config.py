@@ -211,4 +211,5 @@ class TopicConfigManager(ConfigFileManager):
         self.topic_config_table.update(wrapper.topic_config_table)
         self.data_version.assign_new_one(wrapper.data_version)
         for config in wrapper.topic_config_table.values():
-            log.info("loaded topic %s", config)
+            log.debug("loaded topic %s", config)
+        log.info("loaded %d topics, data version %s", len(wrapper.topic_config_table), wrapper.data_version.to_json())
