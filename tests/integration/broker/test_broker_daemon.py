@@ -63,3 +63,15 @@ async def test_sigterm_shuts_down_cleanly_and_persists(cluster_factory: ClusterF
     assert "Persisted@cg" in (config_dir / "consumerOffset.json").read_text()
     assert '"Persisted"' in (config_dir / "topics.json").read_text()
     assert (proc.store_dir / "logs" / "broker.log").read_text().count("boot success") == 1
+
+
+async def test_a_store_in_use_exits_1_and_is_left_alone(cluster_factory: ClusterFactory) -> None:
+    cluster = await cluster_factory(broker_overrides=SMALL_STORE)
+    running = cluster.brokers[0]
+    topics = (running.store_dir / "config" / "topics.json").read_bytes()
+    code, out, err = await run_broker("--listen-port", "0", "--store-path-root-dir", str(running.store_dir))
+    assert code == 1 and "READY" not in out
+    assert "in use by another process" in err.strip().splitlines()[-1]
+    assert (running.store_dir / "config" / "topics.json").read_bytes() == topics
+    async with BrokerTestClient(running.addr) as broker:  # the first broker is unharmed
+        assert (await broker.send("StillHere", b"x", queue_id=-1)).code == 0
