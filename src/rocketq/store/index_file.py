@@ -97,7 +97,34 @@ class IndexFile:
                 self.index_count,
             ) = INDEX_HEADER.unpack_from(self.mm, 0)
             self.index_count = max(1, min(self.index_count, index_num))
+            self._recover_count()
         self.dirty = is_new
+
+    def _recover_count(self) -> None:
+        """Count the entries written after the header was last saved (a crash between flushes).
+
+        Entries go in order and their offsets never decrease, so the ones past the saved count are
+        the non-zero entries that continue the sequence. Without this, slots that already point at
+        them would look invalid and cut the older entries of their chains off.
+        """
+        count = self.index_count
+        last_phy = self.end_phy_offset if count > 1 else -1
+        recovered = 0
+        while count < self.index_num:
+            at = self._entries_at + count * INDEX_ENTRY_SIZE
+            key_hash, phy, time_diff, prev = INDEX_ENTRY.unpack_from(self.mm, at)
+            if (key_hash, phy, time_diff, prev) == (0, 0, 0, 0) or phy < last_phy or key_hash < 0 or time_diff < 0:
+                break
+            if count == 1:
+                self.begin_phy_offset = phy
+            last_phy = phy
+            self.end_timestamp = max(self.end_timestamp, self.begin_timestamp + time_diff * 1000)
+            count += 1
+            recovered += 1
+        if recovered:
+            self.index_count = count
+            self.end_phy_offset = last_phy
+            self.dirty = True
 
     @property
     def is_write_full(self) -> bool:

@@ -19,6 +19,7 @@ from zlib import crc32
 from rocketq.common import constants as C
 from rocketq.common.clock import Clock
 from rocketq.store.index_file import IndexFile, index_key_hash
+from rocketq.store.mapped_file import TMP_SUFFIX
 
 log = logging.getLogger("rocketq.store")
 
@@ -45,6 +46,8 @@ class IndexService:
     def load(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         for name in sorted(os.listdir(self.directory)):
+            if name.endswith(TMP_SUFFIX):  # a creation interrupted by a crash
+                (self.directory / name).unlink(missing_ok=True)
             if not name.isdigit():
                 continue
             self.files.append(IndexFile(self.directory / name, self.slot_num, self.index_num))

@@ -27,6 +27,7 @@ FILE_NAME_DIGITS = 20
 # madvise advice values (Linux >= 5.14); Python 3.11 does not name them.
 MADV_POPULATE_READ = 22
 MADV_POPULATE_WRITE = 23
+TMP_SUFFIX = ".tmp"
 
 
 def offset_to_file_name(offset: int) -> str:
@@ -68,14 +69,25 @@ class MappedFile:
         self.reserved = 0
         self._lock = threading.Lock()
         self._closed = False
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         created = False
+        if not path.exists():
+            # Created under a temporary name and renamed once full-size: a crash mid-creation
+            # leaves a .tmp file (load() deletes it), never a short file under a real name.
+            tmp = path.with_name(path.name + TMP_SUFFIX)
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.ftruncate(fd, file_size)
+                os.rename(tmp, path)
+            except BaseException:
+                os.close(fd)
+                tmp.unlink(missing_ok=True)
+                raise
+            created = True
+        else:
+            fd = os.open(path, os.O_RDWR)
         try:
             size = os.fstat(fd).st_size
-            if size == 0:
-                created = True
-                os.ftruncate(fd, file_size)
-            elif size != file_size:
+            if size != file_size:
                 raise StoreCorruptError(str(path), f"file is {size} bytes, expected {file_size}")
             self.mm = mmap.mmap(fd, file_size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
         except BaseException:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.store.errors import StoreCorruptError
-from rocketq.store.mapped_file import MappedFile, is_mapped_file_name, offset_to_file_name
+from rocketq.store.mapped_file import TMP_SUFFIX, MappedFile, is_mapped_file_name, offset_to_file_name
 
 log = logging.getLogger("rocketq.store")
 
@@ -124,6 +124,10 @@ class MappedFileQueue:
     def load(self) -> None:
         """Map the existing files (all marked full; recovery then finds the real end of the last ones)."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        for name in os.listdir(self.directory):
+            if name.endswith(TMP_SUFFIX):  # a creation interrupted by a crash
+                log.warning("removing %s, left by an interrupted file creation", self.directory / name)
+                (self.directory / name).unlink(missing_ok=True)
         names = sorted(name for name in os.listdir(self.directory) if is_mapped_file_name(name))
         expected: int | None = None
         for name in names:

@@ -155,3 +155,27 @@ async def test_disabled_index_answers_nothing(make_store: StoreFactory, message:
     store = make_store(messageIndexEnable=False)
     await store.put_message(message(keys="k"))
     assert store.query_message("TopicA", "k", 32, 0, 2**62).records == []
+
+
+def test_entries_written_after_the_last_header_save_are_recovered(tmp_path: Path) -> None:
+    index = IndexFile(tmp_path / "idx", slot_num=2, index_num=50)
+    for i in range(5):
+        index.put_key(index_key_hash(f"k{i % 2}"), 100 * i, 1_700_000_000_000)
+    index.flush()  # header saved with 5 entries
+    for i in range(5, 12):
+        index.put_key(index_key_hash(f"k{i % 2}"), 100 * i, 1_700_000_000_000)
+    index.mapped.close()  # a crash: the header still says 5
+    again = IndexFile(tmp_path / "idx", slot_num=2, index_num=50)
+    assert (again.index_count, again.end_phy_offset) == (13, 1100)
+    found: list[int] = []
+    again.select_phy_offsets(found, index_key_hash("k0"), 32, 0, 2**62)
+    assert found == [1000, 800, 600, 400, 200, 0]
+    again.close()
+
+
+def test_an_interrupted_file_creation_is_cleaned_up(tmp_path: Path) -> None:
+    (tmp_path / "index").mkdir()
+    (tmp_path / "index" / "20240101000000000.tmp").write_bytes(b"")
+    service = IndexService(tmp_path / "index", slot_num=4, index_num=8, clock=ManualClock())
+    service.load()
+    assert list((tmp_path / "index").iterdir()) == [] and service.files == []

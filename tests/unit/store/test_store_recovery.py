@@ -221,3 +221,15 @@ async def test_a_missing_middle_file_is_an_error(make_store: StoreFactory, messa
     files[1].unlink()
     with pytest.raises(StoreCorruptError, match="file missing"):
         make_store()
+
+
+async def test_an_interrupted_file_creation_is_removed(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store()
+    await put_many(store, message, 3)
+    store.close()
+    leftover = store.config.commit_log_dir / f"{8192:020d}.tmp"
+    leftover.write_bytes(b"")
+    again = make_store()
+    assert not leftover.exists() and again.get_max_offset_in_queue("TopicA", 0) == 2
