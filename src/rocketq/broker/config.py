@@ -127,10 +127,11 @@ class BrokerConfig(RocketConfig):
 
     @field_validator("broker_name", "broker_cluster_name")
     @classmethod
-    def _name_is_legal(cls, value: str) -> str:
-        problem = C.topic_name_problem(value)
-        if problem is not None:
-            raise ValueError(problem.replace("topic name", "name"))
+    def _name_is_usable(cls, value: str) -> str:
+        # Java accepts any name (the default is the host name, dots included), but both names become
+        # topics and travel in ';'/':'-separated strings, so blanks and separators are refused.
+        if not value or any(ch.isspace() or ch in ";:," for ch in value):
+            raise ValueError(f"{value!r} is empty or holds a blank, ';', ':' or ','")
         return value
 
     # -- derived values ---------------------------------------------------------------------------
