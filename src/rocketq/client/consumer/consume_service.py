@@ -91,6 +91,10 @@ class ConsumePool:
         if self.running:
             self._jobs.put_nowait(job)
 
+    async def drain(self) -> None:
+        """Wait until every submitted job has run (timers not yet fired are not waited for)."""
+        await self._jobs.join()
+
     def submit_later(self, delay_s: float, job: Job) -> None:
         if not self.running:
             return

@@ -189,7 +189,7 @@ class Producer:
         if info is not None and info.ok():
             return info
         self._topics.discard(topic)
-        raise NoRouteError(topic, f"no name server of {inst.config.namesrv_addr} has a route for it and auto-create is off")
+        raise NoRouteError(topic, f"no name server of {self.config.namesrv_addr} has a route for it and auto-create is off")
 
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return list((await self._publish_info(topic)).message_queues)

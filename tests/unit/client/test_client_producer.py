@@ -1,0 +1,179 @@
+"""Producer send logic on a fake client instance: retries, broker avoidance, budgets, prepared messages."""
+
+from __future__ import annotations
+
+import pytest
+from client_routes import two_brokers
+
+from rocketq.client.errors import (
+    BrokerMessageIllegalError,
+    ClientStateError,
+    MessageIllegalError,
+    NoRouteError,
+    SendFailedError,
+)
+from rocketq.client.model import SendResult, SendStatus
+from rocketq.client.producer.producer import Producer
+from rocketq.client.route import to_publish_info
+from rocketq.common.clock import ManualClock
+from rocketq.common.message import Message, MessageQueue
+from rocketq.remoting.errors import RemotingConnectError, SystemBusyError, TopicNotExistError
+
+
+class FakeAPI:
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.calls: list[tuple[str, int, str]] = []
+        self.fail: dict[str, Exception] = {}
+        self.latency_ms = 1
+
+    async def send_message(self, addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False):
+        self.calls.append((broker_name, header.queue_id, header.properties or ""))
+        self.clock.advance(self.latency_ms)
+        self.last_header, self.last_body = header, body
+        if broker_name in self.fail:
+            raise self.fail[broker_name]
+        if oneway:
+            return None
+        return SendResult(SendStatus.SEND_OK, msg_id, "OFFSETID", MessageQueue(header.topic, broker_name, header.queue_id), 1)
+
+
+class FakeInstance:
+    def __init__(self, clock: ManualClock, routes: dict[str, object]) -> None:
+        self.api = FakeAPI(clock)
+        self.routes = routes
+        self.producers: dict[str, Producer] = {}
+        self.client_id = "127.0.0.1@1#x"
+        self.route_calls: list[tuple[str, str | None]] = []
+
+    def register_producer(self, p: Producer) -> None:
+        self.producers[p.group] = p
+
+    async def unregister_producer(self, group: str) -> None:
+        self.producers.pop(group, None)
+
+    async def start(self) -> None:
+        pass
+
+    async def send_heartbeat_to_all_brokers(self) -> None:
+        pass
+
+    async def update_topic_route(self, topic, *, default_topic=None, default_queue_nums=4) -> bool:
+        self.route_calls.append((topic, default_topic))
+        route = self.routes.get(default_topic or topic)
+        if route is not None:
+            for p in self.producers.values():
+                p.update_publish_info(topic, to_publish_info(topic, route))  # type: ignore[arg-type]
+        return route is not None
+
+    def find_broker_addr_in_publish(self, name: str) -> str:
+        return f"{name}:10911"
+
+
+async def make(routes=None, **settings) -> tuple[Producer, FakeInstance, ManualClock]:
+    clock = ManualClock()
+    inst = FakeInstance(clock, {"T": two_brokers()} if routes is None else routes)
+    p = Producer("pg", namesrv_addr="127.0.0.1:9876", clock=clock, instance=inst, **settings)  # type: ignore[arg-type]
+    await p.start()
+    return p, inst, clock
+
+
+async def test_send_sets_uniq_key_and_round_robins() -> None:
+    p, inst, _ = await make()
+    msg = Message("T", b"hello", tags="A")
+    r = await p.send(msg)
+    assert r.msg_id == msg.uniq_key and len(r.msg_id) == 32
+    for _ in range(7):
+        await p.send(Message("T", b"x"))
+    assert {(b, q) for b, q, _ in inst.api.calls} == {(b, q) for b in ("broker-a", "broker-b") for q in range(4)}
+    assert "UNIQ_KEY\u0001" in inst.api.calls[0][2] and "TAGS\u0001A" in inst.api.calls[0][2]
+
+
+async def test_retry_avoids_the_broker_that_failed() -> None:
+    p, inst, _ = await make()
+    inst.api.fail["broker-a"] = RemotingConnectError("refused")
+    for _ in range(10):
+        r = await p.send(Message("T", b"x"))
+        assert r.queue.broker_name == "broker-b"
+    attempts = [b for b, _, _ in inst.api.calls]
+    for i, broker in enumerate(attempts[:-1]):
+        if broker == "broker-a":
+            assert attempts[i + 1] == "broker-b", "the retry goes to the other broker"
+
+
+async def test_system_busy_is_retried_elsewhere_but_illegal_is_not() -> None:
+    p, inst, _ = await make()
+    inst.api.fail["broker-a"] = SystemBusyError(2, "busy")
+    for _ in range(6):
+        assert (await p.send(Message("T", b"x"))).queue.broker_name == "broker-b"
+    inst.api.fail = {"broker-a": BrokerMessageIllegalError(13, "no"), "broker-b": BrokerMessageIllegalError(13, "no")}
+    inst.api.calls.clear()
+    with pytest.raises(MessageIllegalError):
+        await p.send(Message("T", b"x"))
+    assert len(inst.api.calls) == 1
+
+
+async def test_all_attempts_fail_with_a_clear_error() -> None:
+    p, inst, _ = await make(retry_times_when_send_failed=2)
+    inst.api.fail = {"broker-a": RemotingConnectError("down"), "broker-b": RemotingConnectError("down")}
+    with pytest.raises(SendFailedError, match="3 attempt") as info:
+        await p.send(Message("T", b"x"))
+    assert isinstance(info.value.last_error, RemotingConnectError)
+
+
+async def test_retries_stop_at_the_timeout_budget() -> None:
+    p, inst, _ = await make(send_msg_timeout_ms=100, retry_times_when_send_failed=5)
+    inst.api.fail = {"broker-a": RemotingConnectError("down"), "broker-b": RemotingConnectError("down")}
+    inst.api.latency_ms = 60
+    with pytest.raises(SendFailedError):
+        await p.send(Message("T", b"x"))
+    assert len(inst.api.calls) == 2
+
+
+async def test_topic_not_exist_refreshes_and_retries() -> None:
+    p, inst, _ = await make()
+    inst.api.fail["broker-a"] = TopicNotExistError(17, "gone")
+    r = await p.send(Message("T", b"x"))
+    assert r.queue.broker_name == "broker-b"
+
+
+async def test_new_topic_goes_through_tbw102_and_missing_route_is_no_route() -> None:
+    p, inst, _ = await make(routes={"TBW102": two_brokers()})
+    r = await p.send(Message("Fresh", b"x"))
+    assert r.queue.topic == "Fresh"
+    assert inst.route_calls[:2] == [("Fresh", None), ("Fresh", "TBW102")]
+    assert inst.api.last_header.default_topic == "TBW102"
+    p2, inst2, _ = await make(routes={})
+    with pytest.raises(NoRouteError, match="Nowhere"):
+        await p2.send(Message("Nowhere", b"x"))
+    assert inst2.route_calls == [("Nowhere", None), ("Nowhere", "TBW102")], "a fresh look-up before giving up"
+
+
+async def test_compression_and_retry_topic_headers() -> None:
+    p, inst, _ = await make(routes={"T": two_brokers(), "%RETRY%g": two_brokers()})
+    await p.send(Message("T", b"a" * 10_000))
+    assert inst.api.last_header.sys_flag & 0x1 and len(inst.api.last_body) < 10_000
+    retry = Message("%RETRY%g", b"x", properties={"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16", "RETRY_TOPIC": "T"})
+    await p.send(retry)
+    h = inst.api.last_header
+    assert (h.reconsume_times, h.max_reconsume_times) == (3, 16)
+    assert "RECONSUME_TIME" not in (h.properties or "") and "RETRY_TOPIC" in (h.properties or "")
+
+
+async def test_selector_queue_batch_oneway_and_lifecycle() -> None:
+    p, inst, _ = await make()
+    r = await p.send(Message("T", b"x"), selector=lambda mqs, msg, arg: mqs[arg], arg=5)
+    assert r.queue == MessageQueue("T", "broker-b", 1)
+    r = await p.send(Message("T", b"x"), queue=MessageQueue("T", "broker-a", 2))
+    assert r.queue == MessageQueue("T", "broker-a", 2)
+    msgs = [Message("T", f"b{i}".encode()) for i in range(3)]
+    batch = await p.send_batch(msgs)
+    assert batch.msg_id == ",".join(m.uniq_key or "" for m in msgs) and inst.api.last_header.batch
+    assert await p.send_oneway(Message("T", b"o")) is None
+    fut = p.send_async(Message("T", b"a"))
+    assert (await fut).status is SendStatus.SEND_OK
+    await p.shutdown()
+    with pytest.raises(ClientStateError):
+        p.send_async(Message("T", b"a"))
+    with pytest.raises(ClientStateError, match="after shutdown"):
+        await p.start()

@@ -1,0 +1,68 @@
+import zlib
+
+import pytest
+
+from rocketq.client.errors import MessageIllegalError
+from rocketq.client.producer.validation import check_batch, check_message, maybe_compress, properties_string
+from rocketq.common.message import Message
+
+MAX = 4 * 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    "msg,match",
+    [
+        (Message("", b"x"), "empty"),
+        (Message("a b", b"x"), "characters"),
+        (Message("T" * 128, b"x"), "longer than 127"),
+        (Message("SCHEDULE_TOPIC_XXXX", b"x"), "not allowed"),
+        (Message("T", b""), "zero"),
+        (Message("T", b"x" * (MAX + 1)), "over the maximum"),
+        (Message("T", b"x", tags="   "), "blank"),
+        (Message("T", b"x", tags="A||B"), "'||'"),
+        (Message("T", b"x", properties={"k": "v\u0001"}), "control character"),
+    ],
+)
+def test_illegal_messages(msg: Message, match: str) -> None:
+    with pytest.raises(MessageIllegalError, match=match):
+        check_message(msg, MAX)
+
+
+def test_body_type_and_exact_limit() -> None:
+    check_message(Message("T", b"x" * MAX), MAX)
+    with pytest.raises(MessageIllegalError, match="bytes"):
+        check_message(Message("T", "text"), MAX)  # type: ignore[arg-type]
+    with pytest.raises(MessageIllegalError, match="Message"):
+        check_message("not a message", MAX)  # type: ignore[arg-type]
+
+
+def test_batch_rules() -> None:
+    assert check_batch([Message("T", b"a"), Message("T", b"b")], MAX) == "T"
+    with pytest.raises(MessageIllegalError, match="one topic"):
+        check_batch([Message("T", b"a"), Message("U", b"b")], MAX)
+    with pytest.raises(MessageIllegalError, match="delayed"):
+        check_batch([Message("T", b"a", delay_level=3)], MAX)
+    with pytest.raises(MessageIllegalError, match="retry"):
+        check_batch([Message("%RETRY%g", b"a")], MAX)
+    with pytest.raises(MessageIllegalError, match="wait_store_msg_ok"):
+        check_batch([Message("T", b"a"), Message("T", b"b", wait_store_msg_ok=False)], MAX)
+    with pytest.raises(MessageIllegalError, match="at least one"):
+        check_batch([], MAX)
+
+
+def test_compression_threshold_flag_and_round_trip() -> None:
+    small = b"a" * 4095
+    assert maybe_compress(small, 4096, 5) == (small, 0)
+    body = b"abc" * 2000
+    packed, flag = maybe_compress(body, 4096, 5)
+    assert flag == 0x301 and zlib.decompress(packed) == body
+    random_like = bytes((i * 7919) % 251 for i in range(5000))
+    incompressible = zlib.compress(random_like, 9) * 2
+    out, flag = maybe_compress(incompressible[:5000], 4096, 5)
+    assert (flag == 0) == (out == incompressible[:5000])
+
+
+def test_properties_string_limit() -> None:
+    assert properties_string({"A": "1", "B": "2"}) == "A\u00011\u0002B\u00012"
+    with pytest.raises(MessageIllegalError, match="32767"):
+        properties_string({"K": "x" * 40000})
