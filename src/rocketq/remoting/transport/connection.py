@@ -10,8 +10,11 @@ Strategy:
 - Reads: `data_received` feeds the sans-IO FrameDecoder; the commands of one read are handed over as
   one batch (one cross-thread hop per read, not per command). A FrameError is logged once, reported
   to the owner (on_exception) and closes this connection only.
-- Writes: the owner encodes on its own loop and queues bytes; one flush per loop iteration joins
-  everything queued into a single transport write (one syscall for a burst of 256 responses).
+- Writes: the owner encodes on its own loop. While the owner handles a batch of commands from one
+  read it corks the connection, so the responses its processors produce at once leave as one write.
+  Otherwise, on an idle connection a frame is written at once (lowest latency for a lone request)
+  and frames that follow in the same loop iteration are queued and joined into one write by a flush
+  at the next iteration (one syscall for a burst of 256 requests instead of 256).
   Cross-thread writes use a deque (append/popleft are atomic) and a flag reset *before* draining, so
   a write racing a flush is either drained by it or schedules the next one.
 - Flow control: above the high-water mark `is_writable` turns false and `drain()` waits; a peer that
@@ -26,19 +29,16 @@ import asyncio
 import itertools
 import logging
 import socket
-import struct
 from collections import deque
 from typing import Any, Protocol, cast
 
 from rocketq.remoting.errors import RemotingConnectError, RemotingSendRequestError
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import FrameError
-from rocketq.remoting.protocol.frame import FrameDecoder
-from rocketq.remoting.protocol.header_codec import codec_for
+from rocketq.remoting.protocol.frame import FrameDecoder, encode_frame_parts
 
 log = logging.getLogger("rocketq.remoting")
 
-_HEAD = struct.Struct(">iI")
 _ids = itertools.count(1)
 
 # Bodies at least this large are queued as their own buffer instead of being copied into the frame.
@@ -101,14 +101,6 @@ def format_addr(peer: Any) -> str:
     return str(peer) if peer else ""
 
 
-def encode_parts(cmd: RemotingCommand) -> tuple[bytes, bytes]:
-    """(length + tag + header, body) of one frame; the caller writes both."""
-    header = codec_for(cmd.serialize_type).encode(cmd)
-    body = cmd.body or b""
-    prefix = _HEAD.pack(4 + len(header) + len(body), (int(cmd.serialize_type) << 24) | len(header))
-    return prefix + header, body
-
-
 class Connection(asyncio.Protocol):
     """A remoting connection. Public API (owner loop): send_request, send_response, close, drain."""
 
@@ -116,6 +108,7 @@ class Connection(asyncio.Protocol):
         "__weakref__",
         "_closed_event",
         "_closing",
+        "_corked",
         "_decoder",
         "_drain_waiters",
         "_flush_scheduled",
@@ -156,6 +149,7 @@ class Connection(asyncio.Protocol):
         self._same_loop = True
         self._out: deque[bytes] = deque()
         self._flush_scheduled = False
+        self._corked = False
         self._closing = False
         self._lost = False
         self._writable = True
@@ -310,36 +304,62 @@ class Connection(asyncio.Protocol):
         return True
 
     def _enqueue(self, cmd: RemotingCommand) -> None:
-        prefix, body = encode_parts(cmd)
+        prefix, body = encode_frame_parts(cmd)
+        if self._same_loop and not (self._corked or self._flush_scheduled):
+            # Idle connection (so nothing is queued): write through at once, which is what a lone
+            # request/response wants, and coalesce whatever else this loop iteration produces.
+            self._flush_scheduled = True
+            self.owner_loop.call_soon(self._flush)
+            transport = self.transport
+            assert transport is not None
+            if len(body) >= _SEPARATE_BODY_BYTES:
+                transport.writelines((prefix, body))
+            else:
+                transport.write(prefix + body if body else prefix)
+            return
         out = self._out
         if len(body) >= _SEPARATE_BODY_BYTES:
             out.append(prefix)
             out.append(body)
         else:
             out.append(prefix + body if body else prefix)
-        if not self._flush_scheduled:
+        if not (self._flush_scheduled or self._same_loop):
             self._flush_scheduled = True
-            if self._same_loop:
-                self.owner_loop.call_soon(self._flush)
-            else:
-                self.io_loop.call_soon_threadsafe(self._flush)  # type: ignore[union-attr]
+            self.io_loop.call_soon_threadsafe(self._flush)  # type: ignore[union-attr]
+
+    def cork(self) -> None:
+        """Queue writes until uncork() (the owner does this around a batch of commands)."""
+        if self._same_loop:
+            self._corked = True
+
+    def uncork(self) -> None:
+        """Write what was queued while corked, as one buffer."""
+        self._corked = False
+        if self._out:
+            self._write_out()
 
     def _flush(self) -> None:
-        """Write everything queued as one buffer (io loop)."""
+        """Write everything queued as one buffer (io loop; scheduled, never called while corked)."""
         self._flush_scheduled = False  # before draining: see the module docstring
+        if self._corked:
+            return
+        self._write_out()
+
+    def _write_out(self) -> None:
         out = self._out
         transport = self.transport
-        if not out or transport is None or self._lost:
+        if transport is None or self._lost:
             out.clear()
             return
-        if len(out) == 1:
-            transport.write(out.popleft())
-        else:
-            parts = []
-            pop = out.popleft
-            while out:
-                parts.append(pop())
-            transport.writelines(parts)
+        if out:
+            if len(out) == 1:
+                transport.write(out.popleft())
+            else:
+                parts = []
+                pop = out.popleft
+                while out:
+                    parts.append(pop())
+                transport.writelines(parts)
         self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
         if not self._writable and transport.get_write_buffer_size() > self.settings.max_write_buffer:
             log.warning(
@@ -385,8 +405,9 @@ class Connection(asyncio.Protocol):
                 pass
 
     def _close_on_io(self) -> None:
+        self._corked = False
         if self._out:
-            self._flush()
+            self._write_out()
         if self.transport is not None:
             self.transport.close()
 

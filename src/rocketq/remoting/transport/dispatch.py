@@ -11,9 +11,8 @@ field. A response carries the request's opaque and serialize type and our versio
 Deviation: a oneway request is never answered, not even with REQUEST_CODE_NOT_SUPPORTED or
 SYSTEM_BUSY (Java answers those two; its clients drop responses to oneway requests anyway).
 
-An Executor is a bounded queue drained by up to N worker tasks on the owner's loop (processors are
-coroutines, so N bounds how many may be suspended at once, e.g. waiting for a flush); blocking work
-goes to its thread pool through `run_blocking`.
+An Executor bounds how many processor coroutines are in progress at once (`workers`) and how many
+may wait (`capacity`), on the owner's loop; blocking work goes to its thread pool (`run_blocking`).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import logging
 import os
 import traceback
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from rocketq.common.errors import IllegalStateError
@@ -104,14 +103,46 @@ class ProcessorRegistry:
         return list(seen.values())
 
 
-Job = Callable[[], Awaitable[None]]
+JobFn = Callable[..., Coroutine[Any, Any, None]]
+
+
+async def _resume(coro: Coroutine[Any, Any, None], awaiting: Any) -> None:
+    """Drive `coro`, already started and suspended on `awaiting`, to its end inside the current task.
+
+    `awaiting` is what the coroutine yielded: an asyncio future (`await fut` deep inside it) or None
+    (a bare yield, as in asyncio.sleep(0)). Once it settles the coroutine is resumed; an exception
+    raised here (cancellation of this task included) is thrown into the coroutine instead.
+    """
+    while True:
+        try:
+            if awaiting is None:
+                await asyncio.sleep(0)
+            else:
+                # What Task.__step does with a yielded future: clear the flag its __await__ set.
+                awaiting._asyncio_future_blocking = False
+                await awaiting
+        except BaseException as exc:  # handed to the coroutine, which decides
+            try:
+                awaiting = coro.throw(exc)
+            except StopIteration:
+                return
+            continue
+        try:
+            awaiting = coro.send(None)
+        except StopIteration:
+            return
 
 
 class Executor:
-    """A bounded queue of jobs drained by up to `workers` tasks, plus a thread pool for blocking work.
+    """Runs jobs (processor coroutines) with at most `workers` in progress and `capacity` waiting.
 
-    Workers start lazily on the loop of the first `submit` (the owner's loop) and park when the queue
-    is empty; `submit` returns False instead of queueing past `capacity`.
+    Java's executor is a thread pool with a bounded queue; here a job is a coroutine on the owner's
+    loop. Strategy (what makes the hot path cheap): a job submitted while fewer than `workers` jobs are
+    in progress starts at once, inside `submit` (an "eager" start: no task, no extra loop iteration);
+    most processors finish without suspending and never become a task. A job that suspends (waits for
+    a flush, a lock, a timer) continues in a task and keeps its slot until it ends. Past `workers`,
+    jobs wait in the queue and start as slots free up; past `capacity`, `submit` returns False and the
+    caller answers SYSTEM_BUSY. Blocking calls go to this executor's thread pool (`run_blocking`).
     """
 
     def __init__(
@@ -125,8 +156,7 @@ class Executor:
         self.blocking_threads = blocking_threads
         self.running = 0
         self.rejected = 0
-        self._queue: deque[Job] = deque()
-        self._idle: list[asyncio.Future[None]] = []
+        self._queue: deque[tuple[JobFn, tuple[Any, ...]]] = deque()
         self._tasks: set[asyncio.Task[None]] = set()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
@@ -134,54 +164,55 @@ class Executor:
 
     def __repr__(self) -> str:
         return (
-            f"<Executor {self.name} workers={len(self._tasks)}/{self.workers} queued={len(self._queue)}"
-            f"/{self.capacity} running={self.running}>"
+            f"<Executor {self.name} running={self.running}/{self.workers} queued={len(self._queue)}"
+            f"/{self.capacity}>"
         )
 
     @property
     def queued(self) -> int:
         return len(self._queue)
 
-    def submit(self, job: Job) -> bool:
-        """Queue `job`; False when the queue is full or the executor is shut down."""
-        queue = self._queue
-        if self._closed or len(queue) >= self.capacity:
+    def submit(self, fn: JobFn, *args: Any) -> bool:
+        """Start or queue the job `fn(*args)` (a coroutine function); False when full or shut down."""
+        if self.running < self.workers and not self._queue and not self._closed:
+            self._start(fn, args)
+            return True
+        if self._closed or len(self._queue) >= self.capacity:
             self.rejected += 1
             return False
-        queue.append(job)
-        idle = self._idle
-        if idle:
-            waiter = idle.pop()
-            if not waiter.done():
-                waiter.set_result(None)
-        elif len(self._tasks) < self.workers:
-            task = asyncio.get_running_loop().create_task(
-                self._work(), name=f"{self.name}-worker-{len(self._tasks)}"
-            )
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        self._queue.append((fn, args))
         return True
 
-    async def _work(self) -> None:
+    def _start(self, fn: JobFn, args: tuple[Any, ...]) -> None:
+        self.running += 1
+        coro = fn(*args)
+        try:
+            awaiting = coro.send(None)
+        except StopIteration:
+            self.running -= 1
+            return
+        except BaseException:  # a job handles its own errors; this is a bug in it
+            self.running -= 1
+            log.exception("executor %s: job crashed", self.name)
+            return
+        task = asyncio.get_running_loop().create_task(_resume(coro, awaiting), name=f"{self.name}-job")
+        self._tasks.add(task)
+        task.add_done_callback(self._job_task_done)
+
+    def _job_task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self.running -= 1
+        if not task.cancelled() and task.exception() is not None:
+            log.error("executor %s: job crashed", self.name, exc_info=task.exception())
+        self._drain()
+
+    def _drain(self) -> None:
+        """Start queued jobs while slots are free (jobs that finish at once free theirs at once)."""
         queue = self._queue
-        loop = asyncio.get_running_loop()
-        while True:
-            while queue:
-                job = queue.popleft()
-                self.running += 1
-                try:
-                    await job()
-                except asyncio.CancelledError:
-                    raise
-                except Exception:  # a job handles its own errors; this is a bug in it
-                    log.exception("executor %s: job crashed", self.name)
-                finally:
-                    self.running -= 1
-            if self._drained is not None and self.running == 0:
-                self._drained.set()
-            waiter = loop.create_future()
-            self._idle.append(waiter)
-            await waiter
+        while queue and self.running < self.workers:
+            self._start(*queue.popleft())
+        if self._drained is not None and self.is_idle():
+            self._drained.set()
 
     async def run_blocking(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a blocking call (fsync, file I/O) on this executor's thread pool."""
@@ -196,13 +227,16 @@ class Executor:
     async def shutdown(self, timeout_s: float = 5.0) -> None:
         """Refuse new jobs, let queued and running ones finish within `timeout_s`, cancel the rest."""
         self._closed = True
-        if self._tasks and not self.is_idle():
+        if not self.is_idle():
             self._drained = asyncio.Event()
             try:
                 await asyncio.wait_for(self._drained.wait(), timeout_s)
             except TimeoutError:
                 log.warning(
-                    "executor %s: %d jobs still queued or running at shutdown", self.name, len(self._queue)
+                    "executor %s: %d jobs running and %d queued at shutdown; cancelling them",
+                    self.name,
+                    self.running,
+                    len(self._queue),
                 )
         self._queue.clear()
         tasks = list(self._tasks)
@@ -247,7 +281,7 @@ class Dispatcher:
         if entry.reject is not None and entry.reject():
             self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
             return
-        if not entry.executor.submit(functools.partial(self._run, entry, conn, cmd)):
+        if not entry.executor.submit(self._run, entry, conn, cmd):
             if entry.executor.rejected % 10_000 == 1:  # Java samples this warning too
                 log.warning(
                     "%s: too many requests and executor %s busy, request code %s",

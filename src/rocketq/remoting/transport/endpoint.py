@@ -86,11 +86,18 @@ class RemotingEndpoint:
 
     # -- ConnectionOwner (owner loop) -------------------------------------------------------------
     def on_commands(self, conn: Connection, cmds: list[RemotingCommand]) -> None:
-        for cmd in cmds:
-            if cmd.flag & 1:
-                self.responses.complete(cmd)
-            else:
-                self.dispatcher.dispatch(conn, cmd)
+        complete = self.responses.complete
+        dispatch = self.dispatcher.dispatch
+        # Corked: what processors answer at once while we go through this batch leaves as one write.
+        conn.cork()
+        try:
+            for cmd in cmds:
+                if cmd.flag & 1:
+                    complete(cmd)
+                else:
+                    dispatch(conn, cmd)
+        finally:
+            conn.uncork()
 
     def on_connection_made(self, conn: Connection) -> None:
         self._notify("on_connect", conn)
@@ -137,7 +144,6 @@ class RemotingEndpoint:
         except BaseException:
             table.discard(rf.opaque)
             raise
-        table.arm_timer(rf)
         try:
             response = await fut
         except asyncio.CancelledError:

@@ -2,10 +2,10 @@
 
 Port of org.apache.rocketmq.remoting.netty.ResponseFuture, the `responseTable` / `scanResponseTable`
 / `failFast` parts of NettyRemotingAbstract, and its semaphoreAsync / semaphoreOneway
-(SemaphoreReleaseOnlyOnce). Deviations: a pending request is an asyncio.Future; a synchronous request
-gets its own deadline timer (Java waits on a latch with a timeout), the periodic scan fails whatever
-else is past its deadline (async requests, as in Java); when a connection goes, its requests fail at
-once instead of waiting for their timeout.
+(SemaphoreReleaseOnlyOnce). Deviations: a pending request is an asyncio.Future; every request, sync
+or async, fails exactly at its deadline (Java: sync waits on a latch with a timeout, async waits for
+the next scan, up to a second late); when a connection goes, its requests fail at once instead of
+waiting for their timeout.
 
 Used only on the owner's loop (single-threaded): no locks.
 """
@@ -27,7 +27,7 @@ log = logging.getLogger("rocketq.remoting")
 class ResponseFuture:
     """One request waiting for its response."""
 
-    __slots__ = ("conn", "deadline", "future", "opaque", "release", "request", "timeout_ms", "timer")
+    __slots__ = ("conn", "deadline", "future", "opaque", "release", "request", "timeout_ms")
 
     def __init__(
         self,
@@ -45,26 +45,34 @@ class ResponseFuture:
         self.future = future
         self.deadline = deadline  # loop.time() seconds
         self.timeout_ms = timeout_ms
-        self.timer: asyncio.TimerHandle | None = None
         self.release = release  # returns the async permit, exactly once
 
-    def _finish(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+    def _release(self) -> None:
         release, self.release = self.release, None
         if release is not None:
             release()
 
 
 class ResponseTable:
-    """opaque -> ResponseFuture for the requests one endpoint has sent and not yet seen answered."""
+    """opaque -> ResponseFuture for the requests one endpoint has sent and not yet seen answered.
 
-    __slots__ = ("_loop", "_pending")
+    Strategy for exact timeouts without a timer per request: requests are also grouped by their
+    timeout (a handful of distinct values: 3 s sends, 30 s pulls, ...). Within a group, insertion
+    order is deadline order (the loop clock is monotonic), so the group's first entry expires first.
+    One loop timer is armed at the earliest group head; when it fires it fails the expired heads and
+    re-arms. Adding or completing a request is two dict operations. `scan()` (run periodically, as
+    Java's scanResponseTable) checks every entry, for the rare request inserted out of order (an
+    async request whose connection had to be opened first).
+    """
+
+    __slots__ = ("_by_timeout", "_loop", "_pending", "_timer", "_timer_at")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._pending: dict[int, ResponseFuture] = {}
+        self._by_timeout: dict[int, dict[int, ResponseFuture]] = {}
         self._loop = loop
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -76,17 +84,52 @@ class ResponseTable:
         return iter(list(self._pending.values()))
 
     def add(self, rf: ResponseFuture) -> None:
-        if rf.opaque in self._pending:
-            raise ValueError(f"opaque {rf.opaque} is already waiting for a response")
-        self._pending[rf.opaque] = rf
+        opaque = rf.opaque
+        if opaque in self._pending:
+            raise ValueError(f"opaque {opaque} is already waiting for a response")
+        self._pending[opaque] = rf
+        group = self._by_timeout.get(rf.timeout_ms)
+        if group is None:
+            group = self._by_timeout[rf.timeout_ms] = {}
+        group[opaque] = rf
+        if self._timer is None or rf.deadline < self._timer_at:
+            self._arm(rf.deadline)
 
-    def arm_timer(self, rf: ResponseFuture) -> None:
-        """Fail `rf` exactly at its deadline (synchronous requests)."""
-        rf.timer = self._loop.call_at(rf.deadline, self._expire, rf.opaque)
+    def _arm(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = when
+        self._timer = self._loop.call_at(when, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        now = self._loop.time()
+        earliest: float | None = None
+        for group in list(self._by_timeout.values()):
+            while group:
+                head = next(iter(group.values()))
+                if head.deadline > now:
+                    if earliest is None or head.deadline < earliest:
+                        earliest = head.deadline
+                    break
+                self.fail(head.opaque, timeout_error(head))
+        if earliest is not None:
+            self._arm(earliest)
+
+    def _remove(self, opaque: int) -> ResponseFuture | None:
+        rf = self._pending.pop(opaque, None)
+        if rf is not None:
+            group = self._by_timeout[rf.timeout_ms]
+            del group[opaque]
+            if not group:
+                del self._by_timeout[rf.timeout_ms]
+            rf._release()
+        return rf
 
     def complete(self, response: RemotingCommand) -> ResponseFuture | None:
         """Hand `response` to the request with its opaque; None (logged) when nobody waits for it."""
-        rf = self._pending.pop(response.opaque, None)
+        opaque = response.opaque
+        rf = self._pending.pop(opaque, None)  # _remove, inlined: this runs once per response
         if rf is None:
             log.warning(
                 "response with opaque %s (code %s) matches no request; it timed out or was never sent",
@@ -94,31 +137,27 @@ class ResponseTable:
                 response.code,
             )
             return None
-        rf._finish()
+        group = self._by_timeout[rf.timeout_ms]
+        del group[opaque]
+        if not group:
+            del self._by_timeout[rf.timeout_ms]
+        if rf.release is not None:
+            rf._release()
         if not rf.future.done():
             rf.future.set_result(response)
         return rf
 
     def discard(self, opaque: int) -> None:
         """Forget a request whose caller gave up (cancelled)."""
-        rf = self._pending.pop(opaque, None)
-        if rf is not None:
-            rf._finish()
+        self._remove(opaque)
 
     def fail(self, opaque: int, exc: BaseException) -> bool:
-        rf = self._pending.pop(opaque, None)
+        rf = self._remove(opaque)
         if rf is None:
             return False
-        rf._finish()
         if not rf.future.done():
             rf.future.set_exception(exc)
         return True
-
-    def _expire(self, opaque: int) -> None:
-        rf = self._pending.get(opaque)
-        if rf is not None:
-            rf.timer = None
-            self.fail(opaque, timeout_error(rf))
 
     def scan(self, now: float | None = None) -> int:
         """Fail every request past its deadline with RemotingTimeoutError; returns how many."""
@@ -143,6 +182,9 @@ class ResponseTable:
         gone = list(self._pending.values())
         for rf in gone:
             self.fail(rf.opaque, make_error(rf))
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         return len(gone)
 
 
