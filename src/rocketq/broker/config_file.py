@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rocketq.common.persist import atomic_write_bytes, read_with_backup
+from rocketq.common.persist import atomic_write_bytes
 
 log = logging.getLogger("rocketq.broker.persist")
 
@@ -64,18 +64,33 @@ class ConfigFileManager:
 
     # -- load / persist -----------------------------------------------------------------------------
     def load(self) -> bool:
-        """Read the file (or its .bak); False when neither exists. A corrupt file raises ValueError."""
+        """Read the file, or its .bak when the file is missing, empty or torn; False when neither exists.
+
+        Raises ValueError naming the file when neither copy parses (the broker then refuses to start
+        rather than run with an empty table and overwrite the evidence).
+        """
         if self._path is None:
             return False
-        raw = read_with_backup(self._path)
-        if raw is None:
-            return False
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise ValueError(f"{self._path}: not valid JSON ({exc})") from None
-        self.decode(data)
-        return True
+        problems: list[str] = []
+        for candidate in (self._path, self._path.with_name(self._path.name + ".bak")):
+            try:
+                raw = candidate.read_bytes()
+            except FileNotFoundError:
+                continue
+            if not raw:
+                continue
+            try:
+                data = json.loads(raw)
+            except ValueError as exc:
+                problems.append(f"{candidate}: not valid JSON ({exc})")
+                continue
+            if problems:
+                log.warning("%s; using the backup %s", problems[0], candidate)
+            self.decode(data)
+            return True
+        if problems:
+            raise ValueError("; ".join(problems))
+        return False
 
     def snapshot(self) -> bytes | None:
         """The bytes to write now (clears the dirty flag), or None when nothing changed."""

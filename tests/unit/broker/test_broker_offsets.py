@@ -81,3 +81,19 @@ async def test_a_persist_stopped_mid_write_leaves_the_table_dirty(tmp_path: Path
     m.write = original  # type: ignore[method-assign]
     m.persist()
     assert ConsumerOffsetManager(str(tmp_path)).load()
+
+
+def test_a_torn_file_falls_back_to_the_backup_and_two_torn_copies_refuse(tmp_path: Path) -> None:
+    import pytest
+
+    m = ConsumerOffsetManager(str(tmp_path))
+    m.commit_offset("c", "g", "T", 0, 1)
+    m.persist()
+    m.commit_offset("c", "g", "T", 0, 2)
+    m.persist()  # consumerOffset.json holds 2, consumerOffset.json.bak holds 1
+    (tmp_path / "consumerOffset.json").write_text('{"offsetTable": {"T@g": {"0": ')
+    again = ConsumerOffsetManager(str(tmp_path))
+    assert again.load() and again.query_offset("g", "T", 0) == 1
+    (tmp_path / "consumerOffset.json.bak").write_text("garbage")
+    with pytest.raises(ValueError, match=r"consumerOffset\.json"):
+        ConsumerOffsetManager(str(tmp_path)).load()
