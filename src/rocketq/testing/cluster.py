@@ -321,6 +321,9 @@ class NamesrvProcess(DaemonProcess):
         super().__init__("namesrv", name, work_dir, options, overrides, **kw)
 
 
+TEST_COMMIT_LOG_FILE_BYTES = 16 * 1024 * 1024
+
+
 class BrokerProcess(DaemonProcess):
     """A `rocketq broker` subprocess with its store (and logs) under `store_dir`."""
 
@@ -333,6 +336,8 @@ class BrokerProcess(DaemonProcess):
             "namesrv-addr": namesrv_addr or None,  # none: the broker runs without NameServers
             "broker-name": name,
             "store-path-root-dir": str(self.store_dir),
+            # Test stores are small: a 1 GiB commit-log file costs seconds to create and to flush.
+            "mappedFileSizeCommitLog": TEST_COMMIT_LOG_FILE_BYTES,
         }
         super().__init__("broker", name, work_dir, options, overrides, **kw)
 
