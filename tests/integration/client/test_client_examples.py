@@ -1,0 +1,46 @@
+"""Every script in examples/ runs to completion against a real cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
+EXPECTED = {
+    "producer.py": "SEND_OK",
+    "async_producer.py": "1000 messages acknowledged",
+    "batch.py": "100 messages",
+    "orderly.py": "(in order)",
+    "push_consumer.py": "got 'message",
+    "broadcasting.py": "'second': 2",
+    "lite_pull.py": "processed and committed 20",
+    "admin.py": "by id: look me up",
+    "blocking.py": "consumed: ['plain call",
+    "transaction.py": "local transaction COMMIT_MESSAGE",
+}
+
+
+def test_every_example_has_an_expectation() -> None:
+    assert set(SCRIPTS) == set(EXPECTED)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("script", SCRIPTS)
+async def test_example_runs(cluster, script: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, script, "--namesrv-addr", cluster.namesrv_addr,
+        cwd=EXAMPLES, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), 90)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    text = out.decode(errors="replace")
+    assert proc.returncode == 0, text
+    assert EXPECTED[script] in text, text
