@@ -1,0 +1,149 @@
+"""rocketq as a peer of the shared benchmark harness (../shared/peers): its ADAPTERS and SERVERS entries.
+
+    cd /work/main
+    .venv/bin/python ../shared/peers/bench.py --plugin bench/peers_plugin.py --peer rocketq --peer nats --peer redis
+
+Run the harness with an interpreter that has rocketq installed (this project's .venv); the plugin also
+puts this checkout's src/ first on sys.path. The server is one NameServer and one broker started as
+subprocesses (`python -m rocketq namesrv|broker`), each in a fresh temporary directory; the adapter
+drives them through rocketq.client (Producer, PushConsumer, Admin). Options (`--opt k=v`):
+header_codec=json|msgpack, flush=ASYNC_FLUSH|SYNC_FLUSH (server side, via ROCKETQ_BENCH_FLUSH).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))
+
+import servers  # noqa: E402  (the harness's module; bench.py put its folder on sys.path)
+from adapters.base import Adapter  # noqa: E402
+
+from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Producer, PushConsumer  # noqa: E402
+
+NAMESRV_PORT = 19876
+BROKER_PORT = 19911
+
+
+class RocketqServer(servers.ServerProc):
+    """One NameServer and one broker (async flush by default, as RocketMQ's default broker)."""
+
+    name = "rocketq"
+    port = NAMESRV_PORT
+
+    @property
+    def durability(self) -> str:  # type: ignore[override]
+        if os.environ.get("ROCKETQ_BENCH_FLUSH", "ASYNC_FLUSH") == "SYNC_FLUSH":
+            return "SEND_OK after the commit log is fsynced (group commit)"
+        return "SEND_OK after the write to the mapped commit log (page cache), flushed every 500 ms"
+
+    def fresh_dir(self) -> Path:
+        # A private temporary directory rather than the harness folder's .run/.
+        d = Path(tempfile.mkdtemp(prefix="rocketq-peers-"))
+        self.data = d
+        return d
+
+    def start(self) -> None:
+        d = self.fresh_dir()
+        python = os.environ.get("ROCKETQ_PYTHON", sys.executable)
+        ns = self.spawn([python, "-m", "rocketq", "namesrv", "--listen-port", str(NAMESRV_PORT),
+                         "--logDir", str(d / "namesrv-logs"), "--kvConfigPath", str(d / "kv.json")], log="namesrv.log")
+        servers.wait_port(NAMESRV_PORT, 30, ns)
+        broker = self.spawn([python, "-m", "rocketq", "broker", "--listen-port", str(BROKER_PORT),
+                             "--namesrv-addr", f"127.0.0.1:{NAMESRV_PORT}", "--store-path-root-dir", str(d / "store"),
+                             "--flushDiskType", os.environ.get("ROCKETQ_BENCH_FLUSH", "ASYNC_FLUSH")], log="broker.log")
+        servers.wait_port(BROKER_PORT, 30, broker)
+
+    def stop(self) -> None:
+        super().stop()
+
+    def data_bytes(self) -> int:
+        size = super().data_bytes()
+        if self.data is not None:
+            shutil.rmtree(self.data, ignore_errors=True)
+        return size
+
+    def version(self) -> str:
+        import rocketq
+
+        return f"rocketq {rocketq.__version__}"
+
+
+class RocketqAdapter(Adapter):
+    """rocketq.client: Producer.send (SEND_MESSAGE_V2), send_batch (SEND_BATCH_MESSAGE), PushConsumer."""
+
+    name = "rocketq"
+    native_batch = True
+    batch_note = "native: SEND_BATCH_MESSAGE, one request per batch"
+    consume_note = "PushConsumer, long polling, 32 per pull, offsets committed every 5 s"
+    client_dists = ("rocketq",)
+
+    @property
+    def namesrv(self) -> str:
+        return f"{self.host}:{self.port or NAMESRV_PORT}"
+
+    async def connect(self) -> None:
+        self.codec = self.opts.get("header_codec", "json")
+        self.producer = Producer("peers_bench_producer", namesrv_addr=self.namesrv, header_codec=self.codec)
+        await self.producer.start()
+
+    async def create_topic(self, topic: str, group: str) -> None:
+        async with Admin(namesrv_addr=self.namesrv) as admin:
+            for _ in range(100):  # the broker registers with the NameServer just after it listens
+                try:
+                    await admin.create_topic(topic, read_queues=8, write_queues=8)
+                    break
+                except Exception:
+                    await asyncio.sleep(0.1)
+            await admin.update_subscription_group(group)
+            for _ in range(100):
+                try:
+                    await admin.topic_route(topic)
+                    return
+                except Exception:
+                    await asyncio.sleep(0.05)
+
+    async def send(self, topic: str, body: bytes) -> None:
+        await self.producer.send(Message(topic, body))
+
+    async def send_batch(self, topic: str, bodies: list[bytes]) -> None:
+        await self.producer.send_batch([Message(topic, b) for b in bodies])
+
+    async def consume(self, topic: str, group: str, on_message: Callable[[bytes], None], stop: asyncio.Event,
+                      prefetch: int = 256, ready: Optional[asyncio.Event] = None) -> None:
+        async def listener(msgs):  # async: runs on the loop, no thread hop per message
+            for m in msgs:
+                on_message(m.body)
+            return ConsumeResult.SUCCESS
+
+        consumer = PushConsumer(group, namesrv_addr=self.namesrv, header_codec=self.codec,
+                                consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+                                consume_message_batch_max_size=32, pull_batch_size=32)
+        consumer.subscribe(topic, "*")
+        consumer.register_listener(listener)
+        await consumer.start()
+        try:
+            for _ in range(200):
+                if consumer.assigned_queues():
+                    break
+                await asyncio.sleep(0.05)
+            if ready is not None:
+                ready.set()
+            await stop.wait()
+        finally:
+            await consumer.shutdown()
+
+    async def close(self) -> None:
+        await self.producer.shutdown()
+
+
+ADAPTERS = {"rocketq": (RocketqAdapter, {})}
+SERVERS = {"rocketq": RocketqServer}
