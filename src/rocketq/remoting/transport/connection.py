@@ -12,9 +12,10 @@ Strategy:
   to the owner (on_exception) and closes this connection only.
 - Writes: the owner encodes on its own loop. While the owner handles a batch of commands from one
   read it corks the connection, so the responses its processors produce at once leave as one write.
-  Otherwise, on an idle connection a frame is written at once (lowest latency for a lone request)
-  and frames that follow in the same loop iteration are queued and joined into one write by a flush
-  at the next iteration (one syscall for a burst of 256 requests instead of 256).
+  Otherwise a frame is written at once if something was read since our last write (request/response
+  ping-pong: lowest latency); a second write without a read in between is queued with everything
+  else written in the same loop iteration and leaves in one flush at the next (one syscall for a
+  burst of 256 requests instead of 256).
   Cross-thread writes use a deque (append/popleft are atomic) and a flag reset *before* draining, so
   a write racing a flush is either drained by it or schedules the next one.
 - Flow control: above the high-water mark `is_writable` turns false and `drain()` waits; a peer that
@@ -119,6 +120,7 @@ class Connection(asyncio.Protocol):
         "_read_failed",
         "_same_loop",
         "_writable",
+        "_wrote_since_read",
         "attributes",
         "close_reason",
         "id",
@@ -150,6 +152,7 @@ class Connection(asyncio.Protocol):
         self._out: deque[bytes] = deque()
         self._flush_scheduled = False
         self._corked = False
+        self._wrote_since_read = False
         self._closing = False
         self._lost = False
         self._writable = True
@@ -166,7 +169,8 @@ class Connection(asyncio.Protocol):
     # -- state ------------------------------------------------------------------------------------
     @property
     def is_active(self) -> bool:
-        return self.transport is not None and not self._closing and not self._lost
+        # _closing is set by every way a connection ends (close, abort, bad frame, idle, lost).
+        return not self._closing and self.transport is not None
 
     @property
     def is_writable(self) -> bool:
@@ -212,6 +216,7 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._read_failed:
             return
+        self._wrote_since_read = False
         self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
         try:
             cmds = self._decoder.feed(data)
@@ -292,8 +297,8 @@ class Connection(asyncio.Protocol):
 
     def send_response(self, cmd: RemotingCommand) -> bool:
         """Queue a response frame; False (logged) when the connection is already closed."""
-        if self._closing:
-            log.warning(
+        if self._closing:  # common when a client goes while its long-polling pulls are held
+            log.debug(
                 "response (code %s, opaque %s) to %s dropped: connection closed",
                 cmd.code,
                 cmd.opaque,
@@ -306,26 +311,30 @@ class Connection(asyncio.Protocol):
     def _enqueue(self, cmd: RemotingCommand) -> None:
         prefix, body = encode_frame_parts(cmd)
         if self._same_loop and not (self._corked or self._flush_scheduled):
-            # Idle connection (so nothing is queued): write through at once, which is what a lone
-            # request/response wants, and coalesce whatever else this loop iteration produces.
+            # Nothing queued. Ping-pong traffic (a read since our last write) writes through at once,
+            # the lowest latency for a lone request; a second write with no read in between starts
+            # coalescing: it and whatever follows in this loop iteration leave in one flush.
+            if not self._wrote_since_read:
+                self._wrote_since_read = True
+                transport = self.transport
+                assert transport is not None
+                if len(body) >= _SEPARATE_BODY_BYTES:
+                    transport.writelines((prefix, body))
+                else:
+                    transport.write(prefix + body if body else prefix)
+                return
             self._flush_scheduled = True
             self.owner_loop.call_soon(self._flush)
-            transport = self.transport
-            assert transport is not None
-            if len(body) >= _SEPARATE_BODY_BYTES:
-                transport.writelines((prefix, body))
-            else:
-                transport.write(prefix + body if body else prefix)
-            return
         out = self._out
         if len(body) >= _SEPARATE_BODY_BYTES:
             out.append(prefix)
             out.append(body)
         else:
             out.append(prefix + body if body else prefix)
-        if not (self._flush_scheduled or self._same_loop):
-            self._flush_scheduled = True
-            self.io_loop.call_soon_threadsafe(self._flush)  # type: ignore[union-attr]
+        if not self._flush_scheduled:  # cross-thread (a same-loop flush was scheduled above or is corked)
+            if not self._same_loop:
+                self._flush_scheduled = True
+                self.io_loop.call_soon_threadsafe(self._flush)  # type: ignore[union-attr]
 
     def cork(self) -> None:
         """Queue writes until uncork() (the owner does this around a batch of commands)."""
@@ -334,9 +343,10 @@ class Connection(asyncio.Protocol):
 
     def uncork(self) -> None:
         """Write what was queued while corked, as one buffer."""
-        self._corked = False
-        if self._out:
-            self._write_out()
+        if self._corked:  # only ever set on a same-loop connection
+            self._corked = False
+            if self._out:
+                self._write_out()
 
     def _flush(self) -> None:
         """Write everything queued as one buffer (io loop; scheduled, never called while corked)."""

@@ -281,12 +281,15 @@ class Dispatcher:
         if entry.reject is not None and entry.reject():
             self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
             return
-        if not entry.executor.submit(self._run, entry, conn, cmd):
-            if entry.executor.rejected % 10_000 == 1:  # Java samples this warning too
+        executor = entry.executor
+        if executor.running < executor.workers and not executor._queue and not executor._closed:
+            executor._start(self._run, (entry, conn, cmd))  # submit's fast path, inlined
+        elif not executor.submit(self._run, entry, conn, cmd):
+            if executor.rejected % 10_000 == 1:  # Java samples this warning too
                 log.warning(
                     "%s: too many requests and executor %s busy, request code %s",
                     conn.remote_addr,
-                    entry.executor.name,
+                    executor.name,
                     cmd.code,
                 )
             self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK)

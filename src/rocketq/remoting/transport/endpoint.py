@@ -86,6 +86,13 @@ class RemotingEndpoint:
 
     # -- ConnectionOwner (owner loop) -------------------------------------------------------------
     def on_commands(self, conn: Connection, cmds: list[RemotingCommand]) -> None:
+        if len(cmds) == 1:  # the common case under light load; one response needs no corking
+            cmd = cmds[0]
+            if cmd.flag & 1:
+                self.responses.complete(cmd)
+            else:
+                self.dispatcher.dispatch(conn, cmd)
+            return
         complete = self.responses.complete
         dispatch = self.dispatcher.dispatch
         # Corked: what processors answer at once while we go through this batch leaves as one write.
@@ -133,11 +140,12 @@ class RemotingEndpoint:
         hooks = self.rpc_hooks
         if hooks:
             run_before(hooks, conn.remote_addr, cmd)
-        self._prepare(cmd)
+        table = self.responses
+        if cmd.opaque == 0 or cmd.opaque in table:  # _prepare, inlined on the hot path
+            cmd.opaque = next_opaque()
         loop = self.owner_loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
         rf = ResponseFuture(cmd.opaque, conn, cmd, fut, loop.time() + timeout_ms / 1000, int(timeout_ms))
-        table = self.responses
         table.add(rf)
         try:
             conn.send_request(cmd)
