@@ -109,9 +109,10 @@ JobFn = Callable[..., Coroutine[Any, Any, None]]
 async def _resume(coro: Coroutine[Any, Any, None], awaiting: Any) -> None:
     """Drive `coro`, already started and suspended on `awaiting`, to its end inside the current task.
 
-    `awaiting` is what the coroutine yielded: an asyncio future (`await fut` deep inside it) or None
-    (a bare yield, as in asyncio.sleep(0)). Once it settles the coroutine is resumed; an exception
-    raised here (cancellation of this task included) is thrown into the coroutine instead.
+    `awaiting` is what the coroutine yielded: an asyncio future (from an `await` deep inside it) or
+    None (a bare yield, as in asyncio.sleep(0)). Once the future settles the coroutine is resumed and
+    its own `await` reads the result or raises the exception, exactly as under a Task. Cancelling
+    this task cancels the awaited future, so the coroutine sees CancelledError where it awaits.
     """
     while True:
         try:
@@ -121,12 +122,15 @@ async def _resume(coro: Coroutine[Any, Any, None], awaiting: Any) -> None:
                 # What Task.__step does with a yielded future: clear the flag its __await__ set.
                 awaiting._asyncio_future_blocking = False
                 await awaiting
-        except BaseException as exc:  # handed to the coroutine, which decides
-            try:
-                awaiting = coro.throw(exc)
-            except StopIteration:
-                return
-            continue
+        except asyncio.CancelledError as exc:
+            if awaiting is None or not awaiting.cancelled():  # this task was cancelled, not the future
+                try:
+                    awaiting = coro.throw(exc)
+                except StopIteration:
+                    return
+                continue
+        except Exception:  # the coroutine's own await re-raises it, with its own traceback
+            pass
         try:
             awaiting = coro.send(None)
         except StopIteration:

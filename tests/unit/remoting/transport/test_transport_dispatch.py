@@ -320,3 +320,53 @@ def test_exception_description_names_where() -> None:
         text = exception_description(exc)
     assert text.startswith("ValueError: bad value, fail(test_transport_dispatch.py:")
     assert exception_description(KeyError()) == "KeyError"
+
+
+async def test_suspending_processors_resume_correctly() -> None:
+    """Processors that suspend in every common way are continued faithfully after an eager start."""
+
+    class Suspending:
+        async def process_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand:
+            kind = request.remark
+            loop = asyncio.get_running_loop()
+            if kind == "sleep0":
+                await asyncio.sleep(0)
+                await asyncio.sleep(0)
+            elif kind == "future-error":
+                fut = loop.create_future()
+                loop.call_soon(fut.set_exception, LookupError("from a future"))
+                await fut
+            elif kind == "task":
+                await asyncio.ensure_future(asyncio.sleep(0, result=None))
+            elif kind == "gather":
+                await asyncio.gather(asyncio.sleep(0), asyncio.sleep(0))
+            elif kind == "wait_for":
+                fut = loop.create_future()
+                loop.call_soon(fut.set_result, 1)
+                await asyncio.wait_for(fut, 5)
+            elif kind == "caught":
+                fut = loop.create_future()
+                loop.call_soon(fut.set_exception, LookupError("handled"))
+                try:
+                    await fut
+                except LookupError:
+                    pass
+            return request.make_response(0, remark=f"done {kind}")
+
+    kinds = ["sleep0", "future-error", "task", "gather", "wait_for", "caught"]
+    executor = Executor("suspending", workers=len(kinds))
+    dispatcher = _dispatcher((10, Suspending(), executor))
+    conn = FakeConnection()
+    for kind in kinds:
+        dispatcher.dispatch(conn, _request(10, remark=kind))
+    assert executor.running == len(kinds)  # all suspended, none answered yet
+    await asyncio.wait_for(executor.shutdown(5), 5)
+    answers = {r.remark: r.code for r in conn.sent}
+    assert answers.pop("LookupError: from a future, process_request(test_transport_dispatch.py:" + _line_of(answers)) == 1
+    assert answers == {f"done {k}": 0 for k in kinds if k != "future-error"}
+
+
+def _line_of(answers: dict[str | None, int]) -> str:
+    """The line suffix of the SYSTEM_ERROR remark (where the processor awaited the failing future)."""
+    (remark,) = [r for r in answers if r and r.startswith("LookupError")]
+    return remark.split("test_transport_dispatch.py:", 1)[1]
