@@ -137,11 +137,11 @@ async def test_activity_keeps_a_connection_open(server_factory: Any, client_fact
     recorder = Recorder()
     server = await server_factory(
         lambda s: (s.register_processor(ECHO, EchoProcessor()), s.add_connection_listener(recorder)),
-        server_channel_max_idle_time_s=0.3,
+        server_channel_max_idle_time_s=0.6,
     )
     client = client_factory()
     addr = addr_of(server)
-    for _ in range(8):  # 8 x 0.1 s of traffic spans more than two idle periods
+    for _ in range(9):  # 9 x 0.1 s of traffic spans more than one idle period
         await client.invoke_sync(addr, RemotingCommand.request(ECHO), 3000)
         await asyncio.sleep(0.1)
     assert "idle" not in recorder.kinds()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from remoting_helpers import EchoProcessor, GateProcessor, addr_of
 
-from rocketq.remoting.errors import RemotingConnectError, RemotingTimeoutError
+from rocketq.remoting.errors import RemotingConnectError, RemotingTimeoutError, RemotingTooMuchRequestError
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
 from rocketq.remoting.protocol.command import CURRENT_VERSION, RemotingCommand
 from rocketq.remoting.protocol.header_codec import HEADER_CODECS
@@ -234,3 +234,18 @@ async def test_response_uses_the_request_serialize_type(
     response = await client.invoke_sync(addr_of(server), cmd, 3000)
     assert seen == [serialize_type]
     assert response.serialize_type == serialize_type and response.ext_fields == {"answer": "42"}
+
+
+async def test_async_permits_bound_requests_in_flight(server_factory: Any, client_factory: Any) -> None:
+    gate = GateProcessor()
+    server = await server_factory(lambda s: s.register_processor(GATE, gate))
+    client = client_factory(client_async_semaphore_value=2)
+    addr = addr_of(server)
+    held = [client.invoke_async(addr, RemotingCommand.request(GATE), 10_000) for _ in range(2)]
+    refused = client.invoke_async(addr, RemotingCommand.request(GATE), 100)
+    with pytest.raises(RemotingTooMuchRequestError, match="2 permits"):
+        await asyncio.wait_for(refused, 5)
+    waiting = client.invoke_async(addr, RemotingCommand.request(GATE, None, b"third"), 10_000)
+    gate.gate.set()  # the held ones finish and hand their permits on
+    responses = await asyncio.wait_for(asyncio.gather(*held, waiting), 5)
+    assert [r.code for r in responses] == [0, 0, 0] and responses[2].body == b"third"

@@ -362,7 +362,12 @@ async def test_suspending_processors_resume_correctly() -> None:
     assert executor.running == len(kinds)  # all suspended, none answered yet
     await asyncio.wait_for(executor.shutdown(5), 5)
     answers = {r.remark: r.code for r in conn.sent}
-    assert answers.pop("LookupError: from a future, process_request(test_transport_dispatch.py:" + _line_of(answers)) == 1
+    assert (
+        answers.pop(
+            "LookupError: from a future, process_request(test_transport_dispatch.py:" + _line_of(answers)
+        )
+        == 1
+    )
     assert answers == {f"done {k}": 0 for k in kinds if k != "future-error"}
 
 
