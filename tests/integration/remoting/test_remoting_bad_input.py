@@ -145,3 +145,39 @@ async def test_activity_keeps_a_connection_open(server_factory: Any, client_fact
         await client.invoke_sync(addr, RemotingCommand.request(ECHO), 3000)
         await asyncio.sleep(0.1)
     assert "idle" not in recorder.kinds()
+
+
+async def test_a_peer_that_never_reads_is_dropped(server_factory: Any) -> None:
+    """Write buffer bound: a client pipelining requests without reading answers gets disconnected."""
+    closed: list[str | None] = []
+    gone = asyncio.Event()
+
+    class Big:
+        async def process_request(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
+            return request.make_response(0, body=b"r" * 262_144)
+
+    class OnClose(ConnectionListener):
+        def on_close(self, conn: Connection) -> None:
+            closed.append(conn.close_reason)
+            gone.set()
+
+    server = await server_factory(
+        lambda s: (s.register_processor(ECHO, Big()), s.add_connection_listener(OnClose())),
+        write_buffer_high_water_mark_bytes=65_536,
+        write_buffer_low_water_mark_bytes=16_384,
+        max_write_buffer_bytes=1_048_576,
+    )
+    _reader, writer = await asyncio.open_connection("127.0.0.1", server.port)  # never read
+    request = encode_frame(RemotingCommand.request(ECHO))
+    try:
+        for _ in range(400):  # 100 MiB of answers at most; the kernel buffers hold a few
+            writer.write(request)
+            await writer.drain()
+            if gone.is_set():
+                break
+            await asyncio.sleep(0)
+    except ConnectionError:
+        pass  # the server reset us: that is the point
+    await asyncio.wait_for(gone.wait(), 10)
+    assert closed == ["write buffer overflow"]
+    writer.close()

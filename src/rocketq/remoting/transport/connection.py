@@ -322,6 +322,9 @@ class Connection(asyncio.Protocol):
                     transport.writelines((prefix, body))
                 else:
                     transport.write(prefix + body if body else prefix)
+                self._last_activity = self.owner_loop.time()
+                if not self._writable:
+                    self._check_overflow(transport)
                 return
             self._flush_scheduled = True
             self.owner_loop.call_soon(self._flush)
@@ -371,11 +374,17 @@ class Connection(asyncio.Protocol):
                     parts.append(pop())
                 transport.writelines(parts)
         self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
-        if not self._writable and transport.get_write_buffer_size() > self.settings.max_write_buffer:
+        if not self._writable:
+            self._check_overflow(transport)
+
+    def _check_overflow(self, transport: asyncio.Transport) -> None:
+        """Drop a peer that lets more than max_write_buffer bytes pile up (it does not read)."""
+        unsent = transport.get_write_buffer_size()
+        if unsent > self.settings.max_write_buffer:
             log.warning(
-                "%s does not read its responses (%d bytes unsent), closing the connection",
+                "%s does not read what we send (%d bytes unsent), closing the connection",
                 self.remote_addr,
-                transport.get_write_buffer_size(),
+                unsent,
             )
             self.close_reason = "write buffer overflow"
             self._closing = True

@@ -136,7 +136,18 @@ async def test_flow_control_drain_and_overflow(conn: Connection, transport: Mock
 
     conn.pause_writing()
     transport.buffer_size = 6000  # above max_write_buffer (5000): the peer does not read
-    conn.send_request(_cmds(1)[0])
+    conn.send_request(_cmds(1)[0])  # written through (nothing written since the last read)
+    assert transport.aborted and conn.close_reason == "write buffer overflow"
+
+
+async def test_overflow_is_caught_on_the_coalesced_path_too(
+    conn: Connection, transport: MockTransport
+) -> None:
+    conn.send_request(_cmds(1)[0])  # through
+    conn.pause_writing()
+    transport.buffer_size = 6000
+    conn.send_request(_cmds(1)[0])  # queued behind it
+    assert not transport.aborted
     conn._flush()
     assert transport.aborted and conn.close_reason == "write buffer overflow"
 
