@@ -17,8 +17,8 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "src") not in sys.path:
@@ -118,7 +118,7 @@ class RocketqAdapter(Adapter):
         await self.producer.send_batch([Message(topic, b) for b in bodies])
 
     async def consume(self, topic: str, group: str, on_message: Callable[[bytes], None], stop: asyncio.Event,
-                      prefetch: int = 256, ready: Optional[asyncio.Event] = None) -> None:
+                      prefetch: int = 256, ready: asyncio.Event | None = None) -> None:
         async def listener(msgs):  # async: runs on the loop, no thread hop per message
             for m in msgs:
                 on_message(m.body)

@@ -47,8 +47,10 @@ from rocketq.remoting.protocol.headers.offset import (
     UpdateConsumerOffsetRequestHeader,
 )
 from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader
+from rocketq.remoting.protocol.headers.query import QueryMessageRequestHeader, ViewMessageRequestHeader
 from rocketq.remoting.protocol.headers.retry import ConsumerSendMsgBackRequestHeader
 from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader, SendMessageResponseHeader
+from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestHeader
 from rocketq.remoting.protocol.message_codec import decode_records
 
 log = logging.getLogger("rocketq.client.api")
@@ -264,14 +266,14 @@ class MQClientAPI:
             await self.invoke(addr, RequestCode.UNLOCK_BATCH_MQ, None, body)
 
     # -- transactions ---------------------------------------------------------------------------------
-    async def end_transaction_oneway(self, addr: str, header: Mapping[str, str], remark: str | None = None) -> None:
+    async def end_transaction_oneway(self, addr: str, header: EndTransactionRequestHeader, remark: str | None = None) -> None:
         cmd = self.command(RequestCode.END_TRANSACTION, header, oneway=True)
         cmd.remark = remark
         await self.transport.invoke_oneway(addr, cmd, self.timeout_ms)
 
     # -- message lookup ---------------------------------------------------------------------------------
     async def view_message(self, addr: str, commit_log_offset: int, timeout_ms: float | None = None) -> MessageExt:
-        resp = await self.invoke(addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": str(commit_log_offset)}, timeout_ms=timeout_ms)
+        resp = await self.invoke(addr, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(commit_log_offset), timeout_ms=timeout_ms)
         msgs = decode_records(resp.body)
         if not msgs:
             raise broker_error(ResponseCode.SYSTEM_ERROR, f"no message at offset {commit_log_offset}")
@@ -282,14 +284,7 @@ class MQClientAPI:
         timeout_ms: float | None = None,
     ) -> list[MessageExt]:
         """QUERY_MESSAGE by key (or by UNIQ_KEY); [] when the broker finds nothing."""
-        header = {
-            "topic": topic,
-            "key": key,
-            "maxNum": str(max_num),
-            "beginTimestamp": str(begin_ms),
-            "endTimestamp": str(end_ms),
-            "_UNIQUE_KEY_QUERY": "true" if unique_key else "false",
-        }
+        header = QueryMessageRequestHeader(topic, key, max_num, begin_ms, end_ms, unique_key)
         resp = await self.invoke(
             addr, RequestCode.QUERY_MESSAGE, header, timeout_ms=timeout_ms, ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND)
         )

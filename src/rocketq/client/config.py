@@ -62,7 +62,6 @@ class ClientConfig(RocketConfig):
     set (one ClientInstance); "DEFAULT" becomes `<pid>#<random>`, unique per process even in containers."""
     unit_name: str | None = Field(None, alias="unitName")
     unit_mode: bool = Field(False, alias="unitMode")
-    namespace: str | None = Field(None, alias="namespace")
     poll_name_server_interval_ms: int = Field(30_000, alias="pollNameServerInterval", ge=100)
     """Route refresh period."""
     heartbeat_broker_interval_ms: int = Field(30_000, alias="heartbeatBrokerInterval", ge=100)

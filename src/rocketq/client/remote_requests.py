@@ -16,19 +16,19 @@ from rocketq.common import constants as C
 from rocketq.remoting.protocol.bodies.consumer import GetConsumerStatusBody, ResetOffsetBody
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers.admin import (
+    ConsumeMessageDirectlyResultRequestHeader,
+    GetConsumerRunningInfoRequestHeader,
+    GetConsumerStatusRequestHeader,
+    ResetOffsetRequestHeader,
+)
+from rocketq.remoting.protocol.headers.client import NotifyConsumerIdsChangedRequestHeader
 from rocketq.remoting.protocol.message_codec import decode_records
 
 if TYPE_CHECKING:
     from rocketq.client.instance import ClientInstance
 
 log = logging.getLogger("rocketq.client.remote")
-
-
-def _field(request: RemotingCommand, name: str) -> str:
-    value = request.ext(name)
-    if value is None:
-        raise ValueError(f"request code {request.code} misses the header field '{name}'")
-    return value
 
 
 class ClientRemotingProcessor:
@@ -52,7 +52,8 @@ class ClientRemotingProcessor:
     async def _dispatch(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None:
         code = request.code
         if code == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED:
-            log.info("consumer ids of group %s changed; rebalancing now", request.ext("consumerGroup"))
+            notify = NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields)
+            log.info("consumer ids of group %s changed; rebalancing now", notify.consumer_group)
             self.instance.rebalance_immediately()
             return None
         if code == RequestCode.RESET_CONSUMER_CLIENT_OFFSET:
@@ -70,7 +71,8 @@ class ClientRemotingProcessor:
         return None if request.is_oneway else request.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f"code {code}")
 
     async def _reset_offset(self, request: RemotingCommand) -> None:
-        topic, group = _field(request, "topic"), _field(request, "group")
+        header = ResetOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        topic, group = header.topic, header.group
         table = ResetOffsetBody.decode(request.body).offset_table if request.body else {}
         consumer = self.instance.consumers.get(group)
         if consumer is None:
@@ -80,27 +82,30 @@ class ClientRemotingProcessor:
         await consumer.reset_offset(topic, dict(table))
 
     def _consumer_status(self, request: RemotingCommand) -> RemotingCommand:
-        topic, group = _field(request, "topic"), _field(request, "group")
+        header = GetConsumerStatusRequestHeader.from_ext_fields(request.ext_fields)
+        topic, group = header.topic, header.group
         consumer = self.instance.consumers.get(group)
         offsets = consumer.offset_table(topic) if consumer is not None else {}
         return request.make_response(body=GetConsumerStatusBody(message_queue_table=offsets).encode())
 
     def _running_info(self, request: RemotingCommand) -> RemotingCommand:
-        group = _field(request, "consumerGroup")
+        group = GetConsumerRunningInfoRequestHeader.from_ext_fields(request.ext_fields).consumer_group
         consumer = self.instance.consumers.get(group)
         if consumer is None:
             return request.make_response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
         return request.make_response(body=consumer.running_info().encode())
 
     async def _consume_directly(self, request: RemotingCommand) -> RemotingCommand:
-        group = _field(request, "consumerGroup")
-        consumer = self.instance.consumers.get(group)
+        header = ConsumeMessageDirectlyResultRequestHeader.from_ext_fields(request.ext_fields)
+        consumer = self.instance.consumers.get(header.consumer_group)
         if consumer is None:
-            return request.make_response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
+            return request.make_response(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{header.consumer_group}> not exist in this consumer"
+            )
         msgs = decode_records(request.body)
         if not msgs:
             return request.make_response(ResponseCode.SYSTEM_ERROR, "the request body holds no message")
-        result = await consumer.consume_message_directly(msgs[0], request.ext("brokerName"))
+        result = await consumer.consume_message_directly(msgs[0], header.broker_name)
         return request.make_response(body=result)
 
     def _check_transaction_state(self, conn: Any, request: RemotingCommand) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from client_routes import two_brokers
 
@@ -177,3 +179,52 @@ async def test_selector_queue_batch_oneway_and_lifecycle() -> None:
         p.send_async(Message("T", b"a"))
     with pytest.raises(ClientStateError, match="after shutdown"):
         await p.start()
+
+
+async def test_transaction_commit_rollback_unknown_and_check() -> None:
+    from rocketq.client.model import LocalTransactionState
+    from rocketq.client.producer.transaction import TransactionProducer
+    from rocketq.common.message import MessageExt
+
+    clock = ManualClock()
+    inst = FakeInstance(clock, {"T": two_brokers()})
+    ends: list = []
+
+    async def end_transaction_oneway(addr, header, remark=None):
+        ends.append((addr, header, remark))
+
+    inst.api.end_transaction_oneway = end_transaction_oneway  # type: ignore[attr-defined]
+
+    async def send_message(addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False):
+        inst.api.last_header = header
+        return SendResult(SendStatus.SEND_OK, msg_id, "7F00000100002A9F0000000000000064", MessageQueue(header.topic, broker_name, 0), 5)
+
+    inst.api.send_message = send_message  # type: ignore[method-assign]
+    checked: list = []
+    tp = TransactionProducer("tg", namesrv_addr="127.0.0.1:9876", clock=clock, instance=inst,  # type: ignore[arg-type]
+                             checker=lambda m: checked.append(m) or LocalTransactionState.COMMIT)
+    await tp.start()
+    r = await tp.send_in_transaction(Message("T", b"x"), executor=lambda m, arg: arg, arg=LocalTransactionState.COMMIT)
+    assert r.local_transaction_state is LocalTransactionState.COMMIT_MESSAGE
+    assert inst.api.last_header.sys_flag & 0x4 and "TRAN_MSG\u0001true" in inst.api.last_header.properties
+    _, header, _ = ends[-1]
+    assert (header.commit_or_rollback, header.commit_log_offset, header.tran_state_table_offset) == (8, 100, 5)
+
+    async def failing(msg, arg):
+        raise RuntimeError("db down")
+
+    r = await tp.send_in_transaction(Message("T", b"y"), executor=failing)
+    assert r.local_transaction_state is LocalTransactionState.UNKNOW
+    assert ends[-1][1].commit_or_rollback == 0 and "db down" in ends[-1][2]
+    r = await tp.send_in_transaction(Message("T", b"z"), executor=lambda m, a: LocalTransactionState.ROLLBACK)
+    assert ends[-1][1].commit_or_rollback == 12
+    with pytest.raises(MessageIllegalError, match="delayed"):
+        await tp.send_in_transaction(Message("T", b"d", delay_level=2), executor=lambda m, a: None)
+    half = MessageExt("T", b"x", properties={"UNIQ_KEY": "U1", "PGROUP": "tg"})
+    tp.check_transaction_state("127.0.0.1:10911", half, {"tranStateTableOffset": "9", "commitLogOffset": "77", "transactionId": "U1"})
+    for _ in range(100):
+        if len(ends) == 4:
+            break
+        await asyncio.sleep(0.01)  # the checker runs on a worker thread
+    addr, header, _ = ends[-1]
+    assert checked and (addr, header.from_transaction_check, header.commit_log_offset, header.msg_id) == ("127.0.0.1:10911", True, 77, "U1")

@@ -37,7 +37,7 @@ from rocketq.client.model import ConsumeResult, MessageSelector
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import Message, MessageExt, MessageQueue
-from rocketq.common.service import PeriodicService
+from rocketq.common.service import PeriodicService, spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingError, RequestCodeNotSupportedError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ProcessQueueInfo
@@ -106,13 +106,13 @@ class PushConsumer:
         self._subscriptions[topic] = sub
         if self._state == "RUNNING":
             self.rebalance.subscriptions[topic] = sub
-            asyncio.get_running_loop().create_task(self._after_subscription_change())
+            spawn(f"subscribe-{topic}", self._after_subscription_change())
 
     def unsubscribe(self, topic: str) -> None:
         self._subscriptions.pop(topic, None)
         if self._state == "RUNNING":
             self.rebalance.subscriptions.pop(topic, None)
-            asyncio.get_running_loop().create_task(self._after_subscription_change())
+            spawn(f"unsubscribe-{topic}", self._after_subscription_change())
 
     def register_listener(self, fn: Listener) -> None:
         """fn(list[MessageExt]) -> ConsumeResult.SUCCESS | RECONSUME_LATER (sync or async; raising = later)."""
@@ -405,6 +405,12 @@ class PushConsumer:
         if sub is not None:
             # A new version makes this member's subscription win on the brokers (Java 4.9.8).
             sub.sub_version = max(sub.sub_version + 1, self._clock.now_ms())
+        owned = len(self.rebalance.process_queues)
+        cfg = self.config
+        if owned and cfg.pull_threshold_for_topic != -1:
+            cfg.pull_threshold_for_queue = max(1, cfg.pull_threshold_for_topic // owned)
+        if owned and cfg.pull_threshold_size_for_topic_mib != -1:
+            cfg.pull_threshold_size_for_queue_mib = max(1, cfg.pull_threshold_size_for_topic_mib // owned)
         if self._instance is not None:
             await self._instance.send_heartbeat_to_all_brokers()
 

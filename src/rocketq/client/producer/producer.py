@@ -216,9 +216,8 @@ class Producer:
         if not msg_id:
             msg_id = self._ids.next_id(self._clock.now_ms())
             props[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = msg_id
-        body, sys_flag = maybe_compress(
-            bytes(msg.body), self.config.compress_msg_body_over_howmuch_bytes, self.config.compress_level
-        )
+        raw = msg.body if isinstance(msg.body, bytes) else bytes(msg.body)
+        body, sys_flag = maybe_compress(raw, self.config.compress_msg_body_over_howmuch_bytes, self.config.compress_level)
         if props.get(C.PROPERTY_TRANSACTION_PREPARED) == "true":
             sys_flag |= C.MessageSysFlag.TRANSACTION_PREPARED_TYPE
         wire_props = props

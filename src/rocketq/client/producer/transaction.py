@@ -26,6 +26,10 @@ from rocketq.common.message import Message, MessageExt
 from rocketq.common.msg_id import parse_offset_msg_id
 from rocketq.common.service import spawn
 from rocketq.remoting.errors import RemotingError
+from rocketq.remoting.protocol.headers.transaction import (
+    CheckTransactionStateRequestHeader,
+    EndTransactionRequestHeader,
+)
 
 log = logging.getLogger("rocketq.client.transaction")
 
@@ -122,17 +126,16 @@ class TransactionProducer(Producer):
         if addr is None:
             log.warning("no address for %s; the broker will check transaction %s", sent.queue.broker_name, sent.msg_id)
             return
-        header = {
-            "producerGroup": self.group,
-            "tranStateTableOffset": str(sent.queue_offset),
-            "commitLogOffset": str(commit_log_offset),
-            "commitOrRollback": str(_wire_state(state)),
-            "fromTransactionCheck": "false",
-            "msgId": sent.msg_id,
-            "bname": sent.queue.broker_name,
-        }
-        if sent.transaction_id:
-            header["transactionId"] = sent.transaction_id
+        header = EndTransactionRequestHeader(
+            producer_group=self.group,
+            tran_state_table_offset=sent.queue_offset,
+            commit_log_offset=commit_log_offset,
+            commit_or_rollback=_wire_state(state),
+            msg_id=sent.msg_id,
+            from_transaction_check=False,
+            transaction_id=sent.transaction_id or None,
+            bname=sent.queue.broker_name,
+        )
         remark = f"executeLocalTransactionBranch exception: {error!r}" if error else None
         try:
             await inst.api.end_transaction_oneway(addr, header, remark)
@@ -141,9 +144,10 @@ class TransactionProducer(Producer):
 
     def check_transaction_state(self, addr: str, msg: MessageExt, header: Mapping[str, str]) -> None:
         """CHECK_TRANSACTION_STATE from a broker: ask the checker, answer with END_TRANSACTION."""
-        spawn(f"transaction-check-{msg.msg_id}", self._answer_check(addr, msg, dict(header)))
+        check = CheckTransactionStateRequestHeader.from_ext_fields(header)
+        spawn(f"transaction-check-{msg.msg_id}", self._answer_check(addr, msg, check))
 
-    async def _answer_check(self, addr: str, msg: MessageExt, header: dict[str, str]) -> None:
+    async def _answer_check(self, addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader) -> None:
         if self.checker is None:
             log.warning("producer %s has no checker for transaction %s", self.group, msg.msg_id)
             return
@@ -153,18 +157,16 @@ class TransactionProducer(Producer):
         except Exception as exc:
             state, error = LocalTransactionState.UNKNOW, exc
             log.warning("transaction checker raised on %s: %r", msg.msg_id, exc)
-        answer = {
-            "producerGroup": self.group,
-            "tranStateTableOffset": header.get("tranStateTableOffset", "0"),
-            "commitLogOffset": header.get("commitLogOffset", "0"),
-            "commitOrRollback": str(_wire_state(state)),
-            "fromTransactionCheck": "true",
-            "msgId": msg.uniq_key or msg.offset_msg_id,
-        }
-        if header.get("transactionId"):
-            answer["transactionId"] = header["transactionId"]
-        if header.get("bname"):
-            answer["bname"] = header["bname"]
+        answer = EndTransactionRequestHeader(
+            producer_group=self.group,
+            tran_state_table_offset=header.tran_state_table_offset,
+            commit_log_offset=header.commit_log_offset,
+            commit_or_rollback=_wire_state(state),
+            msg_id=msg.uniq_key or msg.offset_msg_id,
+            from_transaction_check=True,
+            transaction_id=header.transaction_id,
+            bname=header.bname,
+        )
         inst = self._instance
         if inst is None:
             return
