@@ -126,6 +126,8 @@ def test_filter_for_request() -> None:
         off.filter_for_request(G, T, "SQL92", "a = ")
     with pytest.raises(FilterNotSupportedError):
         off.filter_for_request(G, T, "SQL92", "a = 1")
+    pop = off.filter_for_request(G, T, "SQL92", "a = 1", require_property_filter=False)
+    assert isinstance(pop, Sql92MessageFilter)
 
 
 def test_filter_for_subscription_codes_in_java_order() -> None:

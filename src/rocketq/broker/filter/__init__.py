@@ -20,10 +20,14 @@ one ConsumerFilterManager and calls it from four places; every refusal is a Filt
            remark "The broker does not support consumer to filter message by SQL92".
            Bad expression: FilterParseError, code 23 SUBSCRIPTION_PARSE_FAILED, remark says where.
 
-    PULL_MESSAGE (11) with FLAG_SUBSCRIPTION, and POP_MESSAGE (header exp / expType):
+    PULL_MESSAGE (11) with FLAG_SUBSCRIPTION:
         message_filter = manager.filter_for_request(group, topic, header.expression_type,
                                                     header.subscription)
         -> FilterParseError (23), then FilterNotSupportedError (1).
+    POP_MESSAGE (200050) with header exp / expType (5.x never looks at enablePropertyFilter there):
+        message_filter = manager.filter_for_request(group, topic, header.exp_type, header.exp,
+                                                    require_property_filter=False)
+        -> FilterParseError (23).
     PULL_MESSAGE (11) without it (heartbeat subscription `sub`, after the SUBSCRIPTION_NOT_EXIST /
     SUBSCRIPTION_NOT_LATEST checks):
         message_filter = manager.filter_for_subscription(group, topic, sub.expression_type,
@@ -56,8 +60,8 @@ from rocketq.broker.filter.message_filter import (
     TagMessageFilter,
     build_tag_filter,
     is_tag_type,
-    record_properties,
 )
+from rocketq.broker.filter.properties import PropertySelector, record_properties
 from rocketq.broker.filter.registry import (
     ConsumerFilterData,
     ConsumerFilterManager,
@@ -78,6 +82,7 @@ __all__ = [
     "FilterEvaluationError",
     "FilterNotSupportedError",
     "FilterParseError",
+    "PropertySelector",
     "RetryTopicMessageFilter",
     "Sql92MessageFilter",
     "TagMessageFilter",

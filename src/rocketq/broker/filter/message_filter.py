@@ -12,59 +12,27 @@ so SQL92 is decided on the commit log for every message, as Java does by default
 
 from __future__ import annotations
 
-import logging
-import struct
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from rocketq.broker.filter.properties import PropertySelector, record_properties, record_properties_text
 from rocketq.broker.filter.sql92 import CompiledExpression
 from rocketq.common import constants as C
-from rocketq.common.message import decode_properties
 from rocketq.common.tags import SUB_ALL
-from rocketq.remoting.protocol.message_codec import RECORD_HEADER, SYSFLAG_POS
 
 if TYPE_CHECKING:
     from rocketq.broker.filter.registry import ConsumerFilterManager
-
-log = logging.getLogger(__name__)
 
 EXPRESSION_TYPE_TAG = "TAG"
 EXPRESSION_TYPE_SQL92 = "SQL92"
 _INT_MIN = -(1 << 31)
 _INT_MAX = (1 << 31) - 1
-_INT = struct.Struct(">i")
-_SHORT = struct.Struct(">h")
 _NO_PROPERTIES: dict[str, str] = {}
 
 
 def is_tag_type(expression_type: str | None) -> bool:
     """Java ExpressionType.isTagType: null, empty and "TAG" are all tag expressions."""
     return not expression_type or expression_type == EXPRESSION_TYPE_TAG
-
-
-def record_properties(record: bytes | bytearray | memoryview) -> dict[str, str]:
-    """The properties of a stored record (protocol.md 4.1), decoding nothing else (Java decodeProperties).
-
-    A record too short or garbled to hold properties has none.
-    """
-    try:
-        (sys_flag,) = _INT.unpack_from(record, SYSFLAG_POS)
-        layout = RECORD_HEADER[
-            (
-                bool(sys_flag & C.MessageSysFlag.BORNHOST_V6_FLAG),
-                bool(sys_flag & C.MessageSysFlag.STOREHOSTADDRESS_V6_FLAG),
-            )
-        ]
-        (body_len,) = _INT.unpack_from(record, layout.size - 4)
-        pos = layout.size + body_len
-        pos += 1 + record[pos]  # topic length byte and topic
-        (props_len,) = _SHORT.unpack_from(record, pos)
-        if props_len <= 0:
-            return {}
-        pos += 2
-        return decode_properties(bytes(record[pos : pos + props_len]).decode("utf-8"))
-    except (struct.error, IndexError, UnicodeDecodeError):
-        return {}
 
 
 class ExpressionMessageFilter:
@@ -102,15 +70,19 @@ class TagMessageFilter(ExpressionMessageFilter):
 class Sql92MessageFilter(ExpressionMessageFilter):
     """Evaluates an SQL92 expression on each record's properties (TAGS is one of them)."""
 
-    __slots__ = ("_matches", "expression")
+    __slots__ = ("_matches", "_select", "expression")
 
     def __init__(self, expression: CompiledExpression) -> None:
         self.expression = expression
         self._matches = expression.matches
+        self._select = PropertySelector(expression.property_names).select
 
     def is_matched_by_commit_log(self, record: bytes | None, properties: Mapping[str, str] | None) -> bool:
         if properties is None:
-            properties = record_properties(record) if record is not None else _NO_PROPERTIES
+            # Only the properties the expression names: the others cannot change the outcome.
+            properties = (
+                self._select(record_properties_text(record)) if record is not None else _NO_PROPERTIES
+            )
         return self._matches(properties)
 
     def __repr__(self) -> str:

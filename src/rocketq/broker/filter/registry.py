@@ -188,17 +188,25 @@ class ConsumerFilterManager:
         compile_filter_expression(expression_type, expression)
 
     def filter_for_request(
-        self, group: str, topic: str, expression_type: str | None, expression: str | None
+        self,
+        group: str,
+        topic: str,
+        expression_type: str | None,
+        expression: str | None,
+        *,
+        require_property_filter: bool = True,
     ) -> ExpressionMessageFilter | None:
         """The filter of a pull carrying its own subscription (FLAG_SUBSCRIPTION), or of a POP.
 
-        Raises FilterParseError (23), then FilterNotSupportedError (1), in Java's order.
+        Raises FilterParseError (23), then FilterNotSupportedError (1), in Java's order. POP passes
+        require_property_filter=False: the 5.x PopMessageProcessor filters SQL92 whatever
+        enablePropertyFilter says.
         """
         if is_tag_type(expression_type):
             parsed = parse_tag_expression(expression)
             return self._with_retry(group, topic, build_tag_filter(parsed.sub_string, parsed.codes))
         compiled = compile_filter_expression(expression_type, expression)
-        if not self.enable_property_filter:
+        if require_property_filter and not self.enable_property_filter:
             raise FilterNotSupportedError(expression_type)
         return Sql92MessageFilter(compiled)
 

@@ -39,11 +39,15 @@ class JavaLong(int):
 
 def parse_java_int(text: str) -> int:
     """Integer.valueOf(text): optional sign, decimal digits, within 32 bits."""
+    if len(text) < 10 and text.isdigit() and text.isascii():  # the common case, cheaply
+        return int(text)
     return _parse_integral(text, INT_MIN, INT_MAX, "Integer")
 
 
 def parse_java_long(text: str) -> int:
     """Long.valueOf(text): optional sign, decimal digits, within 64 bits."""
+    if len(text) < 19 and text.isdigit() and text.isascii():
+        return int(text)
     return _parse_integral(text, LONG_MIN, LONG_MAX, "Long")
 
 
