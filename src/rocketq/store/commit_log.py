@@ -10,8 +10,8 @@ when it does not fit with 8 bytes to spare, the rest of the file becomes a blank
 from __future__ import annotations
 
 import struct
-import zlib
 from typing import Final
+from zlib import crc32
 
 from rocketq.remoting.protocol.message_codec import (
     BLANK_MAGIC_CODE,
@@ -40,7 +40,7 @@ class RecordTooLargeError(ValueError):
 
 
 class _Host:
-    """A host as it goes into records: ip bytes, port, whether it is IPv6, msgId prefix."""
+    """A host as it goes into records: ip bytes, port, its sysFlag bit, msgId prefix."""
 
     __slots__ = ("ip", "msg_id_prefix", "port", "v6")
 
@@ -49,6 +49,16 @@ class _Host:
         self.port = host[1]
         self.v6 = len(self.ip) == 16
         self.msg_id_prefix = (self.ip + _INT.pack(self.port)).hex().upper()
+
+
+# Record layouts indexed by (born v6) * 2 + (store v6), with the sysFlag bits they imply.
+_LAYOUTS = [
+    RECORD_HEADER[(False, False)],
+    RECORD_HEADER[(False, True)],
+    RECORD_HEADER[(True, False)],
+    RECORD_HEADER[(True, True)],
+]
+_LAYOUT_FLAGS = [0, STOREHOST_V6_FLAG, BORNHOST_V6_FLAG, BORNHOST_V6_FLAG | STOREHOST_V6_FLAG]
 
 
 class CommitLog:
@@ -65,6 +75,8 @@ class CommitLog:
             config.commit_log_dir, self.file_size, allocator=allocator, reservation=reservation
         )
         self._low_water = reservation.ahead * 3 // 4 if reservation.ahead else -(1 << 62)
+        # The append path's one check: room for the record, the blank record and the reserve margin.
+        self._room = max(self._low_water, END_FILE_MIN_BLANK_LENGTH)
         # The largest record accepted: Java's limit, and it must fit a file with a blank record's room.
         self.max_record_size = min(
             config.max_message_size_bytes + RECORD_OVERHEAD_ALLOWANCE,
@@ -127,7 +139,9 @@ class CommitLog:
 
     # -- append --------------------------------------------------------------------------------------
     def _file_for(self, size: int) -> MappedFile:
-        """The file the next `size` bytes go to, rolling (blank record + new file) when they do not fit."""
+        """The file the next `size` bytes go to, rolling (blank record + new file) when they do not fit,
+        and reserving space ahead. The append path calls it only when its cheap check fails: no file,
+        the end of the file near, or the reserved window near its end."""
         current = self._cur
         if current is None or current.closed:
             current = self._cur = self.queue.get_last_or_create(0)
@@ -142,40 +156,47 @@ class CommitLog:
             self._reserve(current, pos + size)
         return current
 
-    def append(self, msg: BrokerMessage, props: bytes, queue_offset: int, store_ts: int) -> tuple[int, int]:
-        """Write one record; returns (commit-log offset, size). Raises RecordTooLargeError, OSError."""
+    def append(
+        self, msg: BrokerMessage, props: bytes, queue_offset: int, store_ts: int
+    ) -> tuple[int, int, str]:
+        """Write one record; returns (commit-log offset, size, msgId). Raises RecordTooLargeError, OSError.
+
+        The hottest function of the broker: locals only, one struct call for the fixed fields, one
+        slice copy for the body and one for topic + properties.
+        """
         body = msg.body
-        topic_block = self._topics.get(msg.topic) or self._topic_block(msg.topic)
-        born = self._hosts.get(msg.born_host) or self.host(msg.born_host)
-        store = self._hosts.get(msg.store_host) or self.host(msg.store_host)
-        layout = RECORD_HEADER[(born.v6, store.v6)]
-        sys_flag = (
-            (msg.sys_flag & ~_V6_BITS)
-            | (BORNHOST_V6_FLAG if born.v6 else 0)
-            | (STOREHOST_V6_FLAG if store.v6 else 0)
+        hosts = self._hosts
+        born = hosts.get(msg.born_host) or self.host(msg.born_host)
+        store = hosts.get(msg.store_host) or self.host(msg.store_host)
+        kind = (2 if born.v6 else 0) + (1 if store.v6 else 0)
+        layout = _LAYOUTS[kind]
+        tail = (
+            (self._topics.get(msg.topic) or self._topic_block(msg.topic))
+            + len(props).to_bytes(2, "big")
+            + props
         )
         body_len = len(body)
-        at_topic = layout.size + body_len
-        at_props = at_topic + len(topic_block)
-        total = at_props + 2 + len(props)
+        head = layout.size
+        total = head + body_len + len(tail)
         if total > self.max_record_size:
             raise RecordTooLargeError(f"record of {total} bytes is over the limit of {self.max_record_size}")
-        mapped = self._file_for(total)
+        mapped = self._cur
+        if mapped is None or mapped.wrote_position + total + self._room > mapped.reserved:
+            mapped = self._file_for(total)
         pos = mapped.wrote_position
         phys = mapped.file_from_offset + pos
         mm = mapped.mm
         layout.pack_into(
-            mm, pos, total, MESSAGE_MAGIC_CODE, zlib.crc32(body) & _CRC_MASK, msg.queue_id, msg.flag,
-            queue_offset, phys, sys_flag, msg.born_timestamp, born.ip, born.port, store_ts, store.ip,
-            store.port, msg.reconsume_times, msg.prepared_transaction_offset, body_len,
+            mm, pos, total, MESSAGE_MAGIC_CODE, crc32(body) & _CRC_MASK, msg.queue_id, msg.flag, queue_offset,
+            phys, (msg.sys_flag & ~_V6_BITS) | _LAYOUT_FLAGS[kind], msg.born_timestamp, born.ip, born.port,
+            store_ts, store.ip, store.port, msg.reconsume_times, msg.prepared_transaction_offset, body_len,
         )  # fmt: skip
-        mm[pos + layout.size : pos + at_topic] = body
-        mm[pos + at_topic : pos + at_props] = topic_block
-        _SHORT.pack_into(mm, pos + at_props, len(props))
-        mm[pos + at_props + 2 : pos + total] = props
+        body_end = pos + head + body_len
+        mm[pos + head : body_end] = body
+        mm[body_end : pos + total] = tail
         mapped.wrote_position = pos + total
         self.last_store_timestamp = store_ts
-        return phys, total
+        return phys, total, store.msg_id_prefix + "%016X" % phys  # noqa: UP031 (fastest here, measured)
 
     def append_batch(
         self,
@@ -183,55 +204,52 @@ class CommitLog:
         props: list[bytes],
         first_queue_offset: int,
         store_ts: int,
-    ) -> list[tuple[int, int]]:
-        """Write a batch's records into one file, consecutive queue offsets; returns (offset, size) each."""
+    ) -> tuple[int, list[int], str]:
+        """Write a batch's records into one file with consecutive queue offsets.
+
+        Returns (offset of the first record, size of each record, msgId prefix of the store host).
+        """
         topic_block = self._topic_block(batch.topic)
         born = self.host(batch.born_host)
         store = self.host(batch.store_host)
-        layout = RECORD_HEADER[(born.v6, store.v6)]
-        sys_flag = (
-            (batch.sys_flag & ~_V6_BITS)
-            | (BORNHOST_V6_FLAG if born.v6 else 0)
-            | (STOREHOST_V6_FLAG if store.v6 else 0)
-        )
-        fixed = layout.size + len(topic_block) + 2
-        sizes = [fixed + len(entry[1]) + len(p) for entry, p in zip(batch.entries, props, strict=True)]
-        for size in sizes:
-            if size > self.max_record_size:
-                raise RecordTooLargeError(
-                    f"record of {size} bytes is over the limit of {self.max_record_size}"
-                )
-        if sum(sizes) > self.file_size - END_FILE_MIN_BLANK_LENGTH:
+        kind = (2 if born.v6 else 0) + (1 if store.v6 else 0)
+        layout = _LAYOUTS[kind]
+        sys_flag = (batch.sys_flag & ~_V6_BITS) | _LAYOUT_FLAGS[kind]
+        head = layout.size
+        tails = [topic_block + len(p).to_bytes(2, "big") + p for p in props]
+        sizes = [head + len(entry[1]) + len(tail) for entry, tail in zip(batch.entries, tails, strict=True)]
+        total = sum(sizes)
+        if max(sizes) > self.max_record_size:
             raise RecordTooLargeError(
-                f"a batch of {sum(sizes)} bytes does not fit a {self.file_size}-byte file"
+                f"record of {max(sizes)} bytes is over the limit of {self.max_record_size}"
             )
-        mapped = self._file_for(sum(sizes))
+        if total > self.file_size - END_FILE_MIN_BLANK_LENGTH:
+            raise RecordTooLargeError(f"a batch of {total} bytes does not fit a {self.file_size}-byte file")
+        mapped = self._cur
+        if mapped is None or mapped.wrote_position + total + self._room > mapped.reserved:
+            mapped = self._file_for(total)
         mm = mapped.mm
-        pos = mapped.wrote_position
+        pos = first = mapped.wrote_position
         base = mapped.file_from_offset
-        out: list[tuple[int, int]] = []
+        pack = layout.pack_into
+        queue_id, born_ts, reconsume = batch.queue_id, batch.born_timestamp, batch.reconsume_times
+        born_ip, born_port, store_ip, store_port = born.ip, born.port, store.ip, store.port
         queue_offset = first_queue_offset
-        pack, crc32 = layout.pack_into, zlib.crc32
-        for (flag, body, _), p, total in zip(batch.entries, props, sizes, strict=True):
+        for (flag, body, _), tail, size in zip(batch.entries, tails, sizes, strict=True):
             body_len = len(body)
             pack(
-                mm, pos, total, MESSAGE_MAGIC_CODE, crc32(body) & _CRC_MASK, batch.queue_id, flag, queue_offset,
-                base + pos, sys_flag, batch.born_timestamp, born.ip, born.port, store_ts, store.ip, store.port,
-                batch.reconsume_times, 0, body_len,
+                mm, pos, size, MESSAGE_MAGIC_CODE, crc32(body) & _CRC_MASK, queue_id, flag, queue_offset,
+                base + pos, sys_flag, born_ts, born_ip, born_port, store_ts, store_ip, store_port,
+                reconsume, 0, body_len,
             )  # fmt: skip
-            at = pos + layout.size
-            mm[at : at + body_len] = body
-            at += body_len
-            mm[at : at + len(topic_block)] = topic_block
-            at += len(topic_block)
-            _SHORT.pack_into(mm, at, len(p))
-            mm[at + 2 : pos + total] = p
-            out.append((base + pos, total))
-            pos += total
+            body_end = pos + head + body_len
+            mm[pos + head : body_end] = body
+            mm[body_end : pos + size] = tail
+            pos += size
             queue_offset += 1
         mapped.wrote_position = pos
         self.last_store_timestamp = store_ts
-        return out
+        return base + first, sizes, store.msg_id_prefix
 
     # -- read ----------------------------------------------------------------------------------------
     def read(self, offset: int, size: int) -> bytes | None:

@@ -19,6 +19,7 @@ from rocketq.store.mapped_file import MappedFile
 from rocketq.store.mapped_file_queue import MappedFileQueue
 
 CQ_UNIT = struct.Struct(">qiq")
+_UNIT_PACK = CQ_UNIT.pack_into
 
 # store_time(phys_offset, size) -> STORETIMESTAMP, or -1 when the record is gone.
 StoreTimeLookup = Callable[[int, int], int]
@@ -61,6 +62,7 @@ class ConsumeQueue:
     __slots__ = (
         "_cur",
         "_cur_base",
+        "_cur_limit",
         "_cur_mm",
         "file_size",
         "max_offset",
@@ -83,6 +85,7 @@ class ConsumeQueue:
         self.max_physic_offset = 0  # end (offset + size) of the last record with a unit here
         self._cur: MappedFile | None = None
         self._cur_base = 0
+        self._cur_limit = 0  # first logical offset past the current file (0: no current file)
         self._cur_mm: object = None
 
     # -- open ----------------------------------------------------------------------------------------
@@ -108,15 +111,16 @@ class ConsumeQueue:
     def _set_current(self, mapped: MappedFile) -> None:
         self._cur = mapped
         self._cur_base = mapped.file_from_offset // CQ_STORE_UNIT_SIZE
+        self._cur_limit = self._cur_base + self.units_per_file
         self._cur_mm = mapped.mm
 
     # -- write ---------------------------------------------------------------------------------------
     def put(self, offset: int, phys_offset: int, size: int, tags_code: int) -> None:
         """Write the unit of logical `offset` (the dispatch of one record)."""
-        rel = offset - self._cur_base
-        if offset == self.max_offset and self._cur is not None and 0 <= rel < self.units_per_file:
-            CQ_UNIT.pack_into(self._cur_mm, rel * CQ_STORE_UNIT_SIZE, phys_offset, size, tags_code)  # type: ignore[arg-type]
-            self._cur.wrote_position = (rel + 1) * CQ_STORE_UNIT_SIZE
+        if offset == self.max_offset and offset < self._cur_limit:
+            rel = (offset - self._cur_base) * CQ_STORE_UNIT_SIZE
+            _UNIT_PACK(self._cur_mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
+            self._cur.wrote_position = rel + CQ_STORE_UNIT_SIZE  # type: ignore[union-attr]
             self.max_offset = offset + 1
             self.max_physic_offset = phys_offset + size
             return
@@ -230,7 +234,7 @@ class ConsumeQueue:
         if last is not None:
             self._set_current(last)
         else:
-            self._cur, self._cur_mm, self._cur_base = None, None, 0
+            self._cur, self._cur_mm, self._cur_base, self._cur_limit = None, None, 0, 0
             self.min_offset = self.max_offset = new_max
 
     def correct_min_offset(self, min_phys: int) -> None:
@@ -279,4 +283,4 @@ class ConsumeQueue:
     def destroy(self) -> None:
         self.queue.destroy()
         self.max_offset = self.min_offset = self.max_physic_offset = 0
-        self._cur, self._cur_mm, self._cur_base = None, None, 0
+        self._cur, self._cur_mm, self._cur_base, self._cur_limit = None, None, 0, 0

@@ -22,6 +22,7 @@ class ConsumeQueueTable:
         self.file_size = file_size
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
         self._by_topic: dict[str, dict[int, ConsumeQueue]] = {}
+        self.get_by_key = self._queues.get  # (topic, queue id) -> queue, for the put path
 
     def load(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file import MADV_POPULATE_WRITE, MappedFile, populate
 
 INDEX_HEADER = struct.Struct(">qqqqii")
 INDEX_HEADER_SIZE = INDEX_HEADER.size  # 40
@@ -47,7 +47,9 @@ def decode_index_entry(raw: bytes) -> tuple[int, int, int, int]:
     return key_hash, phy, diff, prev
 
 
-def encode_index_header(begin_ts: int, end_ts: int, begin_phy: int, end_phy: int, slots: int, count: int) -> bytes:
+def encode_index_header(
+    begin_ts: int, end_ts: int, begin_phy: int, end_phy: int, slots: int, count: int
+) -> bytes:
     return INDEX_HEADER.pack(begin_ts, end_ts, begin_phy, end_phy, slots, count)
 
 
@@ -80,6 +82,8 @@ class IndexFile:
         self.mm = self.mapped.mm
         self._entries_at = INDEX_HEADER_SIZE + slot_num * HASH_SLOT_SIZE
         if is_new:
+            # The slot table is written at random: fault it in now rather than a page per put.
+            populate(self.mm, INDEX_HEADER_SIZE, slot_num * HASH_SLOT_SIZE, MADV_POPULATE_WRITE)
             self.begin_timestamp = end_timestamp
             self.end_timestamp = end_timestamp
             self.begin_phy_offset = end_phy_offset
@@ -113,7 +117,12 @@ class IndexFile:
         while count < self.index_num:
             at = self._entries_at + count * INDEX_ENTRY_SIZE
             key_hash, phy, time_diff, prev = INDEX_ENTRY.unpack_from(self.mm, at)
-            if (key_hash, phy, time_diff, prev) == (0, 0, 0, 0) or phy < last_phy or key_hash < 0 or time_diff < 0:
+            if (
+                (key_hash, phy, time_diff, prev) == (0, 0, 0, 0)
+                or phy < last_phy
+                or key_hash < 0
+                or time_diff < 0
+            ):
                 break
             if count == 1:
                 self.begin_phy_offset = phy

@@ -41,6 +41,7 @@ class IndexService:
         self.clock = clock
         self.files: list[IndexFile] = []
         self.next_phy = 0  # records starting below this offset are indexed already
+        self._prefix_crc: dict[str, int] = {}
 
     # -- open / close --------------------------------------------------------------------------------
     def load(self) -> None:
@@ -99,16 +100,20 @@ class IndexService:
         self.next_phy = phys + 1
         if sys_flag & 0xC == C.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE:
             return
+        # CRC-32 continues over "topic#" and then the key: the topic's part is computed once.
+        prefix = self._prefix_crc.get(topic)
+        if prefix is None:
+            prefix = self._prefix_crc[topic] = crc32(f"{topic}#".encode())
         index_file = self.files[-1] if self.files else self._writable()
         if uniq_key:
-            key_hash = crc32(f"{topic}#{uniq_key}".encode()) & 0x7FFFFFFF
+            key_hash = crc32(uniq_key.encode(), prefix) & 0x7FFFFFFF
             if not index_file.put_key(key_hash, phys, store_ts):
                 index_file = self._writable()
                 index_file.put_key(key_hash, phys, store_ts)
         if keys:
             for key in keys.split(_KEY_SEPARATOR):
                 if key:
-                    key_hash = crc32(f"{topic}#{key}".encode()) & 0x7FFFFFFF
+                    key_hash = crc32(key.encode(), prefix) & 0x7FFFFFFF
                     if not index_file.put_key(key_hash, phys, store_ts):
                         index_file = self._writable()
                         index_file.put_key(key_hash, phys, store_ts)

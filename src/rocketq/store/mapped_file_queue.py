@@ -213,11 +213,16 @@ class MappedFileQueue:
 
     def ensure_reserved(self, mapped: MappedFile, upto: int) -> None:
         """Make [.., upto) of `mapped` reserved now (raises OSError when the disk is full) and ask the
-        allocator for the next window."""
+        allocator for the next window. Without reservation the whole file counts as reserved."""
+        if mapped.reserved >= mapped.file_size:
+            return
         reservation = self.reservation
+        if not reservation.ahead:
+            mapped.reserved = mapped.file_size
+            return
         if upto > mapped.reserved:
             mapped.reserve(upto, preallocate=reservation.preallocate, advice=0)
-        if self.allocator is not None and reservation.ahead:
+        if self.allocator is not None:
             self.allocator.reserve_async(mapped, upto + reservation.ahead, reservation)
 
     # -- flush ---------------------------------------------------------------------------------------

@@ -134,6 +134,8 @@ class MessageStore:
         self._group_commit: GroupCommitService | None = None
         self._executors: list[ThreadPoolExecutor] = []
         self._state = "created"  # created -> open -> running -> closed
+        self._sync = config.flush_disk_type is FlushDiskType.SYNC_FLUSH
+        self._writable = False  # open and a master: the put path's one check (disk full aside)
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def open(self) -> RecoveryReport:
@@ -163,6 +165,7 @@ class MessageStore:
         if abnormal:
             log.warning("store %s: recovered after a crash: %s", cfg.root_dir, self.recovery)
         self._state = "open"
+        self._writable = cfg.broker_role is not BrokerRole.SLAVE
         return self.recovery
 
     async def start(self) -> None:
@@ -212,6 +215,7 @@ class MessageStore:
         if self._state not in ("open", "running"):
             return
         self._state = "closed"
+        self._writable = False
         self.flush()
         assert self.checkpoint is not None
         self.checkpoint.physic_offset = self.checkpoint.logics_offset = self.commit_log.max_offset
@@ -266,9 +270,10 @@ class MessageStore:
 
     async def put_message(self, msg: BrokerMessage) -> PutResult:
         """Append one message; under SYNC_FLUSH wait for its flush unless WAIT=false. Never raises."""
-        refused = self._refuse()
-        if refused is not None:
-            return refused
+        if not self._writable or self.cleanup.disk_full:
+            refused = self._refuse()
+            if refused is not None:
+                return refused
         result = self._put.put(msg)
         if self._sync and result.status is PutMessageStatus.PUT_OK:
             await self._wait_for_flush(result, msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false")
@@ -283,10 +288,6 @@ class MessageStore:
         if self._sync and result.status is PutMessageStatus.PUT_OK:
             await self._wait_for_flush(result, True)
         return result
-
-    @property
-    def _sync(self) -> bool:
-        return self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH
 
     async def _wait_for_flush(self, result: PutResult, wait: bool) -> None:
         append = result.append
