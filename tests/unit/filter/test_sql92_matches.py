@@ -89,6 +89,7 @@ ROWS: list[tuple[str, dict[str, str], bool]] = [
     ("a NOT BETWEEN 2 AND 10", {"a": "1"}, True),
     ("a NOT BETWEEN 2 AND 10", {"a": "10"}, False),
     ("a NOT BETWEEN 2 AND 10", {}, False),
+    ("a NOT BETWEEN 10 AND 2", {"a": "5"}, True),  # Java checks the bounds of BETWEEN only
     ("a BETWEEN -10 AND -5", {"a": "-7"}, True),
     ("a BETWEEN -5 AND -10", {"a": "-7"}, False),  # negated bounds are not checked, just never true
     ("a BETWEEN 1.5 AND 2", {"a": "2"}, True),
@@ -111,6 +112,7 @@ ROWS: list[tuple[str, dict[str, str], bool]] = [
     ("NOT a IS NULL", {"a": "x"}, False),
     ("NOT a = TRUE", {"a": "x"}, True),
     ("NOT NOT (a = 1)", {"a": "1"}, True),
+    ("a IS NOT NULL AND NOT a IS NULL", {"a": "x"}, False),  # (NOT a) IS NULL is FALSE here
     # -- AND before OR, parentheses ----------------------------------------------------------------------
     ("a = 1 OR b = 1 AND c = 1", {"a": "1"}, True),
     ("(a = 1 OR b = 1) AND c = 1", {"a": "1"}, False),

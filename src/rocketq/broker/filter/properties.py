@@ -19,7 +19,11 @@ _INT = struct.Struct(">i")
 _SHORT = struct.Struct(">h")
 _SEP = C.PROPERTY_SEPARATOR  # between properties
 _KV = C.NAME_VALUE_SEPARATOR  # between a name and its value
-_V6_FLAGS = (C.MessageSysFlag.BORNHOST_V6_FLAG, C.MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)
+# Header size by the two IPv6 sysFlag bits (born host 0x10, store host 0x20) shifted down to 0..3.
+_HEADER_SIZES = tuple(RECORD_HEADER[(bool(i & 1), bool(i & 2))].size for i in range(4))
+_V6_SHIFT = 4
+assert C.MessageSysFlag.BORNHOST_V6_FLAG == 1 << _V6_SHIFT
+assert C.MessageSysFlag.STOREHOSTADDRESS_V6_FLAG == 2 << _V6_SHIFT
 # One property per match: a segment starts the text or follows the separator, its name runs to the
 # first name-value separator and both sides are non-empty; dict() keeps the last of a name, as Java.
 _PROPERTY_RE = re.compile(f"(?:^|{_SEP})([^{_KV}{_SEP}]+){_KV}([^{_SEP}]+)")
@@ -34,9 +38,9 @@ def record_properties_text(record: bytes | bytearray | memoryview) -> str:
     """The properties string of a stored record (protocol.md 4.1); "" when the record cannot hold one."""
     try:
         (sys_flag,) = _INT.unpack_from(record, SYSFLAG_POS)
-        layout = RECORD_HEADER[(bool(sys_flag & _V6_FLAGS[0]), bool(sys_flag & _V6_FLAGS[1]))]
-        (body_len,) = _INT.unpack_from(record, layout.size - 4)
-        pos = layout.size + body_len
+        header_size = _HEADER_SIZES[(sys_flag >> _V6_SHIFT) & 3]
+        (body_len,) = _INT.unpack_from(record, header_size - 4)  # BODYLEN ends the fixed header
+        pos = header_size + body_len
         pos += 1 + record[pos]  # topic length byte and topic
         (props_len,) = _SHORT.unpack_from(record, pos)
         if props_len <= 0:

@@ -66,6 +66,10 @@ class _Compiler:
                 return self.order(node)
             case ast.In(prop=prop, values=values, negated=negated):
                 return _in(prop.name, values, negated)
+            case ast.Not(operand=ast.Equal(left=ast.Prop(name=name), right=ast.Const(value=None))) if (
+                self.specialize
+            ):
+                return _prop_is_not_null(name)
             case ast.Not(operand=operand):
                 return _not(self.compile(operand))
             case ast.BoolCast(prop=prop):
@@ -150,6 +154,13 @@ def _prop_is_null(name: str) -> Evaluator:
         return p.get(name) is None
 
     return is_null
+
+
+def _prop_is_not_null(name: str) -> Evaluator:
+    def is_not_null(p: Properties) -> bool:
+        return p.get(name) is not None
+
+    return is_not_null
 
 
 def _prop_equals_literal(name: str, literal: Any) -> Evaluator:
