@@ -2,16 +2,16 @@
 
 Ports org.apache.rocketmq.filter (the SQL92 language, in sql92/) and org.apache.rocketmq.broker.filter
 (ExpressionMessageFilter, ExpressionForRetryMessageFilter, ConsumerFilterManager). The broker owns
-one ConsumerFilterManager and calls it from four places; every refusal is a FilterError whose
+one ConsumerFilterManager and calls it as below; every refusal is a FilterError whose
 `response_code` and `str()` are the response code and remark to answer with:
 
     manager = ConsumerFilterManager(enable_property_filter=cfg.enable_property_filter,
                                     filter_support_retry=cfg.filter_support_retry)
 
-    HEART_BEAT (34), per consumer group, after registering the consumer:
+    HEART_BEAT (34), per consumer group, after registering the consumer (every heartbeat, as Java):
         errors = manager.register_group(group, consumer_data.subscription_data_set)
         -> 4.9.8 answers SUCCESS regardless (log the errors); a bad expression is simply not held.
-    UNREGISTER_CLIENT (35) / last consumer of a group gone:   manager.unregister(group)
+    the group's last consumer gone (unregister or channel closed): manager.unregister(group)
     housekeeping (e.g. hourly):                                manager.clean()
 
     CHECK_CLIENT_CONFIG (46), for body.subscription_data:
@@ -35,7 +35,7 @@ one ConsumerFilterManager and calls it from four places; every refusal is a Filt
         -> FilterDataNotExistError (27 FILTER_DATA_NOT_EXIST: the heartbeat's expression did not parse),
            FilterDataNotLatestError (28 FILTER_DATA_NOT_LATEST), then FilterNotSupportedError (1).
 
-    Both return None (no filtering) or an ExpressionMessageFilter to pass to store.get_message and to
+    The filter_for_* calls return None (no filtering) or an ExpressionMessageFilter to pass to store.get_message and to
     keep on a parked long-polling request; with filterSupportRetry on, a %RETRY% topic gets a filter
     that applies the group's expression for each message's original topic.
 
