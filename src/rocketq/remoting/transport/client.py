@@ -28,6 +28,7 @@ from rocketq.remoting.transport.config import ClientConfig
 from rocketq.remoting.transport.connection import Connection, ConnectionSettings
 from rocketq.remoting.transport.dispatch import Executor, RequestProcessor
 from rocketq.remoting.transport.endpoint import RemotingEndpoint
+from rocketq.remoting.transport.hooks import run_after
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -161,8 +162,10 @@ class RemotingClient(RemotingEndpoint):
                 raise RemotingTimeoutError(
                     f"invokeSync call the addr[{addr}] timeout (connecting took it all)"
                 )
+        # Endpoint._invoke_sync_on, inlined: one coroutine frame less per request.
         try:
-            return await self._invoke_sync_on(conn, cmd, timeout_ms)
+            fut = self._send_sync(conn, cmd, timeout_ms)
+            response: RemotingCommand = await fut
         except RemotingSendRequestError:
             log.warning("invokeSync: send request exception, so close the channel[%s]", addr)
             self._close_if_current(addr, conn)
@@ -172,6 +175,12 @@ class RemotingClient(RemotingEndpoint):
                 log.warning("invokeSync: close socket because of timeout, %sms, %s", timeout_ms, addr)
                 self._close_if_current(addr, conn)
             raise
+        except asyncio.CancelledError:
+            self.responses.discard(cmd.opaque)
+            raise
+        if self.rpc_hooks:
+            run_after(self.rpc_hooks, conn.remote_addr, cmd, response)
+        return response
 
     def _close_if_current(self, addr: str, conn: Connection) -> None:
         if self._conns.get(addr) is conn:

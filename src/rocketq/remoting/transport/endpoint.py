@@ -134,9 +134,8 @@ class RemotingEndpoint:
         if cmd.opaque == 0 or cmd.opaque in self.responses:
             cmd.opaque = next_opaque()
 
-    async def _invoke_sync_on(
-        self, conn: Connection, cmd: RemotingCommand, timeout_ms: float
-    ) -> RemotingCommand:
+    def _send_sync(self, conn: Connection, cmd: RemotingCommand, timeout_ms: float) -> asyncio.Future[Any]:
+        """Register `cmd` in the response table and send it; the future gets its response or error."""
         hooks = self.rpc_hooks
         if hooks:
             run_before(hooks, conn.remote_addr, cmd)
@@ -145,20 +144,27 @@ class RemotingEndpoint:
             cmd.opaque = next_opaque()
         loop = self.owner_loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
-        rf = ResponseFuture(cmd.opaque, conn, cmd, fut, loop.time() + timeout_ms / 1000, int(timeout_ms))
-        table.add(rf)
+        table.add(
+            ResponseFuture(cmd.opaque, conn, cmd, fut, loop.time() + timeout_ms / 1000, int(timeout_ms))
+        )
         try:
             conn.send_request(cmd)
         except BaseException:
-            table.discard(rf.opaque)
+            table.discard(cmd.opaque)
             raise
+        return fut
+
+    async def _invoke_sync_on(
+        self, conn: Connection, cmd: RemotingCommand, timeout_ms: float
+    ) -> RemotingCommand:
+        fut = self._send_sync(conn, cmd, timeout_ms)
         try:
-            response = await fut
+            response: RemotingCommand = await fut
         except asyncio.CancelledError:
-            table.discard(rf.opaque)
+            self.responses.discard(cmd.opaque)
             raise
-        if hooks:
-            run_after(hooks, conn.remote_addr, cmd, response)
+        if self.rpc_hooks:
+            run_after(self.rpc_hooks, conn.remote_addr, cmd, response)
         return response
 
     def _start_async_on(

@@ -105,7 +105,7 @@ class ResponseTable:
         self._timer = None
         now = self._loop.time()
         earliest: float | None = None
-        for group in list(self._by_timeout.values()):
+        for timeout_ms, group in list(self._by_timeout.items()):
             while group:
                 head = next(iter(group.values()))
                 if head.deadline > now:
@@ -113,16 +113,15 @@ class ResponseTable:
                         earliest = head.deadline
                     break
                 self.fail(head.opaque, timeout_error(head))
+            if not group:
+                del self._by_timeout[timeout_ms]
         if earliest is not None:
             self._arm(earliest)
 
     def _remove(self, opaque: int) -> ResponseFuture | None:
         rf = self._pending.pop(opaque, None)
         if rf is not None:
-            group = self._by_timeout[rf.timeout_ms]
-            del group[opaque]
-            if not group:
-                del self._by_timeout[rf.timeout_ms]
+            del self._by_timeout[rf.timeout_ms][opaque]
             rf._release()
         return rf
 
@@ -137,10 +136,7 @@ class ResponseTable:
                 response.code,
             )
             return None
-        group = self._by_timeout[rf.timeout_ms]
-        del group[opaque]
-        if not group:
-            del self._by_timeout[rf.timeout_ms]
+        del self._by_timeout[rf.timeout_ms][opaque]  # an emptied group is dropped by _on_timer
         if rf.release is not None:
             rf._release()
         if not rf.future.done():
