@@ -69,7 +69,10 @@ class MessageStoreConfig(RocketConfig):
         description="fault commit-log pages in ahead of the writer on a worker thread, off the append path",
     )
     mapped_file_reserve_ahead_bytes: int = Field(
-        32 * 1024 * 1024, alias="mappedFileReserveAhead", ge=0, description="how far ahead space is reserved"
+        16 * 1024 * 1024,
+        alias="mappedFileReserveAhead",
+        ge=0,
+        description="how far ahead of the commit-log writer space is reserved (0: not at all)",
     )
     # -- flush -------------------------------------------------------------------------------------
     flush_disk_type: FlushDiskType = Field(FlushDiskType.ASYNC_FLUSH, alias="flushDiskType")

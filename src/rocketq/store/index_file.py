@@ -18,7 +18,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from rocketq.store.mapped_file import MADV_POPULATE_WRITE, MappedFile, populate
+from rocketq.store.mapped_file import MADV_POPULATE_READ, MappedFile, populate
 
 INDEX_HEADER = struct.Struct(">qqqqii")
 INDEX_HEADER_SIZE = INDEX_HEADER.size  # 40
@@ -83,7 +83,7 @@ class IndexFile:
         self._entries_at = INDEX_HEADER_SIZE + slot_num * HASH_SLOT_SIZE
         if is_new:
             # The slot table is written at random: fault it in now rather than a page per put.
-            populate(self.mm, INDEX_HEADER_SIZE, slot_num * HASH_SLOT_SIZE, MADV_POPULATE_WRITE)
+            populate(self.mm, INDEX_HEADER_SIZE, slot_num * HASH_SLOT_SIZE, MADV_POPULATE_READ)
             self.begin_timestamp = end_timestamp
             self.end_timestamp = end_timestamp
             self.begin_phy_offset = end_phy_offset

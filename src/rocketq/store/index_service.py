@@ -103,6 +103,8 @@ class IndexService:
         # CRC-32 continues over "topic#" and then the key: the topic's part is computed once.
         prefix = self._prefix_crc.get(topic)
         if prefix is None:
+            if len(self._prefix_crc) > 100_000:
+                self._prefix_crc.clear()
             prefix = self._prefix_crc[topic] = crc32(f"{topic}#".encode())
         index_file = self.files[-1] if self.files else self._writable()
         if uniq_key:

@@ -5,7 +5,7 @@ reads and writes; only flushes and reservations run on worker threads, and a loc
 close apart); no transient store pool; a flush is fdatasync on the file descriptor, which on Linux
 writes back the pages dirtied through the shared mapping and, unlike mmap.flush, releases the GIL.
 Files are created sparse; `reserve()` then allocates disk blocks (fallocate) and faults pages in
-(MADV_POPULATE_READ) a window ahead of the writer, on a worker thread. This replaces Java's
+(MADV_POPULATE_WRITE) a window ahead of the writer, on a worker thread. This replaces Java's
 warmMappedFile: the first write to a page of a shared mapping costs a page fault plus ext4's
 page_mkwrite, microseconds per 4 KiB that would otherwise land on the append path; and a full disk
 fails the reservation (a status for the put) instead of a write into the mapping (SIGBUS).
@@ -117,7 +117,7 @@ class MappedFile:
         self.reserved = max(self.reserved, position)
 
     # -- reservation ---------------------------------------------------------------------------------
-    def reserve(self, upto: int, *, preallocate: bool = True, advice: int = MADV_POPULATE_READ) -> None:
+    def reserve(self, upto: int, *, preallocate: bool = True, advice: int = MADV_POPULATE_WRITE) -> None:
         """Allocate blocks and fault pages in for [reserved, upto) (thread-safe; raises OSError ENOSPC)."""
         upto = min(self.file_size, -(-upto // OS_PAGE_SIZE) * OS_PAGE_SIZE)
         start = self.reserved

@@ -223,7 +223,8 @@ class MappedFileQueue:
         if upto > mapped.reserved:
             mapped.reserve(upto, preallocate=reservation.preallocate, advice=0)
         if self.allocator is not None:
-            self.allocator.reserve_async(mapped, upto + reservation.ahead, reservation)
+            # A whole window past what is reserved, so the writer stays on its fast path for a window.
+            self.allocator.reserve_async(mapped, max(mapped.reserved, upto) + reservation.ahead, reservation)
 
     # -- flush ---------------------------------------------------------------------------------------
     def flush(self, least_pages: int = 0) -> int:
