@@ -70,17 +70,24 @@ class AsyncFlushService(PeriodicService):
 
 
 class GroupCommitService(Service):
-    """SYNC_FLUSH: concurrent puts share one fdatasync (a round covers everything written before it)."""
+    """SYNC_FLUSH: concurrent puts share one fdatasync (a round covers everything written before it).
+
+    Timeouts are the service's job, not each put's: one timer at a time watches the oldest request,
+    so a put costs a future and a list append, and a flush stuck in the kernel still lets every
+    waiter go with FLUSH_DISK_TIMEOUT when its syncFlushTimeout is up.
+    """
 
     name = "GroupCommitService"
 
-    def __init__(self, flusher: CommitLogFlusher, executor: ThreadPoolExecutor) -> None:
+    def __init__(self, flusher: CommitLogFlusher, executor: ThreadPoolExecutor, timeout_ms: int = 5000) -> None:
         super().__init__()
         self.flusher = flusher
         self.executor = executor
-        self._requests: list[tuple[int, asyncio.Future[bool]]] = []
+        self.timeout_s = timeout_ms / 1000
+        self._requests: list[tuple[int, float, asyncio.Future[bool]]] = []
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     async def _on_start(self) -> None:
         self._task = spawn(self.name, self._run())
@@ -93,31 +100,57 @@ class GroupCommitService(Service):
             except asyncio.CancelledError:
                 pass
             self._task = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         # A last round so that nobody is left waiting on a flush that will not come.
         where = self.flusher.flush(0)
         self._answer(where, final=True)
 
     def request(self, end_offset: int) -> asyncio.Future[bool]:
-        """A future that becomes True once the commit log is durable up to `end_offset`."""
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._requests.append((end_offset, future))
+        """A future that becomes True once the commit log is durable up to `end_offset`, False when
+        syncFlushTimeout passes first."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
+        self._requests.append((end_offset, loop.time() + self.timeout_s, future))
         self._wake.set()
+        if self._timer is None:
+            self._timer = loop.call_later(self.timeout_s, self._expire)
         return future
 
     def wakeup(self) -> None:
         self._wake.set()
 
-    def _answer(self, where: int, final: bool = False) -> None:
-        pending: list[tuple[int, asyncio.Future[bool]]] = []
-        for end, future in self._requests:
+    def _expire(self) -> None:
+        """Fail the requests whose time is up; re-arm for the oldest one left."""
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        pending: list[tuple[int, float, asyncio.Future[bool]]] = []
+        for request in self._requests:
+            _end, deadline, future = request
             if future.done():
                 continue
-            if where >= end:
+            if deadline <= now:
+                future.set_result(False)  # the put logs it
+            else:
+                pending.append(request)
+        self._requests = pending
+        if pending:
+            self._timer = loop.call_later(max(0.0, pending[0][1] - now), self._expire)
+
+    def _answer(self, where: int, final: bool = False) -> None:
+        pending: list[tuple[int, float, asyncio.Future[bool]]] = []
+        for request in self._requests:
+            future = request[2]
+            if future.done():
+                continue
+            if where >= request[0]:
                 future.set_result(True)
             elif final:
                 future.set_result(False)
             else:
-                pending.append((end, future))
+                pending.append(request)
         self._requests = pending
 
     async def _run(self) -> None:

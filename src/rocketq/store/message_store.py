@@ -11,7 +11,6 @@ CONTRACT (the broker codes against these signatures; the store issue implements 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -179,7 +178,7 @@ class MessageStore:
         queue_exec = ThreadPoolExecutor(1, thread_name_prefix="FlushConsumeQueue")
         self._executors = [commit_exec, queue_exec]
         if cfg.is_sync_flush:
-            self._group_commit = GroupCommitService(self._flusher, commit_exec)
+            self._group_commit = GroupCommitService(self._flusher, commit_exec, cfg.sync_flush_timeout_ms)
             self._services.append(self._group_commit)
         else:
             self._services.append(AsyncFlushService(self._flusher, cfg, self.clock, commit_exec))
@@ -281,9 +280,10 @@ class MessageStore:
 
     async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
         """Append a batch as consecutive records of one queue (all or nothing)."""
-        refused = self._refuse()
-        if refused is not None:
-            return refused
+        if not self._writable or self.cleanup.disk_full:
+            refused = self._refuse()
+            if refused is not None:
+                return refused
         result = self._put.put_batch(batch)
         if self._sync and result.status is PutMessageStatus.PUT_OK:
             await self._wait_for_flush(result, True)
@@ -300,11 +300,7 @@ class MessageStore:
         if not wait:
             group.wakeup()
             return
-        try:
-            ok = await asyncio.wait_for(group.request(end), self.config.sync_flush_timeout_ms / 1000)
-        except TimeoutError:
-            ok = False
-        if not ok:
+        if not await group.request(end):
             log.error("flush of offset %d timed out after %d ms", end, self.config.sync_flush_timeout_ms)
             result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
 
