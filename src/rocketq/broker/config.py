@@ -103,6 +103,20 @@ class BrokerConfig(RocketConfig):
     transaction_check_max: int = Field(15, alias="transactionCheckMax", ge=0)
     transaction_check_interval_ms: int = Field(60_000, alias="transactionCheckInterval", ge=1)
 
+    # -- delayed, timer and POP messages (issue 6) ------------------------------------------------
+    flush_delay_offset_interval_ms: int = Field(
+        10_000, alias="flushDelayOffsetInterval", ge=10, description="how often delayOffset.json is written"
+    )
+    timer_max_delay_s: int = Field(
+        3 * 86_400, alias="timerMaxDelaySec", ge=1, description="a timer message further away is MESSAGE_ILLEGAL"
+    )
+    timer_precision_ms: int = Field(
+        1_000, alias="timerPrecisionMs", ge=10, le=60_000, description="how late a timer message may be delivered"
+    )
+    revive_interval_ms: int = Field(
+        1_000, alias="reviveInterval", ge=10, description="longest wait before a timed-out POP is noticed"
+    )
+
     # -- statistics -----------------------------------------------------------------------------
     stats_interval_ms: int = Field(
         60_000, alias="statsInterval", ge=1_000, description="stats publishing period (DESIGN.md 9)"

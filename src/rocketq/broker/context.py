@@ -56,6 +56,10 @@ class BrokerContext:
     register_increment: Callable[[TopicConfig], Awaitable[None]] = field(default=_noop_async)
     on_broker_config_changed: Callable[[set[str]], None] = field(default=_noop)
     boot_timestamp_ms: int = 0
+    # Message lifecycle services (broker/message_lifecycle.py; None until the controller builds them):
+    schedule_service: Any = None  # rocketq.store.schedule.ScheduleMessageService
+    timer_service: Any = None  # rocketq.store.timer.TimerMessageService
+    pop_service: Any = None  # rocketq.broker.pop.PopService
 
     @property
     def broker_addr(self) -> str:

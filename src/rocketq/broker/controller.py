@@ -2,7 +2,9 @@
 
 Port of org.apache.rocketmq.broker.BrokerController (4.9.8), wiring only: the store, the managers, the
 processors (through processors/registry.py), the long-polling hold service, client housekeeping, the
-NameServer registration and the periodic services. Start order: load the persisted tables, open the
+NameServer registration, the periodic services, and the delay / timer / POP services
+(message_lifecycle.py, started after the store and stopped before it). Start order: load the
+persisted tables, open the
 store, listen, start the services, register with every NameServer (then every registerNameServerPeriod,
 first 10 s after start). Stop order: stop the timers, answer the held pulls, close the server (running
 requests finish), shut the store (flush), unregister from the NameServers, persist offsets and configs.
@@ -22,6 +24,7 @@ from rocketq.broker.config import BrokerConfig
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.housekeeping import Broker2Client, ClientHousekeepingService
 from rocketq.broker.long_polling import PullRequestHoldService
+from rocketq.broker.message_lifecycle import MessageLifecycle
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.processors.registry import build_registrations
@@ -91,6 +94,7 @@ class BrokerController:
             store.get_max_offset_in_queue, self.processors["pull"].replay, clock  # type: ignore[attr-defined]
         )
         self.ctx.pull_hold_service = self.hold_service
+        self.lifecycle = MessageLifecycle(self.ctx, self.processors.get("pop"))
         self.broker2client = Broker2Client(self.server, cfg.notify_consumer_ids_changed_enable)
         self.consumer_manager.on_consumer_ids_changed = self.broker2client.notify_consumer_ids_changed
         self.housekeeping = ClientHousekeepingService(
@@ -159,6 +163,10 @@ class BrokerController:
             raise BrokerStartError(f"the store under {self.root} cannot be opened: {exc}") from exc
         self._store_open = True  # from here on the store directory (and its config/) is ours
         self.store.add_arrival_listener(self.hold_service.on_message_arrival)
+        try:
+            await self.lifecycle.start()
+        except ValueError as exc:
+            raise BrokerStartError(str(exc)) from None
         await self.server.start()  # RemotingError (port in use) goes to the daemon
         self._started = True
         self.ctx.port = self.server.port
@@ -184,7 +192,9 @@ class BrokerController:
         if self._register_task is not None:
             self._register_task.cancel()
         self.hold_service.drain()
+        self.lifecycle.drain()
         await self.server.shutdown()
+        await self.lifecycle.shutdown()
         try:
             await self.store.shutdown()
         except Exception:

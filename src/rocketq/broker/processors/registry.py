@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocketq.broker.context import BrokerContext
+from rocketq.broker.processors.ack import AckMessageProcessor
 from rocketq.broker.processors.admin.consumer import ConsumerAdminProcessor
+from rocketq.broker.processors.admin.delay import DelayOffsetAdminProcessor
 from rocketq.broker.processors.admin.locks import LockAdminProcessor
 from rocketq.broker.processors.admin.offset import OffsetAdminProcessor
 from rocketq.broker.processors.admin.runtime import RuntimeAdminProcessor
@@ -25,6 +27,7 @@ from rocketq.broker.processors.admin.topic import TopicAdminProcessor
 from rocketq.broker.processors.client_manage import ClientManageProcessor
 from rocketq.broker.processors.common import Processor
 from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
+from rocketq.broker.processors.pop import PopMessageProcessor
 from rocketq.broker.processors.pull import PullMessageProcessor
 from rocketq.broker.processors.query import QueryMessageProcessor
 from rocketq.broker.processors.send import SendMessageProcessor
@@ -46,6 +49,9 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
         R.GET_BROKER_RUNTIME_INFO, R.GET_TOPIC_STATS_INFO, R.GET_CONSUME_STATS,
         R.UPDATE_BROKER_CONFIG, R.GET_BROKER_CONFIG,
         R.GET_CONSUMER_CONNECTION_LIST, R.QUERY_TOPIC_CONSUME_BY_WHO,
+        # issue 6: consume retry, delay progress, POP (SimpleConsumer)
+        R.CONSUMER_SEND_MSG_BACK, R.GET_ALL_DELAY_OFFSET,
+        R.POP_MESSAGE, R.ACK_MESSAGE, R.CHANGE_MESSAGE_INVISIBLETIME,
     }
 )  # fmt: skip
 
@@ -74,6 +80,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("admin-runtime", RuntimeAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-stats", StatsAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-consumer", ConsumerAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-delay", DelayOffsetAdminProcessor, 1, lambda c: c.admin_thread_pool_queue_capacity),
+    # RocketMQ 5 runs POP on its own pool and ACK / CHANGE_INVISIBLETIME on another.
+    Family("pop", PopMessageProcessor, 8, lambda c: c.pull_thread_pool_queue_capacity),
+    Family("ack", AckMessageProcessor, 16, lambda c: c.pull_thread_pool_queue_capacity),
 )
 
 

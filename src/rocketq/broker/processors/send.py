@@ -9,7 +9,9 @@ refuses every send with NO_PERMISSION (Java refuses only order topics of an unwr
 relies on the route); a body over maxMessageSize is refused here with MESSAGE_ILLEGAL before the store
 sees it; a malformed batch body is MESSAGE_ILLEGAL (Java: SYSTEM_ERROR from its encoder).
 Hooks: delayed messages are redirected into SCHEDULE_TOPIC_XXXX (rocketq.store.delay, the helper both
-sides agree on; delivery is the store's schedule service); half messages go through
+sides agree on; delivery is the store's schedule service), timer messages into the timer topic
+(rocketq.store.timer; a time over timerMaxDelaySec is MESSAGE_ILLEGAL); CONSUMER_SEND_MSG_BACK (36) is
+served here too, as in Java (send_back.py); half messages go through
 `prepare_half_message` (transactions are a later issue; the default does Java's
 TransactionalMessageBridge rewrite).
 
@@ -37,6 +39,7 @@ from rocketq.broker.processors.common import (
     ok,
     parse_host,
 )
+from rocketq.broker.processors.send_back import ConsumerSendMsgBack
 from rocketq.broker.topic_config import RW, build_topic_sys_flag, topic_problem
 from rocketq.common import constants as C
 from rocketq.common.constants import MessageSysFlag, PermName
@@ -54,6 +57,7 @@ from rocketq.remoting.protocol.message_codec import decode_batch
 from rocketq.store.delay import redirect_to_schedule
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import PutMessageStatus, PutResult
+from rocketq.store.timer import TimerMessageIllegal, drop_timer_request, is_timer_request, redirect_to_timer
 
 log = logging.getLogger("rocketq.broker.send")
 
@@ -144,6 +148,7 @@ class SendMessageProcessor(Processor):
             RequestCode.SEND_MESSAGE: self.send,
             RequestCode.SEND_MESSAGE_V2: self.send,
             RequestCode.SEND_BATCH_MESSAGE: self.send,
+            RequestCode.CONSUMER_SEND_MSG_BACK: ConsumerSendMsgBack(ctx).handle,
         }
 
     def _response_ext(self) -> dict[str, str]:
@@ -261,11 +266,23 @@ class SendMessageProcessor(Processor):
                 )
             msg = self.prepare_half_message(self.ctx, msg)
         else:
-            level = delay_level_of(properties)
-            if level > 0:
-                redirect_to_schedule(msg, level, self.ctx.delay_levels, self.ctx.clock.now_ms())
+            self._redirect_delayed(msg)
         result = await self.ctx.store.put_message(msg)
         return self._answer(request, result, queue_id)
+
+    def _redirect_delayed(self, msg: BrokerMessage) -> None:
+        """A delay level parks the message in SCHEDULE_TOPIC_XXXX; else a future timer time in the timer topic."""
+        properties = msg.properties
+        level = delay_level_of(properties)
+        now = self.ctx.clock.now_ms()
+        if level > 0:
+            drop_timer_request(properties)  # a delay level wins over a timer (RocketMQ 5)
+            redirect_to_schedule(msg, level, self.ctx.delay_levels, now)
+        elif is_timer_request(properties):
+            try:
+                redirect_to_timer(msg, now, self.ctx.broker_config.timer_max_delay_s * 1000)
+            except TimerMessageIllegal as exc:
+                raise RequestError(ResponseCode.MESSAGE_ILLEGAL, str(exc)) from None
 
     def _handle_retry_and_dlq(
         self, request: RemotingCommand, header: SendRequest, msg: BrokerMessage
@@ -293,8 +310,8 @@ class SendMessageProcessor(Processor):
         batch_props = decode_properties(header.properties) if header.properties else {}
         if MessageSysFlag.transaction_value(header.sys_flag) != MessageSysFlag.TRANSACTION_NOT_TYPE:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold transactional messages")
-        if delay_level_of(batch_props) > 0:
-            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold delayed messages")
+        if delay_level_of(batch_props) > 0 or is_timer_request(batch_props):
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold delayed or timer messages")
         try:
             entries = decode_batch(request.body)
         except (ValueError, IndexError, struct.error) as exc:
