@@ -34,6 +34,7 @@ from rocketq.remoting.protocol.headers.pop import (
     INIT_MODE_LAST,
     AckMessageRequestHeader,
     ChangeInvisibleTimeRequestHeader,
+    ChangeInvisibleTimeResponseHeader,
     ExtraInfo,
     PopMessageRequestHeader,
     PopMessageResponseHeader,
@@ -45,8 +46,11 @@ from rocketq.remoting.protocol.message_codec import decode_records
 
 log = logging.getLogger("rocketq.client.simple")
 
-# The answer that means "nothing to receive now".
-_NOTHING = (int(ResponseCode.PULL_NOT_FOUND),)
+# The answers that mean "nothing to receive now": RocketMQ 5 brokers say POLLING_TIMEOUT (210) or, when
+# too many requests wait, POLLING_FULL (209); older ones PULL_NOT_FOUND.
+POLLING_FULL = 209
+POLLING_TIMEOUT = 210
+_NOTHING = (int(ResponseCode.PULL_NOT_FOUND), POLLING_FULL, POLLING_TIMEOUT)
 
 
 class SimpleConsumer:
@@ -169,12 +173,20 @@ class SimpleConsumer:
         await self._running().api.invoke(addr, RequestCode.ACK_MESSAGE, header)
 
     async def change_invisible_duration(self, msg: MessageExt, invisible_duration_ms: int) -> None:
-        """Keep the message hidden for `invisible_duration_ms` from now (e.g. consumption takes longer)."""
+        """Keep the message hidden for `invisible_duration_ms` from now (e.g. consumption takes longer).
+
+        The message's receipt handle is replaced by the new one; the old one no longer acks it.
+        """
         info, topic, addr = self._handle(msg)
         extra = " ".join(msg.properties[C.PROPERTY_POP_CK].split(" ")[:7])
         offset = info.queue_offset if info.queue_offset is not None else msg.queue_offset
         header = ChangeInvisibleTimeRequestHeader(self.group, topic, info.queue_id, extra, offset, invisible_duration_ms, info.broker_name)
-        await self._running().api.invoke(addr, RequestCode.CHANGE_MESSAGE_INVISIBLETIME, header)
+        resp = await self._running().api.invoke(addr, RequestCode.CHANGE_MESSAGE_INVISIBLETIME, header)
+        # The old receipt handle is stale now: the message carries the new one (RocketMQ 5 client does the same).
+        rh = ChangeInvisibleTimeResponseHeader.from_ext_fields(resp.ext_fields)
+        msg.properties[C.PROPERTY_POP_CK] = build_extra_info(
+            offset, rh.pop_time, rh.invisible_time, rh.revive_qid, topic, info.broker_name, info.queue_id, offset
+        )
 
     # -- ConsumerInner -------------------------------------------------------------------------------
     def consumer_data(self) -> ConsumerData:
