@@ -79,7 +79,9 @@ class GroupCommitService(Service):
 
     name = "GroupCommitService"
 
-    def __init__(self, flusher: CommitLogFlusher, executor: ThreadPoolExecutor, timeout_ms: int = 5000) -> None:
+    def __init__(
+        self, flusher: CommitLogFlusher, executor: ThreadPoolExecutor, timeout_ms: int = 5000
+    ) -> None:
         super().__init__()
         self.flusher = flusher
         self.executor = executor
@@ -201,18 +203,27 @@ class QueueFlushService(PeriodicService):
         await asyncio.get_running_loop().run_in_executor(self.executor, self.flush, thorough)
 
     def flush(self, thorough: bool = True) -> None:
-        """Flush queues and index, then the checkpoint (thread-safe; dispatch is inline, so the commit
-        log's end at the start of the round is how far the queues are complete)."""
-        dispatched = self.commit_log.max_offset
-        store_ts = self.commit_log.last_store_timestamp
-        least = 0 if thorough else self.config.flush_consume_queue_least_pages
-        self.queues.flush(least)
-        cp = self.checkpoint
-        if thorough:
-            cp.logics_offset = max(cp.logics_offset, dispatched)
-            cp.logics_msg_timestamp = max(cp.logics_msg_timestamp, store_ts)
-        if self.index is not None:
-            self.index.flush()
-        cp.index_offset = max(cp.index_offset, dispatched)
-        cp.index_msg_timestamp = max(cp.index_msg_timestamp, store_ts)
-        cp.flush()
+        flush_queues(self.commit_log, self.queues, self.index, self.checkpoint, self.config, thorough)
+
+
+def flush_queues(
+    commit_log: CommitLog,
+    queues: ConsumeQueueTable,
+    index: IndexService | None,
+    checkpoint: StoreCheckpoint,
+    config: MessageStoreConfig,
+    thorough: bool = True,
+) -> None:
+    """Flush queues and index, then the checkpoint (thread-safe). Dispatch is inline, so the commit
+    log's end at the start is how far the queues are complete; the checkpoint then vouches for that."""
+    dispatched = commit_log.max_offset
+    store_ts = commit_log.last_store_timestamp
+    queues.flush(0 if thorough else config.flush_consume_queue_least_pages)
+    if thorough:
+        checkpoint.logics_offset = max(checkpoint.logics_offset, dispatched)
+        checkpoint.logics_msg_timestamp = max(checkpoint.logics_msg_timestamp, store_ts)
+    if index is not None:
+        index.flush()
+    checkpoint.index_offset = max(checkpoint.index_offset, dispatched)
+    checkpoint.index_msg_timestamp = max(checkpoint.index_msg_timestamp, store_ts)
+    checkpoint.flush()

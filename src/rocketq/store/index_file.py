@@ -215,7 +215,10 @@ class IndexFile:
     def flush(self) -> None:
         """Write the header and make the file durable (worker thread)."""
         self.dirty = False
-        self.write_header()
+        try:
+            self.write_header()
+        except ValueError:
+            return  # deleted meanwhile (cleanup)
         self.mapped.force()
 
     def close(self) -> None:

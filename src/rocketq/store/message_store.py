@@ -29,7 +29,13 @@ from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.delay import DelayLevels
 from rocketq.store.dispatch import Dispatcher
 from rocketq.store.errors import StoreError
-from rocketq.store.flush import AsyncFlushService, CommitLogFlusher, GroupCommitService, QueueFlushService
+from rocketq.store.flush import (
+    AsyncFlushService,
+    CommitLogFlusher,
+    GroupCommitService,
+    QueueFlushService,
+    flush_queues,
+)
 from rocketq.store.get_service import GetService
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file_queue import FileAllocator
@@ -242,15 +248,7 @@ class MessageStore:
         """Flush commit log, queues, index and checkpoint now; returns the durable commit-log offset."""
         assert self._flusher is not None and self.checkpoint is not None
         where = self._flusher.flush(0)
-        QueueFlushService(
-            self.commit_log,
-            self.queues,
-            self.index,
-            self.checkpoint,
-            self.config,
-            self.clock,
-            None,  # type: ignore[arg-type]
-        ).flush(thorough=True)
+        flush_queues(self.commit_log, self.queues, self.index, self.checkpoint, self.config)
         return where
 
     @property

@@ -71,7 +71,10 @@ def recover(
         files, min(checkpoint.physic_offset, redispatch_from), commit_log.file_size
     )
     report.scanned_from = files[first_index].file_from_offset
-    end, problem, at_file = _scan(files, first_index, redispatch_from, dispatcher, check_crc, report)
+    # Every record scanned has its CRC checked (Java checkCRCOnRecover), durable or not: a flipped
+    # bit below the durable offset is found here instead of being served.
+    crc_from = 0 if check_crc else 1 << 62
+    end, problem, at_file = _scan(files, first_index, redispatch_from, dispatcher, crc_from, report)
     report.end_offset = end
     if problem:
         report.problem = problem
@@ -111,7 +114,7 @@ def _scan(
     first_index: int,
     redispatch_from: int,
     dispatcher: Dispatcher,
-    check_crc: bool,
+    crc_from: int,
     report: RecoveryReport,
 ) -> tuple[int, str, int]:
     """Walk the records; returns (end offset, problem or "", index of the file the end is in)."""
@@ -121,7 +124,7 @@ def _scan(
     while True:
         offset = mapped.file_from_offset + pos
         parse = offset >= redispatch_from
-        result = check_record(mapped.mm, pos, mapped.file_size, check_crc=check_crc, parse=parse)
+        result = check_record(mapped.mm, pos, mapped.file_size, check_crc=offset >= crc_from, parse=parse)
         if result.kind is RecordCheck.VALID:
             record = result.record
             if record is not None and record.phys_offset != offset:
