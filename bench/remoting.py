@@ -4,12 +4,16 @@
     .venv/bin/python bench/remoting.py --seconds 1 --loops uvloop --codecs msgpack
     .venv/bin/python bench/remoting.py --selectors 0,2 # compare selector-thread counts
 
-Each case starts a server in its own process (so client and server do not share a core), runs a
-closed loop of `inflight` concurrent callers for `--seconds` after a short warm-up, and counts
-completed round trips of a request with a 1 KiB body answered with the same 1 KiB body. The baseline
-is a bare length-prefixed echo server on uvloop (an asyncio.Protocol that cuts frames and writes each
-back) driven by an equally bare client, over the very same frame bytes. Ratio = rocketq / baseline.
-Targets: uvloop + msgpack >= 0.5x the baseline at 1 in flight and >= 0.3x at 256 in flight.
+Servers run in their own processes (so client and server do not share a core; `--pin` pins the
+client to CPU 0 and the servers to CPU 1). A case is a closed loop of `inflight` concurrent callers,
+each awaiting a request with a 1 KiB body answered with the same 1 KiB body, measured for
+`--seconds` after a short warm-up. The baseline is a bare length-prefixed echo server on uvloop (an
+asyncio.Protocol that cuts frames and writes each back) driven by an equally bare client over the
+very same frame bytes. Baseline and rocketq rounds alternate and each keeps its best round, so that
+load from other processes hits both alike. Ratio = rocketq / baseline. The CPU columns (client /
+server CPU time per round trip, from the process clocks) are steadier than throughput on a busy
+machine: use them to judge a change. Targets: uvloop + msgpack >= 0.5x the baseline at 1 in flight
+and >= 0.3x at 256 in flight.
 """
 
 from __future__ import annotations
