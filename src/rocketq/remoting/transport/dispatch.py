@@ -276,7 +276,8 @@ class Dispatcher:
         self.version = version
 
     def dispatch(self, conn: Any, cmd: RemotingCommand) -> None:
-        entry = self.registry.lookup(cmd.code)
+        registry = self.registry
+        entry = registry._table.get(cmd.code, registry._default)  # lookup(), inlined
         if entry is None:
             remark = f" request type {cmd.code} not supported"
             log.warning("%s:%s", conn.remote_addr, remark)
