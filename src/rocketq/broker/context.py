@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rocketq.broker.filter.registry import ConsumerFilterManager
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 
 if TYPE_CHECKING:
@@ -60,6 +61,17 @@ class BrokerContext:
     schedule_service: Any = None  # rocketq.store.schedule.ScheduleMessageService
     timer_service: Any = None  # rocketq.store.timer.TimerMessageService
     pop_service: Any = None  # rocketq.broker.pop.PopService
+    # Transactions (broker/transaction/runtime.py; None until the controller builds them):
+    transaction_service: Any = None  # rocketq.broker.transaction.service.TransactionalMessageService
+    # SQL92 expressions of consumer groups, fed by heartbeats, read by pulls (use filter_manager()).
+    consumer_filter_manager: ConsumerFilterManager = field(default_factory=ConsumerFilterManager)
+
+    def filter_manager(self) -> ConsumerFilterManager:
+        """The consumer filter manager, following enablePropertyFilter / filterSupportRetry as they change."""
+        manager = self.consumer_filter_manager
+        manager.enable_property_filter = self.broker_config.enable_property_filter
+        manager.filter_support_retry = self.broker_config.filter_support_retry
+        return manager
 
     @property
     def broker_addr(self) -> str:

@@ -31,6 +31,7 @@ from rocketq.broker.processors.registry import build_registrations
 from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.broker.transaction.runtime import Transactions
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.constants import DEFAULT_DELAY_LEVELS, PermName
 from rocketq.common.errors import RocketQError
@@ -95,6 +96,7 @@ class BrokerController:
         )
         self.ctx.pull_hold_service = self.hold_service
         self.lifecycle = MessageLifecycle(self.ctx, self.processors.get("pop"))
+        self.transactions = Transactions(self.ctx, self.server.invoke_oneway)
         self.broker2client = Broker2Client(self.server, cfg.notify_consumer_ids_changed_enable)
         self.consumer_manager.on_consumer_ids_changed = self.broker2client.notify_consumer_ids_changed
         self.housekeeping = ClientHousekeepingService(
@@ -165,6 +167,7 @@ class BrokerController:
         self.store.add_arrival_listener(self.hold_service.on_message_arrival)
         try:
             await self.lifecycle.start()
+            await self.transactions.start()
         except ValueError as exc:
             raise BrokerStartError(str(exc)) from None
         await self.server.start()  # RemotingError (port in use) goes to the daemon
@@ -193,6 +196,7 @@ class BrokerController:
             self._register_task.cancel()
         self.hold_service.drain()
         self.lifecycle.drain()
+        await self.transactions.shutdown()
         await self.server.shutdown()
         await self.lifecycle.shutdown()
         try:

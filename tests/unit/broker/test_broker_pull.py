@@ -148,7 +148,7 @@ async def test_refusals() -> None:
     proc, _store, conn = setup()
     cases = [
         (pull_request(queue_id=2), ResponseCode.SYSTEM_ERROR, "queueId[2] is illegal"),
-        (pull_request(expression_type="SQL92"), ResponseCode.SYSTEM_ERROR, "SQL92"),
+        (pull_request(sub="a > 1", expression_type="SQL92"), ResponseCode.SYSTEM_ERROR, "by SQL92"),
     ]
     for req, code, remark in cases:
         resp = await proc.process_request(conn, req)

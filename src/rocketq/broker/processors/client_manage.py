@@ -5,7 +5,10 @@ registers the connection under each producer and consumer group it names; for a 
 subscription group is looked up (auto-created by default) and its retry topic `%RETRY%<group>` created,
 so that the consumer's route look-up of the retry topic succeeds after the broker's re-registration.
 The body decoder is lenient (enums as names or ordinals, missing sets empty), as the C++ and Go SDKs
-need. A body that is not JSON at all is SYSTEM_ERROR naming the problem.
+need. A body that is not JSON at all is SYSTEM_ERROR naming the problem. SQL92 subscriptions are
+registered with the ConsumerFilterManager on every heartbeat (a bad one is logged, the heartbeat still
+succeeds, as in 4.9.8); CHECK_CLIENT_CONFIG compiles the expression: SUBSCRIPTION_PARSE_FAILED naming
+where it fails, or SYSTEM_ERROR when enablePropertyFilter is off.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import logging
 
 from rocketq.broker.clients import ClientChannelInfo
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.filter import is_tag_type
+from rocketq.broker.filter import FilterError
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header, ok
 from rocketq.broker.topic_config import RW, build_topic_sys_flag
 from rocketq.common import constants as C
@@ -68,6 +71,10 @@ class ClientManageProcessor(Processor):
                 consumer.subscription_data_set,
                 notify,
             )
+            # Java registers the group's SQL92 expressions on every heartbeat and answers SUCCESS even
+            # when one does not parse (a pull then gets FILTER_DATA_NOT_EXIST; CHECK_CLIENT_CONFIG says why).
+            for error in ctx.filter_manager().register_group(consumer.group_name, consumer.subscription_data_set):
+                log.warning("consumer group %s from %s: %s", consumer.group_name, conn.remote_addr, error)
         for producer in data.producer_data_set:
             if producer.group_name:
                 ctx.producer_manager.register_producer(producer.group_name, channel)
@@ -82,6 +89,8 @@ class ClientManageProcessor(Processor):
             group_config = ctx.subscription_group_manager.find_subscription_group_config(h.consumer_group)
             notify = group_config.notify_consumer_ids_changed_enable if group_config is not None else True
             ctx.consumer_manager.unregister_consumer(h.consumer_group, conn.id, notify)
+            if ctx.consumer_manager.get_consumer_group_info(h.consumer_group) is None:
+                ctx.filter_manager().unregister(h.consumer_group)
         return ok(request)
 
     async def check_client_config(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
@@ -90,12 +99,9 @@ class ClientManageProcessor(Processor):
         except BodyDecodeError as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the CheckClientRequestBody does not decode: {exc}") from None
         sub = body.subscription_data if body is not None else None
-        if sub is None or is_tag_type(sub.expression_type):
-            return ok(request)
-        if not self.ctx.broker_config.enable_property_filter:
-            raise RequestError(
-                ResponseCode.SYSTEM_ERROR, f"The broker does not support consumer to filter message by {sub.expression_type}"
-            )
-        raise RequestError(
-            ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"{sub.expression_type} filtering is not available on this broker yet"
-        )
+        if sub is not None:
+            try:
+                self.ctx.filter_manager().check_client_config(sub.expression_type, sub.sub_string)
+            except FilterError as err:
+                raise RequestError(err.response_code, str(err)) from None
+        return ok(request)

@@ -6,8 +6,10 @@ every answer (Java clients unbox them unconditionally), suggestWhichBrokerId, th
 commit (once, on first processing, never when a parked pull is replayed), an OffsetMovedEvent message
 written to OFFSET_MOVED_EVENT on PULL_OFFSET_MOVED, and parking on PULL_NOT_FOUND when the suspend bit
 is set (broker/long_polling.py). A replayed pull is answered through `conn.send_response` with the
-original opaque. Deviation: SQL92 subscriptions are refused with SYSTEM_ERROR even with
-enablePropertyFilter on, until the SQL92 filter (a later issue) plugs into `build_filter`.
+original opaque. Filters (TAG and SQL92) come from the broker's ConsumerFilterManager
+(broker/filter): the pull's own expression with FLAG_SUBSCRIPTION, else the heartbeat's subscription
+and the expression registered with it; a parked pull keeps its filter. With enablePropertyFilter off
+an SQL92 subscription is SYSTEM_ERROR "The broker does not support consumer to filter message by SQL92".
 
 Hot path: the store read is synchronous and the answer is built without awaiting anything; the body is
 the stored records joined once.
@@ -19,15 +21,15 @@ import logging
 from typing import Any
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.filter import build_tag_filter, is_tag_type
+from rocketq.broker.filter import FilterError
 from rocketq.broker.long_polling import PullRequest
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header
 from rocketq.common import constants as C
 from rocketq.common.constants import PermName, PullSysFlag
 from rocketq.common.service import spawn
-from rocketq.common.tags import java_hash_code, parse_tag_expression
+from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.bodies import fastjson
-from rocketq.remoting.protocol.bodies.heartbeat import MessageModel
+from rocketq.remoting.protocol.bodies.heartbeat import MessageModel, SubscriptionData
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader
@@ -118,12 +120,19 @@ class PullMessageProcessor(Processor):
         return response
 
     def _filter(self, header: PullMessageRequestHeader, group_config: Any, sys_flag: int) -> MessageFilter | None:
-        if sys_flag & PullSysFlag.FLAG_SUBSCRIPTION:
-            expression_type = header.expression_type
-            if is_tag_type(expression_type):
-                parsed = parse_tag_expression(header.subscription)
-                return build_tag_filter(parsed.sub_string, parsed.codes)
-            return self._property_filter(expression_type)
+        manager = self.ctx.filter_manager()
+        group, topic = header.consumer_group, header.topic
+        try:
+            if sys_flag & PullSysFlag.FLAG_SUBSCRIPTION:
+                return manager.filter_for_request(group, topic, header.expression_type, header.subscription)
+            sub = self._heartbeat_subscription(header, group_config)
+            return manager.filter_for_subscription(
+                group, topic, sub.expression_type, sub.sub_string, sub.code_set, header.sub_version
+            )
+        except FilterError as err:
+            raise RequestError(err.response_code, str(err)) from None
+
+    def _heartbeat_subscription(self, header: PullMessageRequestHeader, group_config: Any) -> SubscriptionData:
         group_info = self.ctx.consumer_manager.get_consumer_group_info(header.consumer_group)
         if group_info is None:
             raise RequestError(
@@ -141,16 +150,7 @@ class PullMessageProcessor(Processor):
             )
         if sub.sub_version < header.sub_version:
             raise RequestError(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
-        if is_tag_type(sub.expression_type):
-            return build_tag_filter(sub.sub_string, sub.code_set)
-        return self._property_filter(sub.expression_type)
-
-    def _property_filter(self, expression_type: str | None) -> MessageFilter | None:
-        if not self.ctx.broker_config.enable_property_filter:
-            raise RequestError(
-                ResponseCode.SYSTEM_ERROR, f"The broker does not support consumer to filter message by {expression_type}"
-            )
-        raise RequestError(ResponseCode.SYSTEM_ERROR, f"{expression_type} filtering is not available on this broker yet")
+        return sub
 
     def _answer(
         self,

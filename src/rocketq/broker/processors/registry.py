@@ -27,6 +27,7 @@ from rocketq.broker.processors.admin.topic import TopicAdminProcessor
 from rocketq.broker.processors.client_manage import ClientManageProcessor
 from rocketq.broker.processors.common import Processor
 from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
+from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.pop import PopMessageProcessor
 from rocketq.broker.processors.pull import PullMessageProcessor
 from rocketq.broker.processors.query import QueryMessageProcessor
@@ -52,6 +53,8 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
         # issue 6: consume retry, delay progress, POP (SimpleConsumer)
         R.CONSUMER_SEND_MSG_BACK, R.GET_ALL_DELAY_OFFSET,
         R.POP_MESSAGE, R.ACK_MESSAGE, R.CHANGE_MESSAGE_INVISIBLETIME,
+        # issue 7: transactions
+        R.END_TRANSACTION,
     }
 )  # fmt: skip
 
@@ -84,6 +87,8 @@ FAMILIES: tuple[Family, ...] = (
     # RocketMQ 5 runs POP on its own pool and ACK / CHANGE_INVISIBLETIME on another.
     Family("pop", PopMessageProcessor, 8, lambda c: c.pull_thread_pool_queue_capacity),
     Family("ack", AckMessageProcessor, 16, lambda c: c.pull_thread_pool_queue_capacity),
+    # Java: its own endTransactionExecutor, queue bound endTransactionPoolQueueCapacity (100000).
+    Family("end-transaction", EndTransactionProcessor, 8, lambda c: 100_000),
 )
 
 
