@@ -7,6 +7,13 @@ CONTRACT (the broker codes against these signatures; the store issue implements 
 - Reads (`get_message`, offsets, lookups) are synchronous and cheap; they never block on disk flushes.
 - Arrival listeners are called synchronously after dispatch of each record into a consume queue:
   listener(topic, queue_id, logical_offset, tags_code, store_timestamp, properties).
+
+Implementation notes (MessageStore below): dispatch is inline, so the consume queues and the index are as
+far as the commit log when a put returns (dispatch_behind_bytes() is 0). Beyond the contract it offers
+open()/close() (synchronous lifecycle without background services, for tools and tests), flush(),
+look_message_by_offset(), get_message_total_in_queue(), get_earliest_message_time_in_store(),
+execute_delete_files_manually(), is_os_page_cache_busy(), and `recovery` (what the last open found).
+Statuses follow Java: get_min_offset_in_queue() is -1 for a queue that does not exist, 0 is the max.
 """
 
 from __future__ import annotations
