@@ -154,7 +154,7 @@ class RemotingClient(RemotingEndpoint):
             RemotingTimeoutError: no response within `timeout_ms` (connecting included).
         """
         conn = self._conns.get(addr)
-        if conn is None or not conn.is_active:
+        if conn is None or conn._closing:  # is_active, inlined (a connection in _conns has its transport)
             begin = asyncio.get_running_loop().time()
             conn = await self.get_connection(addr)
             timeout_ms -= (self.owner_loop.time() - begin) * 1000

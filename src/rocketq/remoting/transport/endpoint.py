@@ -140,7 +140,7 @@ class RemotingEndpoint:
         if hooks:
             run_before(hooks, conn.remote_addr, cmd)
         table = self.responses
-        if cmd.opaque == 0 or cmd.opaque in table:  # _prepare, inlined on the hot path
+        if cmd.opaque == 0 or cmd.opaque in table._pending:  # _prepare, inlined on the hot path
             cmd.opaque = next_opaque()
         loop = self.owner_loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
