@@ -257,6 +257,3 @@ class RemotingEndpoint:
             self.responses.fail_all(
                 lambda rf: RemotingConnectError(f"{why}: request code {rf.request.code} abandoned")
             )
-
-    def _pending_count(self) -> Any:
-        return 0 if self.responses is None else len(self.responses)
