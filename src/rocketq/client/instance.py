@@ -115,7 +115,7 @@ class ClientInstance:
         self.broker_addrs: dict[str, dict[int, str]] = {}
         self.broker_versions: dict[str, int] = {}
         self._namesrv_index = random.randrange(max(1, len(config.namesrv_list())))
-        self._route_locks: dict[str, asyncio.Lock] = {}
+        self._route_updates: dict[tuple[str, str | None], asyncio.Future[bool]] = {}
         self._heartbeat_lock = asyncio.Lock()
         self._services: list[PeriodicService] = []
         self.rebalance_service = PeriodicService("rebalance", _ms(20_000), self._rebalance_all)
@@ -232,22 +232,39 @@ class ClientInstance:
         return servers[self._namesrv_index % len(servers)]
 
     async def update_topic_route(self, topic: str, *, default_topic: str | None = None, default_queue_nums: int = 4) -> bool:
-        """Refresh one topic's route (from `default_topic`'s route when given); True when it changed."""
-        lock = self._route_locks.setdefault(topic, asyncio.Lock())
-        async with lock:
-            try:
-                route = await self.fetch_route(default_topic or topic)
-            except RemotingError as exc:
-                log.warning("route of %s: name servers unreachable: %s", topic, exc)
-                return False
-            if route is None:
-                return False
-            if default_topic is not None:
-                route = _clamped(route, default_queue_nums)
-            changed = route_changed(self.route_table.get(topic), route)
-            # Applied even when unchanged: a producer or consumer may have joined since.
-            self._apply_route(topic, route)
+        """Refresh one topic's route (from `default_topic`'s route when given); True when it changed.
+
+        Concurrent calls for the same topic share one look-up (hundreds of sends may miss a route at
+        the same moment; they must not queue one name-server round trip each).
+        """
+        key = (topic, default_topic)
+        pending = self._route_updates.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        pending = asyncio.get_running_loop().create_future()
+        self._route_updates[key] = pending
+        changed = False
+        try:
+            changed = await self._update_topic_route(topic, default_topic, default_queue_nums)
             return changed
+        finally:
+            del self._route_updates[key]
+            pending.set_result(changed)
+
+    async def _update_topic_route(self, topic: str, default_topic: str | None, default_queue_nums: int) -> bool:
+        try:
+            route = await self.fetch_route(default_topic or topic)
+        except RemotingError as exc:
+            log.warning("route of %s: name servers unreachable: %s", topic, exc)
+            return False
+        if route is None:
+            return False
+        if default_topic is not None:
+            route = _clamped(route, default_queue_nums)
+        changed = route_changed(self.route_table.get(topic), route)
+        # Applied even when unchanged: a producer or consumer may have joined since.
+        self._apply_route(topic, route)
+        return changed
 
     def _apply_route(self, topic: str, route: TopicRouteData) -> None:
         self.route_table[topic] = route
