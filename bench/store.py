@@ -3,6 +3,7 @@
     .venv/bin/python bench/store.py                         # the full table (about a minute)
     .venv/bin/python bench/store.py --seconds 1 --cases async-single,async-batch32
     .venv/bin/python bench/store.py --dir /data/tmp         # the disk to measure (default: the temp dir)
+    .venv/bin/python bench/store.py --loop asyncio          # default uvloop, as the broker runs
 
 Every case opens a fresh store (default sizes: 1 GiB commit-log files) in a temporary directory, warms
 it up for `--warmup` seconds (untimed appends to another topic), then appends 1 KiB messages with typical properties (UNIQ_KEY, TAGS, WAIT, CLUSTER) into 8 queues of one topic
@@ -274,13 +275,19 @@ async def main() -> int:
         "--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES)
     )
     parser.add_argument("--dir", default=None, help="directory on the disk to measure")
+    parser.add_argument(
+        "--loop", choices=("uvloop", "asyncio"), default="uvloop", help="as the broker's eventLoop"
+    )
     args = parser.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     for case in cases:
         if case not in CASES:
             parser.error(f"unknown case {case!r}")
     base_dir = Path(tempfile.mkdtemp(prefix="rocketq-bench-store-", dir=args.dir))
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, store under {base_dir}")
+    loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, {loop_name} loop, load {os.getloadavg()[0]:.1f}, store under {base_dir}"
+    )
     print(f"{'case':18s} {'messages':>9s} {'msg/s':>12s} {'MB/s':>9s} {'x write()':>8s} {'cpu us':>8s}")
     rates: dict[str, float] = {}
     try:
@@ -317,4 +324,10 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    if "--loop" in sys.argv and sys.argv[sys.argv.index("--loop") + 1 :][:1] == ["asyncio"]:
+        sys.exit(asyncio.run(main()))
+    try:
+        import uvloop
+    except ImportError:
+        sys.exit(asyncio.run(main()))
+    sys.exit(uvloop.run(main()))

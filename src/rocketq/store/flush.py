@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from rocketq.common.clock import Clock
-from rocketq.common.service import PeriodicService, Service, spawn
+from rocketq.common.service import PeriodicService, Service
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import MessageStoreConfig
@@ -70,44 +71,48 @@ class AsyncFlushService(PeriodicService):
 
 
 class GroupCommitService(Service):
-    """SYNC_FLUSH: concurrent puts share one fdatasync (a round covers everything written before it).
+    """SYNC_FLUSH: concurrent puts share one fdatasync, on a thread of its own (Java GroupCommitService).
 
-    Timeouts are the service's job, not each put's: one timer at a time watches the oldest request,
-    so a put costs a future and a list append, and a flush stuck in the kernel still lets every
-    waiter go with FLUSH_DISK_TIMEOUT when its syncFlushTimeout is up.
+    A put registers "durable past my end offset" and awaits a future; the thread flushes whatever has
+    been written when it starts a round, then hands the reached offset back to the loop, which answers
+    every request that round covered; requests that came in meanwhile share the next round. A thread
+    of its own (not an executor) keeps a round at one hand-over each way. Timeouts are the loop's:
+    one timer watches the oldest request, so a flush stuck in the kernel still lets every waiter go
+    with FLUSH_DISK_TIMEOUT when its syncFlushTimeout is up.
     """
 
     name = "GroupCommitService"
 
-    def __init__(
-        self, flusher: CommitLogFlusher, executor: ThreadPoolExecutor, timeout_ms: int = 5000
-    ) -> None:
+    def __init__(self, flusher: CommitLogFlusher, timeout_ms: int = 5000) -> None:
         super().__init__()
         self.flusher = flusher
-        self.executor = executor
         self.timeout_s = timeout_ms / 1000
-        self._requests: list[tuple[int, float, asyncio.Future[bool]]] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._requests: list[tuple[int, float, asyncio.Future[bool]]] = []  # loop thread only
         self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cond = threading.Condition()
+        self._wanted = 0  # highest offset asked for (under _cond)
+        self._flushed = 0  # highest offset the thread made durable (under _cond)
+        self._stopping = False
+        self._thread: threading.Thread | None = None
 
     async def _on_start(self) -> None:
-        self._task = spawn(self.name, self._run())
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
 
     async def _on_stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 30)
+            self._thread = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         # A last round so that nobody is left waiting on a flush that will not come.
-        where = self.flusher.flush(0)
-        self._answer(where, final=True)
+        self._answer(self.flusher.flush(0), final=True)
 
     def request(self, end_offset: int) -> asyncio.Future[bool]:
         """A future that becomes True once the commit log is durable up to `end_offset`, False when
@@ -115,13 +120,44 @@ class GroupCommitService(Service):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
         self._requests.append((end_offset, loop.time() + self.timeout_s, future))
-        self._wake.set()
+        self._ask(end_offset)
         if self._timer is None:
             self._timer = loop.call_later(self.timeout_s, self._expire)
         return future
 
     def wakeup(self) -> None:
-        self._wake.set()
+        """Flush what is written without anyone waiting (a put with WAIT=false)."""
+        self._ask(self.flusher.commit_log.max_offset)
+
+    def _ask(self, end_offset: int) -> None:
+        with self._cond:
+            if end_offset > self._wanted:
+                self._wanted = end_offset
+                self._cond.notify()
+
+    def _run(self) -> None:
+        """The flush thread: one fdatasync per round, whatever it covers."""
+        while True:
+            with self._cond:
+                while not self._stopping and self._wanted <= self._flushed:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+            try:
+                where = self.flusher.flush(0)
+            except OSError as exc:
+                log.error("commit-log flush failed: %r", exc)
+                with self._cond:
+                    self._cond.wait(0.05)  # the disk is failing: do not spin; waiters time out
+                continue
+            with self._cond:
+                self._flushed = max(self._flushed, where)
+            loop = self._loop
+            if loop is not None:
+                try:
+                    loop.call_soon_threadsafe(self._answer, where)
+                except RuntimeError:
+                    return  # the loop is closed: nobody to answer
 
     def _expire(self) -> None:
         """Fail the requests whose time is up; re-arm for the oldest one left."""
@@ -154,20 +190,6 @@ class GroupCommitService(Service):
             else:
                 pending.append(request)
         self._requests = pending
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            try:
-                where = await loop.run_in_executor(self.executor, self.flusher.flush, 0)
-            except OSError as exc:
-                log.error("commit-log flush failed: %r", exc)
-                continue
-            self._answer(where)
-            if self._requests:
-                self._wake.set()
 
 
 class QueueFlushService(PeriodicService):

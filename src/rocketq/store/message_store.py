@@ -191,7 +191,7 @@ class MessageStore:
         queue_exec = ThreadPoolExecutor(1, thread_name_prefix="FlushConsumeQueue")
         self._executors = [commit_exec, queue_exec]
         if cfg.is_sync_flush:
-            self._group_commit = GroupCommitService(self._flusher, commit_exec, cfg.sync_flush_timeout_ms)
+            self._group_commit = GroupCommitService(self._flusher, cfg.sync_flush_timeout_ms)
             self._services.append(self._group_commit)
         else:
             self._services.append(AsyncFlushService(self._flusher, cfg, self.clock, commit_exec))
