@@ -21,6 +21,11 @@ EXPECTED = {
     "admin.py": "by id: look me up",
     "blocking.py": "consumed: ['plain call",
     "transaction.py": "local transaction COMMIT_MESSAGE",
+    # message lifecycle (issue 6)
+    "delay_message.py": "delivered 'see you in a few seconds'",
+    "timer_message.py": "refused as expected",
+    "retry_and_dlq.py": "in the DLQ after 2 deliveries",
+    "simple_consumer.py": "back again: 'forgotten job', retry 1",
 }
 
 
