@@ -95,6 +95,8 @@ class GroupCommitService(Service):
         self._flushed = 0  # highest offset the thread made durable (under _cond)
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self._rounds_started = 0  # bumped by the thread as it takes a round's snapshot
+        self._group_round = -1  # the round count when the newest request group was opened
 
     async def _on_start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -116,10 +118,22 @@ class GroupCommitService(Service):
 
     def request(self, end_offset: int) -> asyncio.Future[bool]:
         """A future that becomes True once the commit log is durable up to `end_offset`, False when
-        syncFlushTimeout passes first."""
+        syncFlushTimeout passes first.
+
+        Requests made before the flush thread starts its next round share one future (and its
+        deadline): a round covers them all, so they are answered together.
+        """
+        requests = self._requests
+        if requests and self._group_round == self._rounds_started:
+            end, deadline, future = requests[-1]
+            if end_offset > end:
+                requests[-1] = (end_offset, deadline, future)
+                self._ask(end_offset)
+            return future
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[bool] = loop.create_future()
-        self._requests.append((end_offset, loop.time() + self.timeout_s, future))
+        future = loop.create_future()
+        requests.append((end_offset, loop.time() + self.timeout_s, future))
+        self._group_round = self._rounds_started
         self._ask(end_offset)
         if self._timer is None:
             self._timer = loop.call_later(self.timeout_s, self._expire)
@@ -143,6 +157,7 @@ class GroupCommitService(Service):
                     self._cond.wait()
                 if self._stopping:
                     return
+                self._rounds_started += 1  # requests from now on wait for the next round
             try:
                 where = self.flusher.flush(0)
             except OSError as exc:
