@@ -72,10 +72,13 @@ async def delay_offsets(broker_addr: str) -> dict[int, int]:
     return {int(k): int(v) for k, v in fastjson.loads(resp.body)["offsetTable"].items()}
 
 
-async def dlq_messages(ns: str, group: str, key: str) -> list[MessageExt]:
-    """The messages of %DLQ%<group> with KEYS `key`, found by admin query (the DLQ is not consumed)."""
-    async with Admin(namesrv_addr=ns) as admin:
-        try:
-            return await admin.query_message_by_key(f"%DLQ%{group}", key)
-        except Exception:
-            return []
+async def dlq_messages(admin: Admin, group: str, key: str) -> list[MessageExt]:
+    """The messages of %DLQ%<group> with KEYS `key`, found by admin query (the DLQ is not consumed).
+
+    One Admin for a whole wait: starting and stopping one per poll races the client's unregistration
+    with route updates of the shared client instance.
+    """
+    try:
+        return await admin.query_message_by_key(f"%DLQ%{group}", key)
+    except Exception:
+        return []

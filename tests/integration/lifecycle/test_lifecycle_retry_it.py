@@ -7,7 +7,7 @@ import itertools
 import pytest
 from lifecycle_it_helpers import Recorder, create_topic, dlq_messages, push_consumer
 
-from rocketq.client import ConsumeResult, Message, MessageExt, Producer
+from rocketq.client import Admin, ConsumeResult, Message, MessageExt, Producer
 from rocketq.common import constants as C
 from rocketq.testing.waiting import wait_for
 
@@ -29,10 +29,8 @@ async def test_a_listener_that_always_fails_sees_1_plus_max_deliveries_then_the_
     async with push_consumer(ns, group, topic, rec, max_reconsume_times=2):
         await send_one(ns, topic, b"poison")
 
-        async def in_dlq() -> list[MessageExt]:
-            return await dlq_messages(ns, group, "poison")
-
-        [dead] = await wait_for(in_dlq, timeout_s=30, what="the message in the DLQ")
+        async with Admin(namesrv_addr=ns) as admin:
+            [dead] = await wait_for(lambda: dlq_messages(admin, group, "poison"), timeout_s=30, what="the message in the DLQ")
     times = [t for t, _ in rec.seen]
     assert [m.reconsume_times for _, m in rec.seen] == [0, 1, 2]
     assert all(m.topic == topic and m.body == b"poison" for _, m in rec.seen)  # the real topic, restored
@@ -68,7 +66,8 @@ async def test_a_listener_that_fails_twice_then_succeeds_gets_it_three_times_and
     assert calls == [0, 1, 2]
     assert {m.topic for _, m in rec.seen} == {topic}
     assert rec.seen[1][1].properties[C.PROPERTY_RETRY_TOPIC] == topic
-    assert await dlq_messages(ns, group, "flaky") == []
+    async with Admin(namesrv_addr=ns) as admin:
+        assert await dlq_messages(admin, group, "flaky") == []
 
 
 @pytest.mark.timeout(90)
@@ -93,7 +92,8 @@ async def test_orderly_consumers_retry_in_place_then_move_the_message_to_the_dlq
     async with consumer:
         await wait_for(lambda: b"after" in attempts and len(attempts[b"after"]) >= 3, timeout_s=40,
                        what="the message after the poison one consumed")
-        [dead] = await wait_for(lambda: dlq_messages(ns, group, "poison"), timeout_s=20, what="poison in the DLQ")
+        async with Admin(namesrv_addr=ns) as admin:
+            [dead] = await wait_for(lambda: dlq_messages(admin, group, "poison"), timeout_s=20, what="poison in the DLQ")
     # In place: the same queue offset each time, one retry counted per attempt.
     assert attempts[b"first"] == [(0, 0), (0, 1), (0, 2)]
     assert [r for _, r in attempts[b"poison"]] == [0, 1, 2] and {o for o, _ in attempts[b"poison"]} == {1}

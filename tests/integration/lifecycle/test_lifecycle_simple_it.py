@@ -85,11 +85,14 @@ async def test_a_message_never_acked_goes_to_the_dlq_past_the_groups_maximum(clu
         await admin.update_subscription_group(group, retry_max_times=1)
     await send(ns, topic, b"never-acked")
     deliveries: list[int] = []
-    async with SimpleConsumer(group, namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000) as consumer:
+    async with (
+        SimpleConsumer(group, namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000) as consumer,
+        Admin(namesrv_addr=ns) as admin,
+    ):
 
         async def dead() -> list[MessageExt]:
             deliveries.extend(m.reconsume_times for m in await consumer.receive(16, 1_000))
-            return await dlq_messages(ns, group, "never-acked")
+            return await dlq_messages(admin, group, "never-acked")
 
         [msg] = await wait_for(dead, timeout_s=20, interval_s=0, what="the message in the DLQ")
     assert deliveries == [0, 1]
