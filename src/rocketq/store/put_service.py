@@ -63,6 +63,8 @@ class PutService:
         self.max_body_bytes = max_body_bytes
         self._valid_topics: set[str] = set()
         self._queues_get = queues.get_by_key
+        self._index = dispatcher.index
+        self._listeners = dispatcher.listeners  # the same list add_arrival_listener appends to
 
     # -- checks --------------------------------------------------------------------------------------
     def _topic_problem(self, topic: str) -> str | None:
@@ -124,12 +126,12 @@ class PutService:
         tags_code = msg.tags_code
         if not tags_code and _TAGS in props_dict:
             tags_code = tags_code_of_tag(props_dict[_TAGS])
-        index = self.dispatcher.index
+        index = self._index
         if index is not None:
             index.build(topic, phys, store_ts, sys_flag, props_dict.get(_UNIQ), props_dict.get(_KEYS))
         if consumable:
             queue.put(queue_offset, phys, size, tags_code)
-            for listener in self.dispatcher.listeners:
+            for listener in self._listeners:
                 try:
                     listener(topic, queue_id, queue_offset, tags_code, store_ts, props_dict)
                 except Exception:
