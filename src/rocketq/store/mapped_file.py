@@ -168,18 +168,26 @@ class MappedFile:
             if not self._closed:
                 os.fdatasync(self._fd)
 
-    def zero_from(self, position: int, chunk: int = 1 << 20) -> None:
+    def zero_from(self, position: int, zero_run_ends: int | None = None, chunk: int = 1 << 20) -> None:
         """Overwrite [position, file end) with zeros, skipping chunks that are zero already.
 
-        Used when recovery truncates a torn tail, so that a later scan never meets stale bytes past
-        the new end (they could otherwise line up with new records).
+        Used when recovery cuts a torn tail, so that a later scan never meets stale bytes past the new
+        end (they could otherwise line up with new records). With `zero_run_ends`, stop once that many
+        bytes in a row were zero already: writes are contiguous, so nothing lies past a gap longer than
+        the largest record.
         """
         zeros = bytes(chunk)
         pos = position
+        zero_run = 0
         while pos < self.file_size:
             end = min(pos + chunk, self.file_size)
             if self.mm[pos:end] != zeros[: end - pos]:
                 self.mm[pos:end] = zeros[: end - pos]
+                zero_run = 0
+            else:
+                zero_run += end - pos
+                if zero_run_ends is not None and zero_run > zero_run_ends:
+                    return
             pos = end
 
     def close(self) -> None:

@@ -92,7 +92,7 @@ def recover(
     tail_dirty = abnormal or bool(problem)
     commit_log.queue.truncate_dirty(end)
     if tail_dirty and not cut.closed and cut.file_from_offset <= end < cut.file_end_offset:
-        cut.zero_from(end - cut.file_from_offset)
+        cut.zero_from(end - cut.file_from_offset, zero_run_ends=commit_log.max_record_size)
     _level_with(end, commit_log, queues, index, checkpoint)
     if tail_dirty:
         for mapped in commit_log.queue.files[first_index:]:
