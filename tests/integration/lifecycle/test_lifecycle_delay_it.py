@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from lifecycle_it_helpers import Recorder, create_topic, delay_offsets, push_consumer
 
-from rocketq.client import Message, Producer
+from rocketq.client import Admin, Message, Producer
 from rocketq.common import constants as C
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.testing.waiting import wait_for
@@ -71,3 +71,6 @@ async def test_delay_progress_survives_kill_9_without_loss(cluster_factory) -> N
     early = [m for _, m in rec.seen if m.body.startswith(b"early")]
     assert len(early) == 5, "a level-1 message was delivered again after the restart"
     assert (await delay_offsets(broker.addr)) == {1: 5, 3: 5}
+    async with Admin(namesrv_addr=ns) as admin:
+        status = await admin.broker_status(broker.addr)
+    assert status["scheduleMessageOffset_1"] == "5,5" and status["scheduleMessageOffset_3"] == "5,5"

@@ -95,6 +95,8 @@ class RuntimeAdminProcessor(Processor):
             bootTimestamp=ctx.boot_timestamp_ms,
             brokerAddr=ctx.broker_addr,
         )
+        if ctx.schedule_service is not None:  # Java: scheduleMessageOffset_<level> = "<delivered>,<max>"
+            info.update(ctx.schedule_service.running_stats())
         for name, size in self.queue_sizes.items():
             info[f"{name}ThreadPoolQueueSize"] = size() if callable(size) else size
         for key in ("msgPutTotalYesterdayMorning", "msgPutTotalTodayMorning", "msgPutTotalTodayNow",
