@@ -72,6 +72,18 @@ async def delay_offsets(broker_addr: str) -> dict[int, int]:
     return {int(k): int(v) for k, v in fastjson.loads(resp.body)["offsetTable"].items()}
 
 
+async def update_broker_config(broker_addr: str, **values: object) -> None:
+    """UPDATE_BROKER_CONFIG (25) straight to a broker, e.g. brokerPermission=4 (read only)."""
+    body = "".join(f"{k}={v}\n" for k, v in values.items()).encode()
+    client = RemotingClient()
+    try:
+        request = RemotingCommand.request(RequestCode.UPDATE_BROKER_CONFIG, None, body)
+        resp = await client.invoke_sync(broker_addr, request, 5000)
+    finally:
+        await client.shutdown()
+    assert resp.code == 0, resp.remark
+
+
 async def dlq_messages(admin: Admin, group: str, key: str) -> list[MessageExt]:
     """The messages of %DLQ%<group> with KEYS `key`, found by admin query (the DLQ is not consumed).
 

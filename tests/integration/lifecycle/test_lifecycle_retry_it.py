@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from lifecycle_it_helpers import Recorder, create_topic, dlq_messages, push_consumer
+from lifecycle_it_helpers import Recorder, create_topic, dlq_messages, push_consumer, update_broker_config
 
 from rocketq.client import Admin, ConsumeResult, Message, MessageExt, Producer
 from rocketq.common import constants as C
@@ -99,3 +99,17 @@ async def test_orderly_consumers_retry_in_place_then_move_the_message_to_the_dlq
     assert [r for _, r in attempts[b"poison"]] == [0, 1, 2] and {o for o, _ in attempts[b"poison"]} == {1}
     assert attempts[b"after"][0][0] == 2
     assert dead.body == b"poison"
+
+
+@pytest.mark.timeout(60)
+async def test_when_the_send_back_fails_the_message_is_consumed_again_locally(cluster_factory) -> None:
+    cluster = await cluster_factory(broker_overrides={"messageDelayLevel": LEVELS})
+    ns, topic, group = cluster.namesrv_addr, "TopicSendBackFails", "cg-send-back-fails"
+    await create_topic(ns, topic, queues=1)
+    await send_one(ns, topic, b"keep-me")
+    await update_broker_config(cluster.brokers[0].addr, brokerPermission=4)  # read only: every send-back fails
+    rec = Recorder(lambda m: ConsumeResult.RECONSUME_LATER if len(rec.seen) == 1 else ConsumeResult.SUCCESS)
+    async with push_consumer(ns, group, topic, rec):
+        await wait_for(lambda: len(rec.seen) >= 2, timeout_s=20, what="the message consumed again locally")
+    assert [m.body for _, m in rec.seen] == [b"keep-me", b"keep-me"]
+    assert rec.seen[1][0] - rec.seen[0][0] >= 4_900  # the client's local retry comes 5 s later
