@@ -26,6 +26,7 @@ _QUIET_CODES = frozenset(
         ResponseCode.PULL_RETRY_IMMEDIATELY,
         ResponseCode.PULL_OFFSET_MOVED,
         ResponseCode.QUERY_NOT_FOUND,
+        ResponseCode.NO_MESSAGE,  # an ack / change of invisible time with a stale receipt handle
     }
 )
 

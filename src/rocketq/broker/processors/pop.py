@@ -8,7 +8,8 @@ restNum / startOffsetInfo / msgOffsetInfo, from which the client builds each rec
 found: held up to pollTime (PopLongPolling) and answered POLLING_TIMEOUT (POLLING_FULL when too many
 wait), always with the response header fields (Java clients decode them on every answer).
 Ours: an invisible time below 1 s or above 12 h is INVALID_PARAMETER (as RocketMQ 5's proxy refuses
-it); an orderly pop is INVALID_PARAMETER (not supported).
+it); an orderly pop is INVALID_PARAMETER (not supported); a request is held at most 5 minutes whatever
+its pollTime, and RocketMQ 5's bornTime check (isTimeoutTooMuch) is not made.
 """
 
 from __future__ import annotations
