@@ -1,0 +1,86 @@
+"""What a daemon process uses, read from /proc (Linux): resident memory and open descriptors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def rss_kib(pid: int) -> int:
+    """VmRSS of `pid` in KiB (from /proc/<pid>/status); ProcessLookupError when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace")
+    except FileNotFoundError:
+        raise ProcessLookupError(pid) from None
+    for line in text.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise ProcessLookupError(f"{pid} has no VmRSS (a zombie?)")
+
+
+def open_fds(pid: int) -> int:
+    """How many descriptors `pid` has open."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def open_sockets(pid: int) -> int:
+    """How many of `pid`'s descriptors are sockets."""
+    count = 0
+    fd_dir = f"/proc/{pid}/fd"
+    for name in os.listdir(fd_dir):
+        try:
+            if os.readlink(f"{fd_dir}/{name}").startswith("socket:"):
+                count += 1
+        except OSError:
+            continue  # closed while we looked
+    return count
+
+
+_TCP_STATES = {
+    "01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2",
+    "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING",
+}  # fmt: skip
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    fd_dir = f"/proc/{pid}/fd"
+    for name in os.listdir(fd_dir):
+        try:
+            link = os.readlink(f"{fd_dir}/{name}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    return inodes
+
+
+def _hex_port(endpoint: str) -> int:
+    return int(endpoint.rsplit(":", 1)[1], 16)
+
+
+def tcp_sockets(pid: int) -> list[tuple[int, int, str]]:
+    """(local port, remote port, state) of each TCP socket `pid` holds (IPv4 and IPv6), for diagnostics."""
+    inodes = _socket_inodes(pid)
+    out = []
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text(encoding="ascii").splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if len(parts) > 9 and parts[9] in inodes:
+                out.append((_hex_port(parts[1]), _hex_port(parts[2]), _TCP_STATES.get(parts[3], parts[3])))
+    return sorted(out)
+
+
+def limit_address_space(pid: int, limit_bytes: int) -> None:
+    """Cap `pid`'s address space (RLIMIT_AS), so a runaway allocation fails with MemoryError there
+    instead of taking the machine's memory; a no-op where prlimit is unavailable."""
+    try:
+        import resource
+
+        resource.prlimit(pid, resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
