@@ -76,7 +76,7 @@ class Broker:
     async def pop_raw(self, n: int = 16, invisible_ms: int = 10_000, poll_ms: int = 0, **kw: Any) -> RemotingCommand | None:
         header = PopMessageRequestHeader(
             consumer_group=GROUP, topic=TOPIC, queue_id=kw.pop("queue_id", -1), max_msg_nums=n,
-            invisible_time=invisible_ms, poll_time=poll_ms, born_time=0, init_mode=0, exp_type="TAG",
+            invisible_time=invisible_ms, poll_time=poll_ms, born_time=0, init_mode=0, exp_type=kw.pop("exp_type", "TAG"),
             exp=kw.pop("exp", "*"), **kw,
         )  # fmt: skip
         return await self.pop_proc.process_request(self.conn, RemotingCommand.request(RequestCode.POP_MESSAGE, header.to_ext_fields()))
@@ -264,3 +264,13 @@ async def test_held_pops_are_answered_polling_timeout_at_shutdown(store: Message
     await settle(broker.conn)
     [resp] = broker.conn.sent
     assert resp.code == POLLING_TIMEOUT
+
+
+async def test_a_pop_filters_by_tag_and_by_sql92(broker: Broker) -> None:
+    await broker.send(b"a", queue_id=0, TAGS="TagA", n="1")
+    await broker.send(b"b", queue_id=0, TAGS="TagB", n="9")
+    assert [m.body for m in await broker.receive(exp="TagB || TagC")] == [b"b"]
+    await broker.send(b"c", queue_id=1, TAGS="TagA", n="7")
+    assert [m.body for m in await broker.receive(exp="n > 5", exp_type="SQL92")] == [b"c"]
+    bad = await broker.pop_raw(exp="n >", exp_type="SQL92")
+    assert bad is not None and bad.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED

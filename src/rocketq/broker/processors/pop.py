@@ -18,7 +18,7 @@ import logging
 from typing import Any
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.filter import ConsumerFilterManager, FilterError
+from rocketq.broker.filter import FilterError
 from rocketq.broker.pop.long_polling import PopLongPolling, PopWaiter
 from rocketq.broker.pop.service import PopResult, PopService
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header, ok
@@ -67,9 +67,6 @@ class PopMessageProcessor(Processor):
         super().__init__()
         self.ctx = ctx
         self.long_polling = PopLongPolling(self._replay, ctx.clock)
-        self._filters = ConsumerFilterManager(
-            enable_property_filter=ctx.broker_config.enable_property_filter, clock=ctx.clock
-        )
         self.handlers = {RequestCode.POP_MESSAGE: self.pop}
 
     async def pop(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
@@ -149,9 +146,8 @@ class PopMessageProcessor(Processor):
         return topic_config
 
     def _filter(self, header: PopMessageRequestHeader) -> MessageFilter | None:
-        manager = getattr(self.ctx, "consumer_filter_manager", None) or self._filters
         try:
-            return manager.filter_for_request(  # type: ignore[no-any-return]
+            return self.ctx.filter_manager().filter_for_request(
                 header.consumer_group, header.topic, header.exp_type, header.exp, require_property_filter=False
             )
         except FilterError as exc:
