@@ -14,6 +14,12 @@ $(STAMP): pyproject.toml
 	@$(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
+# The Spark extra (pyspark + pyarrow + matplotlib, ~700 MB) is only needed by the tests and spark_jobs/.
+SPARK_STAMP := $(VENV)/.installed-spark
+$(SPARK_STAMP): $(STAMP)
+	@$(PY) -m pip install -q -e '.[dev,spark]'
+	@touch $(SPARK_STAMP)
+
 venv: $(STAMP)
 
 # Starts a NameServer and a broker on the embedded default store (under run-data/) and shows
@@ -26,7 +32,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-test: $(STAMP) lint
+test: $(SPARK_STAMP) lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: $(STAMP)
