@@ -33,7 +33,7 @@ from rocketq.client.route import (
 )
 from rocketq.common import constants as C
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.common.service import PeriodicService
+from rocketq.common.service import PeriodicService, spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingError, TopicNotExistError
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, HeartbeatData, ProducerData
@@ -117,6 +117,7 @@ class ClientInstance:
         self._namesrv_index = random.randrange(max(1, len(config.namesrv_list())))
         self._route_updates: dict[tuple[str, str | None], asyncio.Future[bool]] = {}
         self._heartbeat_lock = asyncio.Lock()
+        self._heartbeat_pending = False
         self._services: list[PeriodicService] = []
         self.rebalance_service = PeriodicService("rebalance", _ms(20_000), self._rebalance_all)
         self.started = False
@@ -268,8 +269,15 @@ class ClientInstance:
 
     def _apply_route(self, topic: str, route: TopicRouteData) -> None:
         self.route_table[topic] = route
+        known = {addr for addrs in self.broker_addrs.values() for addr in addrs.values()}
+        discovered = False
         for name, addrs in broker_addr_table(route).items():
             self.broker_addrs[name] = addrs
+            discovered |= not set(addrs.values()) <= known
+        if discovered and self.consumers and self.started:
+            # A broker this client's consumers have not told about their subscriptions would answer
+            # their pulls SUBSCRIPTION_NOT_EXIST until the next 30 s heartbeat.
+            self.heartbeat_soon()
         info = to_publish_info(topic, route)
         for producer in list(self.producers.values()):
             producer.update_publish_info(topic, info)
@@ -400,6 +408,20 @@ class ClientInstance:
                     log.info("heartbeat to %s (%s) failed: %s", name, addr, result)
                 else:
                     self.broker_versions[addr] = result
+
+    def heartbeat_soon(self) -> None:
+        """A heartbeat to every broker in the background (at most one pending at a time)."""
+        if self._heartbeat_pending or self.closed:
+            return
+        self._heartbeat_pending = True
+
+        async def beat() -> None:
+            try:
+                await self.send_heartbeat_to_all_brokers()
+            finally:
+                self._heartbeat_pending = False
+
+        spawn(f"heartbeat-{self.client_id}", beat())
 
     async def _heartbeat_round(self) -> None:
         self.clean_offline_brokers()

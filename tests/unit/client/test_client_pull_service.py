@@ -127,3 +127,15 @@ async def test_watchdog_revives_a_lost_pull() -> None:
     pq.dropped = True
     assert svc.revive_lost() == 0, "dropped queues are not revived"
     await svc.stop()
+
+
+async def test_subscription_not_exist_triggers_a_heartbeat() -> None:
+    from rocketq.remoting.errors import SubscriptionNotExistError
+
+    host = Host()
+    beats: list[int] = []
+    host.rebalance.instance = SimpleNamespace(heartbeat_soon=lambda: beats.append(1))
+    host.pull_api.results = [SubscriptionNotExistError(24, "no subscription")]
+    svc = PullService(host)  # type: ignore[arg-type]
+    delay = await svc._pull_once(PullRequest(MQ, ProcessQueue(), 0))
+    assert beats == [1] and 0 < delay < 1

@@ -26,7 +26,7 @@ from rocketq.client.model import PullStatus
 from rocketq.common.constants import PullSysFlag
 from rocketq.common.message import MessageQueue
 from rocketq.common.service import spawn
-from rocketq.remoting.errors import FlowControlError
+from rocketq.remoting.errors import FlowControlError, SubscriptionNotExistError, SubscriptionNotLatestError
 
 log = logging.getLogger("rocketq.client.pull")
 
@@ -34,6 +34,7 @@ MIB = 1024 * 1024
 FLOW_CONTROL_DELAY_S = 0.05
 BROKER_FLOW_CONTROL_DELAY_S = 0.02
 SUSPEND_DELAY_S = 1.0
+SUBSCRIPTION_RETRY_DELAY_S = 0.2
 OFFSET_MOVED_DROP_DELAY_S = 10.0
 STOP = -1.0
 
@@ -164,6 +165,11 @@ class PullService:
             raise
         except FlowControlError:
             return BROKER_FLOW_CONTROL_DELAY_S
+        except (SubscriptionNotExistError, SubscriptionNotLatestError) as exc:
+            # The broker has not (or not the latest of) this member's subscription: tell it now.
+            log.info("pull of %s: %s; sending a heartbeat", mq, exc)
+            host.rebalance.instance.heartbeat_soon()
+            return SUBSCRIPTION_RETRY_DELAY_S
         except Exception as exc:
             count = self._error_logged.get(mq, 0)
             if count % 30 == 0:
