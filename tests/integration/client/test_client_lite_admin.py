@@ -130,8 +130,40 @@ async def test_admin_cli_verbs(cluster, capsys) -> None:
     for verb in (["cluster-list"], ["topic-list"], ["topic-status", "-t", "TopicCli"], ["broker-status", "-b", cluster.brokers[0].addr]):
         code, out = await loop.run_in_executor(None, run, *verb)
         assert code == 0, verb
+    code, out = await loop.run_in_executor(None, run, "--json", "query-msg-by-unique-key", "-t", "TopicCli", "-i", "nope")
+    assert code == 0 and json.loads(out) == []
+    sent = json.loads((await loop.run_in_executor(None, run, "--json", "send-message", "-t", "TopicCli", "-p", "x", "--keys", "K9"))[1])
+    code, out = await loop.run_in_executor(None, run, "--json", "query-msg-by-id", "-i", sent[0]["offsetMsgId"])
+    assert code == 0 and json.loads(out)[0]["body"] == "x"
+    code, out = await loop.run_in_executor(None, run, "--json", "query-msg-by-unique-key", "-t", "TopicCli", "-i", sent[0]["msgId"])
+    assert code == 0 and json.loads(out)[0]["keys"] == "K9"
+    for verb in (
+        ["query-msg-by-key", "-t", "TopicCli", "-k", "K9"],
+        ["update-sub-group", "-g", "cg-cli", "--retry-max-times", "5", "--consume-broadcast-enable", "false"],
+        ["consumer-progress", "-g", "cg-cli"],
+        ["reset-offset-by-time", "-g", "cg-cli", "-t", "TopicCli", "-s", "now"],
+        ["delete-topic", "-t", "TopicCli", "-c", "DefaultCluster"],
+    ):
+        code, out = await loop.run_in_executor(None, run, *verb)
+        assert code == 0, (verb, out)
     code, out = await loop.run_in_executor(None, run, "topic-route", "-t", "NoSuchTopicCli")
     assert code == 1
+
+
+async def test_bench_cli_runs(cluster) -> None:
+    from rocketq.client.bench import main as bench_main
+
+    ns = cluster.namesrv_addr
+    loop = asyncio.get_running_loop()
+    for argv in (
+        ["produce", "--mode", "sync", "--count", "50"],
+        ["produce", "--mode", "pipelined", "--count", "300", "--inflight", "32"],
+        ["produce", "--mode", "batch", "--count", "300", "--batch", "50", "--inflight", "2"],
+        ["consume", "--count", "600", "--duration-s", "20"],
+        ["latency", "--rate", "200", "--duration-s", "1"],
+    ):
+        code = await loop.run_in_executor(None, bench_main, [*argv, "--namesrv-addr", ns, "--topic", "TopicBench", "--quiet"])
+        assert code == 0, argv
 
 
 def test_admin_cli_usage_errors(capsys) -> None:
