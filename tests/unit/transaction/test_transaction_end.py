@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,10 @@ async def test_settled_half_messages_are_known_after_a_restart(broker: Broker) -
     assert len(broker.read(REAL, 2)) == 1
     await broker.end(pending, COMMIT)
     assert len(broker.read(REAL, 2)) == 2 and fresh.settled_count() == 3
+
+
+async def test_concurrent_commits_re_put_once(broker: Broker) -> None:
+    sent = await broker.send_half()
+    answers = await asyncio.gather(*(broker.end(sent, COMMIT) for _ in range(5)), broker.end(sent, ROLLBACK))
+    assert all(a is not None and a.code == ResponseCode.SUCCESS for a in answers)
+    assert len(broker.read(REAL, 2)) == 1 and len(broker.read(OP)) == 1

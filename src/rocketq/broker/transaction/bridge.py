@@ -14,6 +14,7 @@ an outcome reported for any copy settles all of them (see service.py).
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,7 +25,12 @@ from rocketq.common.constants import MessageSysFlag
 from rocketq.common.message import MessageExt
 from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.tags import java_hash_code
-from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
+from rocketq.remoting.protocol.message_codec import (
+    RECORD_HEADER,
+    SYSFLAG_POS,
+    RecordDecodeError,
+    decode_record,
+)
 from rocketq.store.message import BrokerMessage
 from rocketq.store.status import GetResult, PutResult
 
@@ -50,6 +56,19 @@ def parse_long(text: str | None, default: int = -1) -> int:
     except ValueError:
         log.error("%r is not a number", text)
         return default
+
+
+_INT = struct.Struct(">i")
+# Header size by the two host-width bits of the sys flag (BORNHOST_V6 0x10, STOREHOST_V6 0x20).
+_HEADER_SIZES = tuple(RECORD_HEADER[(bool(i & 1), bool(i & 2))].size for i in range(4))
+
+
+def op_body(record: bytes) -> bytes:
+    """The body of a stored record without decoding the rest (BODYLEN ends the fixed header)."""
+    (sys_flag,) = _INT.unpack_from(record, SYSFLAG_POS)
+    size = _HEADER_SIZES[(sys_flag >> 4) & 3]
+    (body_len,) = _INT.unpack_from(record, size - 4)
+    return bytes(record[size : size + body_len])
 
 
 def tags_code_of(properties: dict[str, str]) -> int:

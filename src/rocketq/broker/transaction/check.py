@@ -19,6 +19,7 @@ checks unasked); a failed re-append ends the round (Java retries it at once, in 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ log = logging.getLogger("rocketq.broker.transaction")
 MAX_PROCESS_TIME_LIMIT_MS = 60_000  # one queue's walk stops after this long
 MAX_RETRY_COUNT_WHEN_HALF_NULL = 1
 OP_ADVANCE_BATCH = 32
+READ_BATCH = 32  # half messages read per store call
 _NO_NEW_MESSAGE = (GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.OFFSET_OVERFLOW_ONE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE)
 
 SendOneway = Callable[[Any, RemotingCommand], Awaitable[None]]
@@ -144,56 +146,61 @@ class TransactionalMessageCheckService:
         return report
 
     async def _check_queue(self, queue_id: int, report: CheckReport) -> None:
-        cfg = self.ctx.broker_config
         clock = self.ctx.clock
-        timeout_ms, check_max = cfg.transaction_timeout_ms, cfg.transaction_check_max
-        reserved_ms = int(float(getattr(self.ctx.store_config, "file_reserved_time_h", 72)) * 3_600_000)
         start_ms, start_mono = clock.now_ms(), clock.monotonic_ms()
         half_offset = self.bridge.fetch_consume_offset(HALF_TOPIC, queue_id)
         if half_offset < 0:
             return  # no half message was ever stored here
-        i = new_offset = half_offset
+        i = half_offset
         misses = 1
-        while clock.monotonic_ms() - start_mono <= MAX_PROCESS_TIME_LIMIT_MS:
-            result, found = self.bridge.read(HALF_TOPIC, queue_id, i, 1)
+        walking = True
+        while walking and clock.monotonic_ms() - start_mono <= MAX_PROCESS_TIME_LIMIT_MS:
+            result, found = self.bridge.read(HALF_TOPIC, queue_id, i, READ_BATCH)
             if not found:
                 if misses > MAX_RETRY_COUNT_WHEN_HALF_NULL or result.status in _NO_NEW_MESSAGE:
                     break
                 misses += 1
                 if result.next_begin_offset <= i:
                     break
-                i = new_offset = result.next_begin_offset  # the queue's head was cleaned away
+                i = result.next_begin_offset  # the queue's head was cleaned away
                 continue
-            half = found[0]
-            if self.service.is_settled(half):
-                report.settled += 1
-            elif half.store_timestamp >= start_ms:
-                break  # stored after this round began: a copy this round wrote (its producer gets a round to answer)
-            else:
-                times = next_check_times(half, check_max)
-                now = clock.now_ms()
-                if times is None or now - half.born_timestamp > reserved_ms:
-                    await self.service.discard(half)
-                    report.discarded += 1
-                else:
-                    age = now - half.born_timestamp
-                    raw_immunity = half.properties.get(C.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS)
-                    if raw_immunity is not None and age < immunity_ms(raw_immunity, timeout_ms):
-                        if await self._put_back(half, None) is None:
-                            break
-                        report.immune += 1
-                    elif raw_immunity is None and 0 <= age < timeout_ms:
-                        break  # too young; everything after it is younger still
-                    else:
-                        copy = await self._put_back(half, times)
-                        if copy is None:
-                            break
-                        await self._ask_producer(copy, report)
-            i += 1
-            new_offset = i
-        if new_offset != half_offset:
-            self.bridge.update_consume_offset(HALF_TOPIC, queue_id, new_offset)
-        self._advance_op_offset(queue_id, new_offset)
+            for half in found:
+                walking = await self._decide(half, start_ms, report)
+                if not walking:
+                    break
+                i = half.queue_offset + 1
+            await asyncio.sleep(0)  # a long walk must not hold the broker's loop
+        if i != half_offset:
+            self.bridge.update_consume_offset(HALF_TOPIC, queue_id, i)
+        self._advance_op_offset(queue_id, i)
+
+    async def _decide(self, half: MessageExt, start_ms: int, report: CheckReport) -> bool:
+        """Handle one half message of the walk; False when the walk stops before it."""
+        if self.service.is_settled(half):
+            report.settled += 1
+            return True
+        if half.store_timestamp >= start_ms:
+            return False  # stored after this round began: a copy this round wrote (its producer gets a round to answer)
+        cfg = self.ctx.broker_config
+        now = self.ctx.clock.now_ms()
+        age = now - half.born_timestamp
+        times = next_check_times(half, cfg.transaction_check_max)
+        reserved_ms = float(getattr(self.ctx.store_config, "file_reserved_time_h", 72)) * 3_600_000
+        if times is None or age > reserved_ms:
+            await self.service.discard(half)
+            report.discarded += 1
+            return True
+        raw_immunity = half.properties.get(C.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS)
+        if raw_immunity is not None and age < immunity_ms(raw_immunity, cfg.transaction_timeout_ms):
+            report.immune += 1
+            return await self._put_back(half, None) is not None
+        if raw_immunity is None and 0 <= age < cfg.transaction_timeout_ms:
+            return False  # too young; everything after it is younger still
+        copy = await self._put_back(half, times)
+        if copy is None:
+            return False
+        await self._ask_producer(copy, report)
+        return True
 
     async def _put_back(self, half: MessageExt, check_times: int | None) -> MessageExt | None:
         """Append `half` again (with a new check count); the copy as stored, or None when it failed."""

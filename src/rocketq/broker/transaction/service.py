@@ -25,8 +25,9 @@ from rocketq.broker.context import BrokerContext
 from rocketq.broker.transaction.bridge import (
     HALF_TOPIC,
     OP_TOPIC,
-    REMOVE_TAG,
+    TRANS_GROUP,
     TransactionalMessageBridge,
+    op_body,
     origin_offset,
     parse_long,
 )
@@ -126,27 +127,24 @@ class TransactionalMessageService:
         for offset in offsets:
             ledger.discard(offset)
 
-    def record_op(self, half_queue_id: int, op: MessageExt) -> None:
-        """Account for one op message read back from the store."""
-        if op.tags != REMOVE_TAG:
-            log.error("an op message with tag %r (not %r) at offset %d is ignored", op.tags, REMOVE_TAG, op.queue_offset)
-            return
-        offset = parse_long(op.body.decode("utf-8", "replace"))
-        self._ledger(half_queue_id).add(offset)
-
     async def load(self) -> int:
-        """Rebuild the settled offsets from every op message still stored; returns how many were read."""
+        """Rebuild the settled offsets from every op message still stored; returns how many were read.
+
+        Only the broker writes the op topic (sends to it are refused), so each record's body is read
+        straight from the record, without decoding the rest (a restart may read millions).
+        """
         store = self.ctx.store
         config = self.ctx.topic_config_manager.select_topic_config(OP_TOPIC)
         read = 0
         for queue_id in range(config.read_queue_nums if config is not None else 1):
             offset = store.get_min_offset_in_queue(OP_TOPIC, queue_id)
             end = store.get_max_offset_in_queue(OP_TOPIC, queue_id)
+            ledger = self._ledger(queue_id)
             while 0 <= offset < end:
-                result, ops = self.bridge.read(OP_TOPIC, queue_id, offset, LOAD_BATCH)
-                for op in ops:
-                    self.record_op(queue_id, op)
-                read += len(ops)
+                result = store.get_message(TRANS_GROUP, OP_TOPIC, queue_id, offset, LOAD_BATCH, None)
+                for record in result.records:
+                    ledger.add(parse_long(op_body(record).decode("ascii", "replace")))
+                read += len(result.records)
                 if result.next_begin_offset <= offset:
                     break
                 offset = result.next_begin_offset
