@@ -12,7 +12,9 @@ settled (ledger.py), rebuilt from the op messages at start; a half message alrea
 of one: the checker's copies name their first half message in TRAN_PREPARED_QUEUE_OFFSET) answers
 SUCCESS and writes nothing, so a commit that arrives twice re-puts once and a late commit cannot undo
 a rollback. A record that is not in RMQ_SYS_TRANS_HALF_TOPIC is "not found" (Java would commit any
-record that carries the right PGROUP).
+record that carries the right PGROUP). A half message checked transactionCheckMax times is rolled back
+with an op message as well as kept in TRANS_CHECK_MAX_TIME_TOPIC (Java only moves it there, so a late
+commit could still publish it).
 """
 
 from __future__ import annotations
