@@ -312,7 +312,7 @@ async def test_in_front_of_a_broker(cluster_factory: ClusterFactory) -> None:
             with pytest.raises(RemotingError):
                 await max_offset()
             await order.wait(TIMEOUT_S)
-            response = await wait_for(max_offset, what="a call after the cut", timeout_s=TIMEOUT_S)
+            response = await wait_for(lambda: max_offset(), what="a call after the cut", timeout_s=TIMEOUT_S)
             assert response.code == ResponseCode.SUCCESS
             assert proxy.accepted >= 2  # the client reconnected after the reset
         finally:

@@ -6,13 +6,25 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, overload
 
 T = TypeVar("T")
 
 
 class WaitTimeoutError(AssertionError):
     """The condition did not hold before the deadline; the message says what was awaited."""
+
+
+@overload
+async def wait_for(
+    condition: Callable[[], Awaitable[T]], *, timeout_s: float = ..., interval_s: float = ..., what: str = ...
+) -> T: ...
+
+
+@overload
+async def wait_for(
+    condition: Callable[[], T], *, timeout_s: float = ..., interval_s: float = ..., what: str = ...
+) -> T: ...
 
 
 async def wait_for(
