@@ -49,7 +49,11 @@ from rocketq.remoting.protocol.headers.offset import (
 from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader
 from rocketq.remoting.protocol.headers.query import QueryMessageRequestHeader, ViewMessageRequestHeader
 from rocketq.remoting.protocol.headers.retry import ConsumerSendMsgBackRequestHeader
-from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader, SendMessageResponseHeader
+from rocketq.remoting.protocol.headers.send import (
+    SendMessageRequestHeader,
+    SendMessageRequestHeaderV2,
+    SendMessageResponseHeader,
+)
 from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestHeader
 from rocketq.remoting.protocol.message_codec import decode_records
 
@@ -135,7 +139,7 @@ class MQClientAPI:
         self,
         addr: str,
         broker_name: str,
-        header: SendMessageRequestHeader,
+        header: SendMessageRequestHeader | SendMessageRequestHeaderV2,
         body: bytes,
         msg_id: str,
         *,
@@ -143,13 +147,14 @@ class MQClientAPI:
         oneway: bool = False,
     ) -> SendResult | None:
         """SEND_MESSAGE_V2 (SEND_BATCH_MESSAGE for a batch) as Java's default "smart" send."""
-        code = RequestCode.SEND_BATCH_MESSAGE if header.batch else RequestCode.SEND_MESSAGE_V2
-        cmd = self.command(code, header.to_v2(), body, oneway=oneway)
+        v2 = header if isinstance(header, SendMessageRequestHeaderV2) else header.to_v2()
+        code = RequestCode.SEND_BATCH_MESSAGE if v2.m else RequestCode.SEND_MESSAGE_V2
+        cmd = RemotingCommand.request(code, v2.to_ext_fields(), body, oneway=oneway, serialize_type=self.serialize_type)
         if oneway:
             await self.transport.invoke_oneway(addr, cmd, timeout_ms)
             return None
         resp = await self.transport.invoke_sync(addr, cmd, timeout_ms)
-        return self.process_send_response(broker_name, header.topic, msg_id, resp)
+        return self.process_send_response(broker_name, v2.b, msg_id, resp)
 
     @staticmethod
     def process_send_response(broker_name: str, topic: str, msg_id: str, resp: RemotingCommand) -> SendResult:

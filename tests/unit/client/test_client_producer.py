@@ -30,6 +30,7 @@ class FakeAPI:
         self.latency_ms = 1
 
     async def send_message(self, addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False):
+        header = header.to_v1()  # the producer sends the short-keyed V2 header
         self.calls.append((broker_name, header.queue_id, header.properties or ""))
         self.clock.advance(self.latency_ms)
         self.last_header, self.last_body = header, body
@@ -196,6 +197,7 @@ async def test_transaction_commit_rollback_unknown_and_check() -> None:
     inst.api.end_transaction_oneway = end_transaction_oneway  # type: ignore[attr-defined]
 
     async def send_message(addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False):
+        header = header.to_v1()
         inst.api.last_header = header
         return SendResult(SendStatus.SEND_OK, msg_id, "7F00000100002A9F0000000000000064", MessageQueue(header.topic, broker_name, 0), 5)
 

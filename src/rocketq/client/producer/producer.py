@@ -34,7 +34,7 @@ from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.service import spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingConnectError, RemotingError
-from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
+from rocketq.remoting.protocol.headers.send import SendMessageRequestHeaderV2
 from rocketq.remoting.protocol.message_codec import encode_batch
 
 log = logging.getLogger("rocketq.client.producer")
@@ -109,6 +109,10 @@ class Producer:
         self._state = "CREATE_JUST"
         self._ids = id_generator(self.config.client_ip)
         self._refreshing: set[str] = set()
+        # Read on every send: kept out of the pydantic model.
+        self._create_topic_key = self.config.create_topic_key
+        self._default_queue_nums = self.config.default_topic_queue_nums
+        self._unit_mode = self.config.unit_mode
 
     # -- lifecycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -247,22 +251,23 @@ class Producer:
         ids = ",".join(m.properties[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] for m in msgs)
         return topic, _Prepared(body, 0, properties_string(batch_props), ids, 0, batch=True)
 
-    def _header(self, topic: str, mq: MessageQueue, p: _Prepared) -> SendMessageRequestHeader:
-        return SendMessageRequestHeader(
-            producer_group=self.group,
-            topic=topic,
-            default_topic=self.config.create_topic_key,
-            default_topic_queue_nums=self.config.default_topic_queue_nums,
-            queue_id=mq.queue_id,
-            sys_flag=p.sys_flag,
-            born_timestamp=self._clock.now_ms(),
-            flag=p.flag,
-            properties=p.properties,
-            reconsume_times=p.reconsume_times if p.reconsume_times is not None else 0,
-            unit_mode=self.config.unit_mode,
-            batch=p.batch,
-            max_reconsume_times=p.max_reconsume_times,
-            bname=mq.broker_name,
+    def _header(self, topic: str, mq: MessageQueue, p: _Prepared) -> SendMessageRequestHeaderV2:
+        """The short-keyed header Java producers send by default (SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE)."""
+        return SendMessageRequestHeaderV2(
+            a=self.group,
+            b=topic,
+            c=self._create_topic_key,
+            d=self._default_queue_nums,
+            e=mq.queue_id,
+            f=p.sys_flag,
+            g=self._clock.now_ms(),
+            h=p.flag,
+            i=p.properties,
+            j=p.reconsume_times if p.reconsume_times is not None else 0,
+            k=self._unit_mode,
+            l=p.max_reconsume_times,
+            m=p.batch,
+            n=mq.broker_name,
         )
 
     # -- the kernel --------------------------------------------------------------------------------------------

@@ -81,7 +81,8 @@ def check_batch(msgs: Sequence[Message], max_body_bytes: int) -> str:
 
 def properties_string(props: dict[str, str]) -> str:
     text = encode_properties(props)
-    if len(text.encode("utf-8")) > MAX_PROPERTIES_BYTES:
+    # A character takes at most 3 UTF-8 bytes here (U+FFFF and below; 4 for a surrogate pair of 2 chars).
+    if len(text) * 3 > MAX_PROPERTIES_BYTES and len(text.encode("utf-8")) > MAX_PROPERTIES_BYTES:
         raise MessageIllegalError(f"the properties are longer than {MAX_PROPERTIES_BYTES} bytes")
     return text
 
