@@ -185,6 +185,8 @@ async def check_stored(conns: Sequence[RawConnection], expected: dict[tuple[str,
 
 @pytest.mark.timeout(150)
 async def test_a_thousand_topics_of_eight_queues(cluster_factory: ClusterFactory) -> None:
+    # the store holds descriptors per mapped file (two at present): 8,000 consume-queue files
+    ensure_fd_limit(TOPICS * QUEUES * 2 + FD_HEADROOM * 5)
     cluster = await cluster_factory(broker_overrides=SMALL_STORE_OVERRIDES)
     broker, namesrv = cluster.brokers[0], cluster.namesrvs[0]
     conns = [await RawConnection.open(broker.addr) for _ in range(SENDERS)]
@@ -216,7 +218,7 @@ async def test_a_thousand_topics_of_eight_queues(cluster_factory: ClusterFactory
             f"per phase ({SENDERS} connections x {WINDOW} in flight): 1 topic {single_rate:,.0f} msg/s; "
             f"{TOPICS} topics first pass {multi_rate:,.0f} msg/s (ratio {multi_rate / single_rate:.2f}), "
             f"second pass {again_rate:,.0f} msg/s (ratio {again_rate / single_rate:.2f}) "
-            f"(broker RSS {rss_kib(broker.pid) // 1024} MiB; {os.cpu_count()} CPUs)"
+            f"(broker RSS {rss_kib(broker.pid) // 1024} MiB, {open_fds(broker.pid)} descriptors; {os.cpu_count()} CPUs)"
         )
     finally:
         for conn in conns:
