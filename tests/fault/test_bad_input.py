@@ -113,6 +113,7 @@ async def test_a_truncated_frame_then_close_disturbs_nothing(target: Target) -> 
     await target.still_serving()  # the broker waits for the rest without blocking anyone
     assert not conn.is_closed
     conn.abort()
+    await conn.close()
     await target.still_serving()
     # the half message was never stored
     assert await target.observer.max_offset("Truncated", 0) == 0
@@ -138,8 +139,8 @@ async def test_an_unknown_request_code(target: Target, role: str) -> None:
         response = await conn.call(4242)
         assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
         assert response.remark == " request type 4242 not supported"  # Java's remark, leading space and all
-        oneway_first = await conn.call(4243)  # the connection stays open for the next one
-        assert oneway_first.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+        again = await conn.call(4243)  # the connection stays open for the next one
+        assert again.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
         await logged_once(daemon, f"127.0.0.1:{conn.local_port}: request type 4242 not supported")
     await target.still_serving()
 
