@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rocketq.broker.filter.registry import ConsumerFilterManager
+from rocketq.broker.stats.counters import BrokerStatsManager
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ class BrokerContext:
     transaction_service: Any = None  # rocketq.broker.transaction.service.TransactionalMessageService
     # SQL92 expressions of consumer groups, fed by heartbeats, read by pulls (use filter_manager()).
     consumer_filter_manager: ConsumerFilterManager = field(default_factory=ConsumerFilterManager)
+    # Traffic counters (broker/stats); the controller's BrokerStatsService replaces it with its own.
+    stats: BrokerStatsManager = field(default_factory=BrokerStatsManager)
 
     def filter_manager(self) -> ConsumerFilterManager:
         """The consumer filter manager, following enablePropertyFilter / filterSupportRetry as they change."""

@@ -29,6 +29,7 @@ from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.processors.registry import build_registrations
 from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.stats.publisher import BrokerStatsService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.broker.transaction.runtime import Transactions
@@ -106,6 +107,7 @@ class BrokerController:
         self.client = RemotingClient(ClientConfig.model_validate({}))
         self.outer_api = BrokerOuterAPI(self.client, cfg.namesrv_addr_list)
         self._services = self._build_services()
+        self.stats_service = BrokerStatsService(self.ctx)  # sets ctx.stats, the counters the processors feed
         self._register_task: asyncio.Task[None] | None = None
         self._register_again = False
         self.ctx.register_broker_all = self.request_register
@@ -176,6 +178,7 @@ class BrokerController:
         self.ctx.boot_timestamp_ms = self.clock.now_ms()
         for name in ("persist", "client-scan", "pull-hold-check"):
             await self._services[name].start()
+        await self.stats_service.start()  # creates the stats topics before the first registration
         await self.register_broker_all(check_order_config=True, oneway=False)
         await self._services["register"].start()
         log.info("broker %s (%s) started at %s", self.broker_config.broker_name, self.broker_config.broker_cluster_name, self.broker_addr)
@@ -192,6 +195,7 @@ class BrokerController:
     async def shutdown(self) -> None:
         for name in ("register", "client-scan", "pull-hold-check"):
             await self._services[name].stop()
+        await self.stats_service.stop()
         if self._register_task is not None:
             self._register_task.cancel()
         self.hold_service.drain()

@@ -53,6 +53,13 @@ RMQ_SYS_OFFSET_MOVED_EVENT: Final = "OFFSET_MOVED_EVENT"
 SYSTEM_TOPIC_PREFIX: Final = "rmq_sys_"
 # RocketMQ 5 timer topic (our timer messages use it as the holding topic).
 RMQ_SYS_WHEEL_TIMER: Final = "rmq_sys_wheel_timer"
+# Broker statistics, published by every broker on itself every statsInterval (docs/stats-topics.md).
+RMQ_SYS_BROKER_STATS_TOPIC_TOPIC: Final = "rmq_sys_broker_stats_topic"
+RMQ_SYS_BROKER_STATS_GROUP_TOPIC: Final = "rmq_sys_broker_stats_group"
+RMQ_SYS_BROKER_STATS_BROKER_TOPIC: Final = "rmq_sys_broker_stats_broker"
+BROKER_STATS_TOPICS: Final = frozenset(
+    {RMQ_SYS_BROKER_STATS_TOPIC_TOPIC, RMQ_SYS_BROKER_STATS_GROUP_TOPIC, RMQ_SYS_BROKER_STATS_BROKER_TOPIC}
+)
 
 # Topics a producer may not send to (send answers NO_PERMISSION).
 NOT_ALLOWED_SEND_TOPICS: Final = frozenset(

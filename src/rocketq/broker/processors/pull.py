@@ -180,7 +180,9 @@ class PullMessageProcessor(Processor):
             max_offset=result.max_offset,
         ).to_ext_fields()
         if code == ResponseCode.SUCCESS:
-            return request.make_response(code, status.value, ext, b"".join(result.records))
+            body = b"".join(result.records)
+            ctx.stats.on_get(header.consumer_group, header.topic, len(result.records), len(body))
+            return request.make_response(code, status.value, ext, body)
         if code == ResponseCode.PULL_NOT_FOUND and allow_suspend and header.sys_flag & PullSysFlag.FLAG_SUSPEND:
             if self._suspend(conn, request, header, message_filter):
                 return None

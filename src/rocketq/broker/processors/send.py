@@ -27,6 +27,7 @@ import logging
 import random
 import struct
 from collections.abc import Callable
+from time import perf_counter_ns
 from typing import NamedTuple
 
 from rocketq.broker.context import BrokerContext
@@ -257,7 +258,9 @@ class SendMessageProcessor(Processor):
             msg = self.prepare_half_message(self.ctx, msg)
         else:
             self._redirect_delayed(msg)
+        started = perf_counter_ns()
         result = await self.ctx.store.put_message(msg)
+        self.ctx.stats.on_put(header.topic, result, perf_counter_ns() - started)
         return self._answer(request, result, queue_id)
 
     def _redirect_delayed(self, msg: BrokerMessage) -> None:
@@ -326,7 +329,9 @@ class SendMessageProcessor(Processor):
             store_host=self.ctx.store_host,
             reconsume_times=header.reconsume_times or 0,
         )
+        started = perf_counter_ns()
         result = await self.ctx.store.put_messages(batch)
+        self.ctx.stats.on_put(header.topic, result, perf_counter_ns() - started)
         return self._answer(request, result, queue_id)
 
     # -- the answer -------------------------------------------------------------------------------------

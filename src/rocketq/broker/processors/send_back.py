@@ -117,4 +117,5 @@ class ConsumerSendMsgBack:
         result = await ctx.store.put_message(msg)
         if result.status is not PutMessageStatus.PUT_OK:
             raise RequestError(ResponseCode.SYSTEM_ERROR, result.status.value)
+        ctx.stats.on_send_back(group, props[C.PROPERTY_RETRY_TOPIC])
         return ok(request)

@@ -99,9 +99,7 @@ class RuntimeAdminProcessor(Processor):
             info.update(ctx.schedule_service.running_stats())
         for name, size in self.queue_sizes.items():
             info[f"{name}ThreadPoolQueueSize"] = size() if callable(size) else size
-        for key in ("msgPutTotalYesterdayMorning", "msgPutTotalTodayMorning", "msgPutTotalTodayNow",
-                    "msgGetTotalYesterdayMorning", "msgGetTotalTodayMorning", "msgGetTotalTodayNow"):
-            info.setdefault(key, 0)  # the stats issue fills these; tools parse them as numbers
+        info.update(ctx.stats.runtime_info())  # msgPutTotal*, putTps, ..., the 5.x totals (broker/stats)
         root = getattr(ctx.store_config, "store_path_root_dir", None)
         if root:
             try:
