@@ -180,6 +180,9 @@ class FrameFuzzer:
         for _ in range(rng.choice((0, 1, 2, 3, 5, 8, 12, 20))):
             key = rng.choice(FIELD_NAMES) if rng.random() < 0.85 else self._junk(1, 12)
             fields[key] = self._value()
+        for key in ("readQueueNums", "writeQueueNums"):
+            if key in fields:
+                fields[key] = self._typed_value(key, int)
         return fields
 
     def _typed_fields(self, header_cls: type) -> dict[str, str]:
@@ -198,11 +201,11 @@ class FrameFuzzer:
 
     def _typed_value(self, java_name: str, annotation: Any) -> str:
         rng = self.rng
+        if java_name in ("readQueueNums", "writeQueueNums"):
+            return str(rng.choice((-1, 0, 1, 4, 8, 16, self.max_queue_nums)))
         if rng.random() < 0.1:
             return self._value()  # any value at all, of the wrong type often
         text = str(annotation)
-        if java_name in ("readQueueNums", "writeQueueNums"):
-            return str(rng.choice((-1, 0, 1, 4, 8, 16, self.max_queue_nums)))
         if "bool" in text:
             return rng.choice(("true", "false"))
         if "int" in text:
