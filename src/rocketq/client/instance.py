@@ -152,6 +152,8 @@ class ClientInstance:
             return
         self.closed = True
         _REGISTRY.discard(self)
+        self.producers.pop(C.CLIENT_INNER_PRODUCER_GROUP, None)
+        self._inner = None
         for service in reversed(self._services):
             await service.stop()
         await self.remoting.shutdown()
