@@ -209,6 +209,8 @@ class PullService:
 
     async def _drop_moved(self, req: PullRequest) -> None:
         await asyncio.sleep(OFFSET_MOVED_DROP_DELAY_S)
+        if not self.host.pulling:
+            return
         self.host.offset_store.update_offset(req.mq, req.next_offset, increase_only=False)
         await self.host.offset_store.persist(req.mq)
         await self.host.rebalance.remove_process_queue(req.mq)

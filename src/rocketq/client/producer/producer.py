@@ -311,6 +311,8 @@ class Producer:
                     self._refresh_soon(topic)
                 last_error, last_broker = exc, mq.broker_name
                 info = self._publish.get(topic) or info
+                if not info.ok():  # a refresh left no writable queue: look the route up again
+                    info = await self._publish_info(topic)
                 continue
             assert result is not None
             self.fault_strategy.update_fault_item(mq.broker_name, self._clock.monotonic_ms() - started, isolation=False)
