@@ -181,6 +181,8 @@ async def run_case(
     next_item = iter(work)
     deadline = time.perf_counter() + seconds
 
+    stop = [False]  # set by whichever writer sees the deadline; every writer checks it each put
+
     async def writer() -> None:
         if batch:
             put_batch = store.put_messages
@@ -190,7 +192,8 @@ async def run_case(
                 sizes.append(result.append.wrote_bytes)
                 if len(sizes) & 255 == 0:
                     marks.append(time.perf_counter())
-                if time.perf_counter() > deadline:
+                if stop[0] or time.perf_counter() > deadline:
+                    stop[0] = True
                     return
         else:
             put = store.put_message
@@ -199,11 +202,17 @@ async def run_case(
                 append = (await put(item)).append  # type: ignore[arg-type]
                 assert append is not None
                 add(append.wrote_bytes)
+                if stop[0]:
+                    return
                 if len(sizes) & 8191 == 0:
                     now = time.perf_counter()
                     marks.append(now)
                     if now > deadline:
+                        stop[0] = True
                         return
+                elif writers > 1 and len(sizes) & 255 == 0 and time.perf_counter() > deadline:
+                    stop[0] = True
+                    return
 
     start = time.perf_counter()
     cpu_start = time.thread_time()

@@ -90,9 +90,13 @@ class GroupCommitService(Service):
         self._requests: list[tuple[int, float, asyncio.Future[bool]]] = []  # loop thread only
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._cond = threading.Condition()
-        self._wanted = 0  # highest offset asked for (under _cond)
-        self._flushed = 0  # highest offset the thread made durable (under _cond)
+        # A latch, not a Condition: released (from the loop) when there is work, acquired (by the
+        # thread) to wait for it. Lock.release is one C call; Condition.notify is Python code, and a
+        # put would pay for it. Extra releases coalesce; the thread re-checks _wanted after each wait.
+        self._signal = threading.Lock()
+        self._signal.acquire()
+        self._wanted = 0  # highest offset asked for (written by the loop thread only)
+        self._flushed = 0  # highest offset made durable (written by the flush thread only)
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._rounds_started = 0  # bumped by the thread as it takes a round's snapshot
@@ -104,9 +108,8 @@ class GroupCommitService(Service):
         self._thread.start()
 
     async def _on_stop(self) -> None:
-        with self._cond:
-            self._stopping = True
-            self._cond.notify()
+        self._stopping = True
+        self._release()
         if self._thread is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 30)
             self._thread = None
@@ -144,29 +147,31 @@ class GroupCommitService(Service):
         self._ask(self.flusher.commit_log.max_offset)
 
     def _ask(self, end_offset: int) -> None:
-        with self._cond:
-            if end_offset > self._wanted:
-                self._wanted = end_offset
-                self._cond.notify()
+        if end_offset > self._wanted:
+            self._wanted = end_offset
+            self._release()
+
+    def _release(self) -> None:
+        try:
+            self._signal.release()
+        except RuntimeError:
+            pass  # already released: the thread has yet to take the earlier signal
 
     def _run(self) -> None:
         """The flush thread: one fdatasync per round, whatever it covers."""
         while True:
-            with self._cond:
-                while not self._stopping and self._wanted <= self._flushed:
-                    self._cond.wait()
-                if self._stopping:
-                    return
-                self._rounds_started += 1  # requests from now on wait for the next round
+            while not self._stopping and self._wanted <= self._flushed:
+                self._signal.acquire()
+            if self._stopping:
+                return
+            self._rounds_started += 1  # requests from now on wait for the next round
             try:
                 where = self.flusher.flush(0)
             except OSError as exc:
                 log.error("commit-log flush failed: %r", exc)
-                with self._cond:
-                    self._cond.wait(0.05)  # the disk is failing: do not spin; waiters time out
+                self._signal.acquire(timeout=0.05)  # the disk is failing: do not spin; waiters time out
                 continue
-            with self._cond:
-                self._flushed = max(self._flushed, where)
+            self._flushed = max(self._flushed, where)
             loop = self._loop
             if loop is not None:
                 try:
