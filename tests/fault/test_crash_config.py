@@ -2,26 +2,17 @@
 
 Java persists topics.json on the caller's thread before it answers UPDATE_AND_CREATE_TOPIC, and
 before it answers the send that auto-created a topic; so after a crash the topic is there and so
-are the acknowledged messages in it. These tests kill the broker right after the answer.
+are the acknowledged messages in it. These tests kill the broker right after the answer (the broker
+awaits a topics.json write on a worker thread before answering either request).
 """
 
 from __future__ import annotations
-
-import pytest
 
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.store.config import FlushDiskType
 from rocketq.testing.broker_probe import SMALL_STORE_OVERRIDES, BrokerProbe
 from rocketq.testing.cluster import BrokerProcess
 from rocketq.testing.fixtures import ClusterFactory
-
-LOST_ON_CRASH = pytest.mark.xfail(
-    strict=True,
-    reason="broker (config_file.py, topic_config.py): a topic change only marks topics.json dirty and wakes "
-    "the persist service, and the request is answered before the file is written; a kill -9 right after the "
-    "answer loses the topic (Java persists before answering). Pulls then get TOPIC_NOT_EXIST for messages "
-    "that were acknowledged.",
-)
 
 
 async def crash_and_restart(broker: BrokerProcess) -> BrokerProbe:
@@ -31,7 +22,6 @@ async def crash_and_restart(broker: BrokerProcess) -> BrokerProbe:
     return await BrokerProbe.open(broker.addr, topic="AfterCrash")
 
 
-@LOST_ON_CRASH
 async def test_a_created_topic_survives_kill_9(cluster_factory: ClusterFactory) -> None:
     cluster = await cluster_factory(namesrv_count=0, broker_overrides=SMALL_STORE_OVERRIDES)
     broker = cluster.brokers[0]
@@ -46,7 +36,6 @@ async def test_a_created_topic_survives_kill_9(cluster_factory: ClusterFactory) 
         await probe.close()
 
 
-@LOST_ON_CRASH
 async def test_a_message_acknowledged_into_an_auto_created_topic_survives_kill_9(
     cluster_factory: ClusterFactory,
 ) -> None:

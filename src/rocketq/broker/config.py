@@ -54,6 +54,9 @@ class BrokerConfig(RocketConfig):
         C.PermName.PERM_READ | C.PermName.PERM_WRITE, alias="brokerPermission", ge=0, le=15
     )
     default_topic_queue_nums: int = Field(8, alias="defaultTopicQueueNums", ge=1, description="TBW102's queues")
+    max_topic_queue_nums: int = Field(
+        1024, alias="maxTopicQueueNums", ge=1, description="most read/write queues UPDATE_AND_CREATE_TOPIC accepts"
+    )
     auto_create_topic_enable: bool = Field(True, alias="autoCreateTopicEnable")
     cluster_topic_enable: bool = Field(True, alias="clusterTopicEnable")
     broker_topic_enable: bool = Field(True, alias="brokerTopicEnable")

@@ -3,11 +3,15 @@
 Port of org.apache.rocketmq.common.ConfigManager (load / persist / configFilePath) over
 rocketq.common.persist (temp + fsync + rename, `.bak` kept). Deviation: Java persists on the caller's
 thread at every change; here a change only marks the manager dirty and wakes the broker's persist
-service, which writes on a worker thread, so a topic created by a send never blocks the event loop on
-fsync. Shutdown writes everything once more, synchronously.
+service, which writes on a worker thread, so the event loop never blocks on fsync. Where Java's
+ordering matters to a client (a topic created by UPDATE_AND_CREATE_TOPIC or by a send must survive a
+kill -9 right after the answer), the request awaits `persist_changes()` before answering: the write
+still runs on a worker thread. Shutdown writes everything once more, synchronously.
 
-Invariant: one write at a time per file (a per-manager threading lock), so the periodic writer and the
-final shutdown write never interleave on the same temp file.
+Invariants: one write at a time per file (a per-manager threading lock), so the periodic writer and the
+final shutdown write never interleave on the same temp file; every change bumps a counter and each
+write carries the counter of its snapshot, so a slower writer holding an older snapshot never replaces
+a newer file.
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ class ConfigFileManager:
     def __init__(self, config_dir: str | Path | None) -> None:
         self._path = Path(config_dir) / self.file_name if config_dir is not None else None
         self._write_lock = threading.Lock()
+        self._order_lock = threading.Lock()  # guards _persisted_changes across writer threads
         self._dirty = False
+        self._changes = 0  # bumped by every mark_dirty
+        self._persisted_changes = 0  # the change counter of the snapshot on disk
         self._on_change: Callable[[], None] | None = None
 
     # -- subclass API -----------------------------------------------------------------------------
@@ -52,6 +59,11 @@ class ConfigFileManager:
     def dirty(self) -> bool:
         return self._dirty
 
+    @property
+    def changes(self) -> int:
+        """How many changes were made so far (compare two readings to tell whether the table changed)."""
+        return self._changes
+
     def set_change_listener(self, listener: Callable[[], None] | None) -> None:
         """Called (synchronously) whenever the table changes and wants persisting soon."""
         self._on_change = listener
@@ -59,6 +71,7 @@ class ConfigFileManager:
     def mark_dirty(self, *, urgent: bool = True) -> None:
         """Record a change; `urgent` wakes the persist service now (topics), else it waits its period."""
         self._dirty = True
+        self._changes += 1
         if urgent and self._on_change is not None:
             self._on_change()
 
@@ -94,10 +107,14 @@ class ConfigFileManager:
 
     def snapshot(self) -> bytes | None:
         """The bytes to write now (clears the dirty flag), or None when nothing changed."""
+        taken = self._take_snapshot()
+        return None if taken is None else taken[1]
+
+    def _take_snapshot(self) -> tuple[int, bytes] | None:
         if not self._dirty or self._path is None:
             return None
         self._dirty = False
-        return json.dumps(self.encode(), indent=2, sort_keys=True).encode("utf-8")
+        return self._changes, json.dumps(self.encode(), indent=2, sort_keys=True).encode("utf-8")
 
     def write(self, data: bytes) -> None:
         if self._path is None:
@@ -105,19 +122,27 @@ class ConfigFileManager:
         with self._write_lock:
             atomic_write_bytes(self._path, data)
 
+    def _write_snapshot(self, changes: int, data: bytes) -> None:
+        """Write a snapshot unless a newer one is on disk already (writer threads may finish out of order)."""
+        with self._order_lock:
+            if changes <= self._persisted_changes:
+                return
+            self.write(data)
+            self._persisted_changes = changes
+
     def persist(self) -> None:
         """Write now on this thread if anything changed (shutdown path)."""
-        data = self.snapshot()
-        if data is not None:
-            self.write(data)
+        taken = self._take_snapshot()
+        if taken is not None:
+            self._write_snapshot(*taken)
 
     async def persist_async(self) -> None:
         """Snapshot on the loop, write on a worker thread; a failed write marks the table dirty again."""
-        data = self.snapshot()
-        if data is None:
+        taken = self._take_snapshot()
+        if taken is None:
             return
         try:
-            await asyncio.to_thread(self.write, data)
+            await asyncio.to_thread(self._write_snapshot, *taken)
         except asyncio.CancelledError:
             # Stopped mid-write (shutdown): the job may never have run, so the final persist writes again.
             self._dirty = True
@@ -125,3 +150,18 @@ class ConfigFileManager:
         except OSError as exc:
             self._dirty = True
             log.error("persisting %s failed: %s", self._path, exc)
+
+    async def persist_changes(self) -> bool:
+        """Return once every change made so far is on disk (written now on a worker thread if needed).
+
+        For requests whose answer promises durability (Java persists before it answers). False when
+        the write failed (logged; the table stays dirty and the persist service tries again).
+        """
+        target = self._changes
+        if self._path is None or self._persisted_changes >= target:
+            return True
+        # A write holding these changes may already be in flight (its snapshot cleared the dirty flag):
+        # writing them once more is cheap and certain, where waiting for that writer is not.
+        self._dirty = True
+        await self.persist_async()
+        return self._persisted_changes >= target

@@ -148,15 +148,23 @@ class SendMessageProcessor(Processor):
 
     async def send(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
         header = SendRequest.of(request)
+        topics = self.ctx.topic_config_manager
+        changes = topics.changes
         try:
             if header.batch:
-                return await self._send_batch(conn, request, header)
-            return await self._send_one(conn, request, header)
+                response = await self._send_batch(conn, request, header)
+            else:
+                response = await self._send_one(conn, request, header)
         except RequestError as err:
             # Every send answer carries MSG_REGION / TRACE_ON, errors included (Java's preSend).
             response = error_response(conn, request, err)
             response.ext_fields = self._response_ext()
             return response
+        if topics.changes != changes:
+            # This send created its topic (or a DLQ): Java persists topics.json before answering, so
+            # a kill -9 right after the acknowledgement cannot lose the topic of an acknowledged message.
+            await topics.persist_changes()
+        return response
 
     # -- checks shared by both paths (Java msgCheck) -----------------------------------------------
     def _check(self, conn: Connection, request: RemotingCommand, header: SendRequest) -> TopicConfig:

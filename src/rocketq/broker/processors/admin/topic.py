@@ -5,6 +5,9 @@ Port of AdminBrokerProcessor.updateAndCreateTopic / deleteTopic / getAllTopicCon
 just that topic with every NameServer before answering (Java's registerIncrementBrokerData is
 synchronous), so a route look-up right after the answer already sees it. System topics are refused
 with SYSTEM_ERROR "The topic[x] is conflict with system topic.", as are creations on a slave.
+Deviation (RocketMQ 5 validates queue numbers; 4.9.8 takes any int): a read or write queue number
+outside 0..maxTopicQueueNums (default 1024) is refused with INVALID_PARAMETER naming the field, since
+every per-queue walk (stats, offsets) would otherwise run over up to 2**31-1 queue ids.
 Deleting removes the config, the consumer offsets and the stored queues.
 """
 
@@ -23,6 +26,8 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.admin import CreateTopicRequestHeader, DeleteTopicRequestHeader
 
 log = logging.getLogger("rocketq.broker.admin")
+
+INVALID_PARAMETER = 29  # RocketMQ 5 ResponseCode.INVALID_PARAMETER (4.9.8 has no code for a bad argument)
 
 
 class TopicAdminProcessor(Processor):
@@ -47,8 +52,7 @@ class TopicAdminProcessor(Processor):
     async def update_and_create_topic(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(CreateTopicRequestHeader, request)
         self._check_topic(h.topic)
-        if h.read_queue_nums < 0 or h.write_queue_nums < 0:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, "readQueueNums and writeQueueNums must not be negative")
+        self._check_queue_nums(h)
         config = TopicConfig(
             topic_name=h.topic,
             read_queue_nums=h.read_queue_nums,
@@ -59,9 +63,22 @@ class TopicAdminProcessor(Processor):
             order=bool(h.order),
         )
         log.info("updateAndCreateTopic %s by %s", config, conn.remote_addr)
-        self.ctx.topic_config_manager.update_topic_config(config)
+        manager = self.ctx.topic_config_manager
+        manager.update_topic_config(config)
+        # Java persists topics.json before answering: a kill -9 right after the answer keeps the topic.
+        if not await manager.persist_changes():
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the topic[{h.topic}] could not be persisted (see the broker log)")
         await self.ctx.register_increment(config)
         return ok(request)
+
+    def _check_queue_nums(self, h: CreateTopicRequestHeader) -> None:
+        """Queue counts within 0..maxTopicQueueNums (RocketMQ 5 refuses bad ones with INVALID_PARAMETER)."""
+        limit = self.ctx.broker_config.max_topic_queue_nums
+        for name, value in (("readQueueNums", h.read_queue_nums), ("writeQueueNums", h.write_queue_nums)):
+            if not 0 <= value <= limit:
+                raise RequestError(
+                    INVALID_PARAMETER, f"{name} {value} is out of range: a topic has 0 to {limit} queues (maxTopicQueueNums)"
+                )
 
     async def delete_topic(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(DeleteTopicRequestHeader, request)
