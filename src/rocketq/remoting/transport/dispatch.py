@@ -199,6 +199,10 @@ class Executor:
             self.running -= 1
             log.exception("executor %s: job crashed", self.name)
             return
+        if awaiting is not None:
+            # Clear the flag at once, as Task.__step does: until it is cleared, another job awaiting the
+            # same future (puts sharing a group-commit round) fails with "await wasn't used with future".
+            awaiting._asyncio_future_blocking = False
         task = asyncio.get_running_loop().create_task(_resume(coro, awaiting), name=f"{self.name}-job")
         self._tasks.add(task)
         task.add_done_callback(self._job_task_done)
