@@ -21,7 +21,6 @@ from rocketq.store.delay import DelayLevels
 from rocketq.store.message_store import MessageStore
 
 
-
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(now_ms=T0)

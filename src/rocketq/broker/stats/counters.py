@@ -109,7 +109,8 @@ def histogram_percentile(counts: list[int], q: float, max_us: float = 0.0) -> fl
     for i, n in enumerate(counts):
         upper = float(LATENCY_BUCKETS_US[i]) if i < len(LATENCY_BUCKETS_US) else max(max_us, lower)
         if n and seen + n >= rank:
-            return lower + (upper - lower) * max(0.0, rank - seen) / n
+            value = lower + (upper - lower) * max(0.0, rank - seen) / n
+            return min(value, max_us) if max_us > 0 else value  # never above the slowest one seen
         seen += n
         lower = upper
     return lower

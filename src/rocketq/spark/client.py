@@ -1,0 +1,264 @@
+"""A small synchronous rocketq client for Spark's Python processes: routes, queue offsets, pulls.
+
+Spark calls the data source from plain threads of short-lived or forked worker processes (the source
+runner, the planner, executor workers), so this client owns a private asyncio loop and drives
+rocketq.client's MQClientAPI on it with run_until_complete: no background thread survives a fork or
+outlives the task, and the process's own event loop (if any) is never touched. One instance is used
+by one thread. Pulls of one queue range are pipelined (several requests in flight on one connection),
+because the broker answers at most maxTransferCountOnMessageInMemory (32 by default) messages a pull.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from rocketq.client.api import MQClientAPI
+from rocketq.client.model import PullResult, PullStatus
+from rocketq.common import constants as C
+from rocketq.common.constants import PermName, PullSysFlag
+from rocketq.common.errors import RocketQError
+from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
+from rocketq.remoting.transport import ClientConfig, RemotingClient
+
+log = logging.getLogger("rocketq.spark")
+
+T = TypeVar("T")
+
+DEFAULT_GROUP = "rocketq-spark"
+DEFAULT_TIMEOUT_MS = 10_000
+
+
+class DataLossError(RocketQError):
+    """Messages a query was to read are gone (retention deleted them, or the queue was reset)."""
+
+
+class RouteError(RocketQError):
+    """No NameServer knows the topic, or none answered."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRoute:
+    """A readable queue of a topic and the address of its broker's master."""
+
+    topic: str
+    broker_name: str
+    queue_id: int
+    addr: str
+
+    @property
+    def mq(self) -> MessageQueue:
+        return MessageQueue(self.topic, self.broker_name, self.queue_id)
+
+
+class SyncClient:
+    """Blocking calls to a rocketq / RocketMQ cluster, on a private event loop."""
+
+    def __init__(self, namesrv: str, *, group: str = DEFAULT_GROUP, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+        self.namesrvs = [a.strip() for a in namesrv.replace(",", ";").split(";") if a.strip()]
+        if not self.namesrvs:
+            raise RouteError("option 'namesrv' is required: 'host:port' or 'host:port;host:port'")
+        self.group = group
+        self.timeout_ms = timeout_ms
+        self._loop = asyncio.new_event_loop()
+        self._transport: RemotingClient | None = None
+        self._api: MQClientAPI | None = None
+
+    # -- plumbing ---------------------------------------------------------------------------------
+    def _run(self, coro: Coroutine[Any, Any, T] | asyncio.Future[T]) -> T:
+        return self._loop.run_until_complete(coro)
+
+    @property
+    def api(self) -> MQClientAPI:
+        if self._api is None:
+            self._transport = RemotingClient(ClientConfig.model_validate({"connect_timeout_ms": 3000}))
+            self._api = MQClientAPI(self._transport, timeout_ms=self.timeout_ms)
+        return self._api
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            if self._transport is not None:
+                self._run(self._transport.shutdown())
+        finally:
+            self._transport = self._api = None
+            self._loop.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    # -- routes and offsets ---------------------------------------------------------------------------
+    def routes(self, topic: str) -> list[QueueRoute]:
+        """The readable queues of `topic` on the masters of its route, sorted by broker and queue."""
+        errors = []
+        for namesrv in self.namesrvs:
+            try:
+                route = self._run(self.api.get_topic_route(namesrv, topic, self.timeout_ms))
+            except RocketQError as exc:
+                errors.append(f"{namesrv}: {exc}")
+                continue
+            masters = {b.broker_name: b.broker_addrs.get(C.MASTER_ID) for b in route.broker_datas}
+            out: list[QueueRoute] = []
+            for qd in route.queue_datas:
+                addr = masters.get(qd.broker_name)
+                if addr is None or not PermName.is_readable(qd.perm):
+                    continue
+                out.extend(QueueRoute(topic, qd.broker_name, q, addr) for q in range(qd.read_queue_nums))
+            return sorted(out, key=lambda r: (r.broker_name, r.queue_id))
+        raise RouteError(f"no route for topic {topic!r}: " + "; ".join(errors))
+
+    def min_offset(self, route: QueueRoute) -> int:
+        return max(self._run(self.api.get_min_offset(route.addr, route.mq)), 0)
+
+    def max_offset(self, route: QueueRoute) -> int:
+        return max(self._run(self.api.get_max_offset(route.addr, route.mq)), 0)
+
+    def offset_by_time(self, route: QueueRoute, timestamp_ms: int) -> int:
+        """The first offset whose message was stored at or after `timestamp_ms` (max offset if none).
+
+        SEARCH_OFFSET_BY_TIMESTAMP answers the offset of the message stored closest to the time (Java),
+        which may be one before the first one at or after it, or any of several stored in the same
+        millisecond: its answer is checked against the store times around it and, when it is not the
+        boundary, the boundary is found by bisection (one-message pulls).
+        """
+        low, high = self.bounds([route])[0]
+        if low >= high:
+            return high
+
+        def before(offset: int) -> bool:  # stored before the time?
+            stored = self._store_time(route, offset)
+            return stored is not None and stored < timestamp_ms
+
+        hint = min(max(self._run(self.api.search_offset(route.addr, route.mq, timestamp_ms)), low), high)
+        if (hint == low or before(hint - 1)) and (hint == high or not before(hint)):
+            return hint
+        while low < high:
+            mid = (low + high) // 2
+            if before(mid):
+                low = mid + 1
+            else:
+                high = mid
+        return low
+
+    def _store_time(self, route: QueueRoute, offset: int) -> int | None:
+        result = self._run(self._pull(route, offset, 1))
+        for m in result.messages:
+            if m.queue_offset == offset:
+                return int(m.store_timestamp)
+        return None
+
+    def bounds(self, routes: list[QueueRoute]) -> list[tuple[int, int]]:
+        """(min, max) offsets of each queue, asked concurrently (0 for a queue holding nothing yet:
+        the broker answers -1 as the minimum of a queue it has not created)."""
+
+        async def ask() -> list[tuple[int, int]]:
+            api = self.api
+            lows = [api.get_min_offset(r.addr, r.mq) for r in routes]
+            highs = [api.get_max_offset(r.addr, r.mq) for r in routes]
+            values = [max(v, 0) for v in await asyncio.gather(*lows, *highs)]
+            return list(zip(values[: len(routes)], values[len(routes) :], strict=True))
+
+        return self._run(ask())
+
+    def commit_offset(self, route: QueueRoute, offset: int) -> None:
+        self._run(self.api.update_consumer_offset(route.addr, self.group, route.mq, offset, oneway=False))
+
+    # -- pulling ----------------------------------------------------------------------------------------
+    def _pull(self, route: QueueRoute, offset: int, max_nums: int) -> asyncio.Task[PullResult]:
+        header = PullMessageRequestHeader(
+            consumer_group=self.group,
+            topic=route.topic,
+            queue_id=route.queue_id,
+            queue_offset=offset,
+            max_msg_nums=max_nums,
+            sys_flag=PullSysFlag.FLAG_SUBSCRIPTION,
+            commit_offset=0,
+            suspend_timeout_millis=0,
+            sub_version=0,
+            subscription="*",
+            expression_type="TAG",
+            bname=route.broker_name,
+        )
+        return self._loop.create_task(self.api.pull_message(route.addr, header, self.timeout_ms))
+
+    def read_range(
+        self, route: QueueRoute, start: int, end: int, *, batch: int = 32, depth: int = 4, fail_on_data_loss: bool = True
+    ) -> Iterator[list[MessageExt]]:
+        """The messages of [start, end) of one queue, in order, as lists (one per pull answer).
+
+        Offsets of a queue are dense, so `depth` pulls of `batch` messages are sent ahead; an answer
+        shorter than asked makes the pulls sent after it start at the wrong place: they are dropped and
+        pulling resumes where the data ended. Missing data (the queue starts after `start`, or ends
+        before `end`) raises DataLossError, or with fail_on_data_loss=False is logged and skipped.
+        """
+        pos = start
+        ahead = start
+        inflight: deque[tuple[int, asyncio.Task[PullResult]]] = deque()
+        try:
+            while pos < end:
+                while len(inflight) < depth and ahead < end:
+                    size = min(batch, end - ahead)
+                    inflight.append((ahead, self._pull(route, ahead, size)))
+                    ahead += size
+                asked_at, task = inflight.popleft()
+                result = self._run(task)
+                if asked_at != pos:  # sent ahead after a short answer: resume from pos
+                    self._drop(inflight)
+                    ahead = pos
+                    continue
+                msgs = [m for m in result.messages if pos <= m.queue_offset < end]
+                if msgs:
+                    if msgs[0].queue_offset != pos:
+                        self._lost(route, pos, msgs[0].queue_offset, fail_on_data_loss)
+                    for m in msgs:
+                        m.broker_name = route.broker_name
+                    yield msgs
+                    pos = msgs[-1].queue_offset + 1
+                    continue
+                pos = self._no_messages(route, result, pos, end, fail_on_data_loss)
+                self._drop(inflight)
+                ahead = pos
+        finally:
+            self._drop(inflight)
+
+    def _no_messages(self, route: QueueRoute, result: PullResult, pos: int, end: int, fail: bool) -> int:
+        """An answer without messages at `pos`: where to go on (or DataLossError)."""
+        if result.status is PullStatus.OFFSET_ILLEGAL and result.next_begin_offset > pos:
+            # Below the queue's minimum: retention removed [pos, min).
+            self._lost(route, pos, min(result.next_begin_offset, end), fail)
+            return min(result.next_begin_offset, end)
+        if result.status is PullStatus.NO_MATCHED_MSG and result.next_begin_offset > pos:
+            return min(result.next_begin_offset, end)  # the broker skipped records it could not serve
+        # No message where the plan expected some: the queue is shorter than it was (truncated or reset).
+        self._lost(route, pos, end, fail, f"the queue ends at {result.max_offset}")
+        return end
+
+    @staticmethod
+    def _lost(route: QueueRoute, since: int, until: int, fail: bool, why: str = "") -> None:
+        what = (
+            f"messages {since}..{until - 1} of {route.topic} {route.broker_name}:{route.queue_id} are gone"
+            f"{' (' + why + ')' if why else ' (retention deleted them)'}"
+        )
+        if fail:
+            raise DataLossError(what + "; set failOnDataLoss=false to skip them")
+        log.warning("%s; skipped (failOnDataLoss=false)", what)
+
+    def _drop(self, inflight: deque[tuple[int, asyncio.Task[PullResult]]]) -> None:
+        if not inflight:
+            return
+        tasks = [task for _at, task in inflight]
+        inflight.clear()
+        for task in tasks:
+            task.cancel()
+        if not self._loop.is_closed():
+            self._run(asyncio.gather(*tasks, return_exceptions=True))

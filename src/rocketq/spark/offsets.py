@@ -1,0 +1,198 @@
+"""Offsets of the rocketq Spark source: the JSON form, option parsing, read limits and planning.
+
+Pure (no Spark, no sockets), so it is unit-tested alone. The JSON form follows Spark's Kafka source:
+`{"<topic>": {"<brokerName>:<queueId>": <next offset>, ...}, ...}`, every level sorted by key,
+because Spark stores offsets as JSON text and compares that text (a different key order would look
+like a different offset). Queue keys are strings ("broker-a:3"). In a starting/ending JSON given
+by the user, -2 means earliest and -1 means latest, as for Kafka.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+EARLIEST = -2
+LATEST = -1
+
+Offsets = dict[str, dict[str, int]]  # topic -> "broker:queueId" -> offset
+
+
+class OffsetSpecError(ValueError):
+    """An offsets option that cannot be understood; the message names the option and the value."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class QueueKey:
+    """One message queue: what a Spark partition reads."""
+
+    topic: str
+    broker_name: str
+    queue_id: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.broker_name}:{self.queue_id}"
+
+    @classmethod
+    def parse(cls, topic: str, key: str) -> QueueKey:
+        broker, sep, queue = key.rpartition(":")
+        if not sep or not broker or not queue.lstrip("-").isdigit():
+            raise OffsetSpecError(f"queue key {key!r} of topic {topic!r} is not '<brokerName>:<queueId>'")
+        return cls(topic, broker, int(queue))
+
+
+def normalize(offsets: Mapping[str, Mapping[str, int]]) -> Offsets:
+    """The canonical form: keys sorted at both levels, values ints."""
+    return {topic: {key: int(offsets[topic][key]) for key in sorted(offsets[topic])} for topic in sorted(offsets)}
+
+
+def to_offsets(values: Mapping[QueueKey, int]) -> Offsets:
+    out: dict[str, dict[str, int]] = {}
+    for queue, offset in values.items():
+        out.setdefault(queue.topic, {})[queue.key] = offset
+    return normalize(out)
+
+
+def from_offsets(offsets: Mapping[str, Mapping[str, int]]) -> dict[QueueKey, int]:
+    return {QueueKey.parse(topic, key): int(value) for topic, queues in offsets.items() for key, value in queues.items()}
+
+
+def dumps(offsets: Mapping[str, Mapping[str, int]]) -> str:
+    return json.dumps(normalize(offsets), sort_keys=True, separators=(",", ":"))
+
+
+# -- option parsing ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class OffsetSpec:
+    """A parsed startingOffsets / endingOffsets: "earliest", "latest", a timestamp, or explicit offsets."""
+
+    kind: str  # "earliest" | "latest" | "timestamp" | "offsets"
+    timestamp_ms: int = 0
+    offsets: dict[QueueKey, int] | None = None
+
+    def resolve(self, queue: QueueKey, earliest: int, latest: int, by_time: int | None = None) -> int:
+        """The offset of `queue` given its current bounds (and the offset found for the timestamp)."""
+        if self.kind == "earliest":
+            return earliest
+        if self.kind == "latest":
+            return latest
+        if self.kind == "timestamp":
+            return latest if by_time is None else min(max(by_time, earliest), latest)
+        assert self.offsets is not None
+        value = self.offsets.get(queue, EARLIEST)  # a queue the JSON does not name starts at earliest
+        if value == EARLIEST:
+            return earliest
+        if value == LATEST:
+            return latest
+        return value
+
+
+def parse_spec(option: str, text: str | None, default: str) -> OffsetSpec:
+    """`earliest`, `latest`, an epoch-ms timestamp, or the JSON form (with -2 / -1 allowed)."""
+    raw = (text if text is not None else default).strip()
+    lowered = raw.lower()
+    if lowered in ("earliest", "latest"):
+        return OffsetSpec(lowered)
+    if raw.lstrip("-").isdigit():
+        ts = int(raw)
+        if ts < 0:
+            raise OffsetSpecError(f"{option}: a timestamp must be epoch milliseconds >= 0, got {raw}")
+        return OffsetSpec("timestamp", timestamp_ms=ts)
+    try:
+        parsed: Any = json.loads(raw)
+    except ValueError:
+        raise OffsetSpecError(
+            f"{option}: expected earliest, latest, an epoch-ms timestamp or JSON like "
+            f'{{"topic": {{"broker-a:0": 42}}}}, got {raw!r}'
+        ) from None
+    if not isinstance(parsed, dict) or not all(isinstance(v, dict) for v in parsed.values()):
+        raise OffsetSpecError(f'{option}: the JSON must map each topic to {{"<brokerName>:<queueId>": offset}}')
+    offsets: dict[QueueKey, int] = {}
+    for topic, queues in parsed.items():
+        for key, value in queues.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < EARLIEST:
+                raise OffsetSpecError(f"{option}: offset of {topic} {key} must be an integer >= -2, got {value!r}")
+            offsets[QueueKey.parse(str(topic), str(key))] = value
+    return OffsetSpec("offsets", offsets=offsets)
+
+
+def parse_topics(text: str | None) -> list[str]:
+    topics = sorted({t.strip() for t in (text or "").split(",") if t.strip()})
+    if not topics:
+        raise OffsetSpecError("option 'topic' is required: one topic or several separated by ','")
+    return topics
+
+
+def parse_bool(option: str, text: str | None, default: bool) -> bool:
+    if text is None:
+        return default
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise OffsetSpecError(f"{option}: expected true or false, got {text!r}")
+
+
+def parse_positive(option: str, text: str | None, default: int | None) -> int | None:
+    if text is None or not text.strip():
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise OffsetSpecError(f"{option}: expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise OffsetSpecError(f"{option}: expected a positive integer, got {value}")
+    return value
+
+
+# -- read limits and planning --------------------------------------------------------------------------
+def advance(start: Offsets, latest: Offsets) -> Offsets:
+    """Where a batch may end: every queue of `start` and of `latest`, never behind `start`.
+
+    A queue of `start` missing from `latest` (its broker is out of the route for a moment) keeps its
+    offset, so it is neither dropped from the checkpoint nor read again from 0 later. A queue new in
+    `latest` counts from 0 (RocketMQ queues start at 0; the Kafka source treats a new partition alike).
+    """
+    begin = from_offsets(start)
+    values = dict(begin)
+    for queue, offset in from_offsets(latest).items():
+        values[queue] = max(offset, begin.get(queue, 0))
+    return to_offsets(values)
+
+
+def cap(start: Offsets, latest: Offsets, max_messages: int) -> Offsets:
+    """The end of a batch holding at most `max_messages`, shared in proportion to each queue's backlog.
+
+    Kafka's rate limit does the same. The remainder of the proportional shares goes to the queues with the
+    largest backlog left (ties: key order), so the batch is exactly min(max_messages, backlog) messages
+    and any backlog moves by at least one message. Queues missing from `start` count from 0.
+    """
+    begin = from_offsets(start)
+    end = from_offsets(advance(start, latest))
+    backlog = {q: e - begin.get(q, 0) for q, e in end.items()}
+    total = sum(backlog.values())
+    if total <= max_messages:
+        return to_offsets(end)
+    share = {q: backlog[q] * max_messages // total for q in backlog}
+    left = max_messages - sum(share.values())
+    for q in sorted(backlog, key=lambda q: (-(backlog[q] - share[q]), q))[:left]:
+        share[q] += 1
+    return to_offsets({q: begin.get(q, 0) + share[q] for q in end})
+
+
+def plan(start: Offsets, end: Offsets) -> list[tuple[QueueKey, int, int]]:
+    """(queue, from, until) for every queue with messages in [start, end), sorted; missing starts are 0."""
+    begin = from_offsets(start)
+    return [
+        (queue, begin.get(queue, 0), until)
+        for queue, until in sorted(from_offsets(end).items())
+        if until > begin.get(queue, 0)
+    ]
+
+
+def count(start: Offsets, end: Offsets) -> int:
+    return sum(until - since for _q, since, until in plan(start, end))

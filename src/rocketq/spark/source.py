@@ -1,0 +1,298 @@
+"""`format("rocketq")`: a PySpark Python data source reading rocketq / RocketMQ topics, batch and streaming.
+
+No Java counterpart (RocketMQ has connectors outside its main repository); modelled on Spark's Kafka
+source: one input partition per message queue and offset range, offsets as sorted JSON
+(rocketq.spark.offsets), the read limit maxMessagesPerTrigger, Trigger.AvailableNow, failOnDataLoss.
+Process model (spark-notes 3.1): the stream reader lives in Spark's source-runner process and is
+pickled to the planner and the executors, so it holds no socket when pickled (the client is created
+lazily and dropped by __getstate__); `read()` runs in executor Python workers and opens its own
+connection (rocketq.spark.client.SyncClient). Exactly-once comes from Spark's checkpoint: a batch's
+offsets are logged before it runs and `read()` returns exactly the logged range again on a replay.
+The resolved initial offsets are cached on the reader, so both initialOffset() calls of a first run
+agree (Python sources get no sources/0 log, so a query that dies before its first batch is logged
+resolves startingOffsets again when restarted; the default `earliest` is stable).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from rocketq.common.errors import RocketQError
+from rocketq.common.message import MessageExt
+from rocketq.remoting.errors import RemotingConnectError
+from rocketq.spark.client import QueueRoute, RouteError, SyncClient
+from rocketq.spark.offsets import Offsets, OffsetSpec, QueueKey, advance, cap, plan, to_offsets
+from rocketq.spark.options import SourceOptions
+
+log = logging.getLogger("rocketq.spark")
+
+FORMAT_NAME = "rocketq"
+SCHEMA_DDL = (
+    "topic string, broker_name string, queue_id int, queue_offset bigint, msg_id string, tags string, "
+    "keys string, properties map<string,string>, body binary, born_timestamp timestamp, store_timestamp timestamp"
+)
+ROWS_PER_ARROW_BATCH = 4096
+
+
+# -- partitions and reading (executors) -------------------------------------------------------------
+@dataclass
+class QueueRange(InputPartition):
+    """One Spark task: the offsets [start, end) of one queue, and all `read()` needs to fetch them."""
+
+    namesrv: str
+    group: str
+    topic: str
+    broker_name: str
+    queue_id: int
+    start: int
+    end: int
+    addr: str  # the master's address when planned ("" = ask the NameServer)
+    fail_on_data_loss: bool = True
+    pull_batch_size: int = 32
+    pull_depth: int = 4
+    timeout_ms: int = 10_000
+
+
+def _arrow_batch(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
+    ts = schema.field("born_timestamp").type
+    columns = [
+        pa.array([m.topic for m in msgs], schema.field("topic").type),
+        pa.array([m.broker_name for m in msgs], schema.field("broker_name").type),
+        pa.array([m.queue_id for m in msgs], schema.field("queue_id").type),
+        pa.array([m.queue_offset for m in msgs], schema.field("queue_offset").type),
+        pa.array([m.msg_id for m in msgs], schema.field("msg_id").type),
+        pa.array([m.properties.get("TAGS") for m in msgs], schema.field("tags").type),
+        pa.array([m.properties.get("KEYS") for m in msgs], schema.field("keys").type),
+        pa.array([list(m.properties.items()) for m in msgs], schema.field("properties").type),
+        pa.array([m.body for m in msgs], schema.field("body").type),
+        pa.array([m.born_timestamp * 1000 for m in msgs], ts),
+        pa.array([m.store_timestamp * 1000 for m in msgs], schema.field("store_timestamp").type),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def read_partition(p: QueueRange, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The rows of one QueueRange as Arrow batches (runs in an executor; opens its own connection)."""
+    with SyncClient(p.namesrv, group=p.group, timeout_ms=p.timeout_ms) as client:
+        route = QueueRoute(p.topic, p.broker_name, p.queue_id, p.addr)
+        chunks = _chunks(client, route, p)
+        pending: list[MessageExt] = []
+        for msgs in chunks:
+            pending.extend(msgs)
+            if len(pending) >= ROWS_PER_ARROW_BATCH:
+                yield _arrow_batch(pending, schema)
+                pending = []
+        if pending:
+            yield _arrow_batch(pending, schema)
+
+
+def _chunks(client: SyncClient, route: QueueRoute, p: QueueRange) -> Iterator[list[MessageExt]]:
+    def read(r: QueueRoute) -> Iterator[list[MessageExt]]:
+        return client.read_range(
+            r, p.start, p.end, batch=p.pull_batch_size, depth=p.pull_depth, fail_on_data_loss=p.fail_on_data_loss
+        )
+
+    if route.addr:
+        chunks = read(route)
+        try:
+            first = next(chunks)
+        except StopIteration:
+            return
+        except RemotingConnectError:
+            log.info("broker %s at %s unreachable; asking the NameServer again", route.broker_name, route.addr)
+        else:
+            yield first
+            yield from chunks
+            return
+    # No address planned, or it went away before anything was read: the route knows where it is now.
+    for r in client.routes(route.topic):
+        if (r.broker_name, r.queue_id) == (route.broker_name, route.queue_id):
+            yield from read(r)
+            return
+    raise RouteError(f"queue {route.broker_name}:{route.queue_id} of {route.topic} is in no route")
+
+
+# -- planning (driver side) -------------------------------------------------------------------------
+class _Planner:
+    """Routes and offsets of the source's topics, through a lazily created client (never pickled)."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.opts = options
+        self._client: SyncClient | None = None
+        self.routes: dict[QueueKey, QueueRoute] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_client"] = None
+        return state
+
+    @property
+    def client(self) -> SyncClient:
+        if self._client is None:
+            self._client = SyncClient(self.opts.namesrv, group=self.opts.group, timeout_ms=self.opts.timeout_ms)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def refresh(self) -> dict[QueueKey, tuple[int, int]]:
+        """Every queue of every topic with its (min, max) offsets, the routes refreshed."""
+        routes: dict[QueueKey, QueueRoute] = {}
+        for topic in self.opts.topics:
+            for r in self.client.routes(topic):
+                routes[QueueKey(topic, r.broker_name, r.queue_id)] = r
+        self.routes = routes
+        keys = sorted(routes)
+        bounds = self.client.bounds([routes[k] for k in keys])
+        return dict(zip(keys, bounds, strict=True))
+
+    def resolve(self, spec: OffsetSpec, bounds: dict[QueueKey, tuple[int, int]] | None = None) -> dict[QueueKey, int]:
+        """`spec` resolved for every queue (against `bounds` when given, else fresh ones)."""
+        if bounds is None:
+            bounds = self.refresh()
+        out = {}
+        for queue, (low, high) in bounds.items():
+            by_time = self.client.offset_by_time(self.routes[queue], spec.timestamp_ms) if spec.kind == "timestamp" else None
+            out[queue] = spec.resolve(queue, low, high, by_time)
+        return out
+
+    def latest(self) -> Offsets:
+        return to_offsets({q: high for q, (_low, high) in self.refresh().items()})
+
+    def partition(self, queue: QueueKey, start: int, end: int) -> QueueRange:
+        o = self.opts
+        route = self.routes.get(queue)
+        return QueueRange(
+            o.namesrv, o.group, queue.topic, queue.broker_name, queue.queue_id, start, end,
+            route.addr if route else "", o.fail_on_data_loss, o.pull_batch_size, o.pull_depth, o.timeout_ms,
+        )  # fmt: skip
+
+
+class RocketqBatchReader(DataSourceReader):
+    """spark.read: startingOffsets (default earliest) to endingOffsets (default latest), resolved at planning."""
+
+    def __init__(self, schema: StructType, options: SourceOptions) -> None:
+        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        self.planner = _Planner(options)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        opts = self.planner.opts
+        try:
+            bounds = self.planner.refresh()
+            starts = self.planner.resolve(opts.starting, bounds)
+            ends = self.planner.resolve(opts.ending, bounds)
+            latest = {q: high for q, (_low, high) in bounds.items()}
+            # An end beyond what is stored would read nothing but a data-loss error: stop at the end.
+            return [
+                self.planner.partition(q, starts[q], min(ends[q], latest[q]))
+                for q in sorted(starts)
+                if q in ends and min(ends[q], latest[q]) > starts[q]
+            ]
+        finally:
+            self.planner.close()
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, QueueRange):  # Spark's single stand-in partition of an empty plan
+            return iter(())
+        return read_partition(partition, self.arrow_schema)
+
+
+class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """spark.readStream: offsets per queue, maxMessagesPerTrigger, AvailableNow, progress commits."""
+
+    def __init__(self, schema: StructType, options: SourceOptions) -> None:
+        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        self.planner = _Planner(options)
+        self._initial: Offsets | None = None
+        self._target: Offsets | None = None
+        self._latest: Offsets | None = None
+
+    def initialOffset(self) -> dict[str, Any]:
+        if self._initial is None:  # cached: Spark asks twice at a first start (spark-notes G7)
+            self._initial = to_offsets(self.planner.resolve(self.planner.opts.starting))
+        return self._initial
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self.planner.latest()
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        limit = self.planner.opts.max_messages_per_trigger
+        return ReadMaxRows(limit) if limit else ReadAllAvailable()
+
+    def latestOffset(self, start: dict[str, Any] | None = None, limit: ReadLimit | None = None) -> dict[str, Any]:
+        latest = self._target if self._target is not None else self.planner.latest()
+        self._latest = latest
+        if start is None:  # Spark 4.0 / 4.1 call it without arguments
+            return latest
+        if isinstance(limit, ReadMaxRows):
+            return cap(start, latest, limit.max_rows)
+        return advance(start, latest)
+
+    def reportLatestOffset(self) -> dict[str, Any] | None:
+        return self._latest
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        ranges = plan(start, end)
+        if any(q not in self.planner.routes for q, _s, _e in ranges):
+            try:
+                self.planner.refresh()
+            except RocketQError as exc:  # read() asks the NameServer itself
+                log.warning("refreshing routes for planning failed: %s", exc)
+        return [self.planner.partition(q, since, until) for q, since, until in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, QueueRange):  # Spark's single stand-in partition of an empty plan
+            return iter(())
+        return read_partition(partition, self.arrow_schema)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Best effort: the checkpoint is the truth; the broker's copy only shows the query's lag."""
+        if not self.planner.opts.commit_offsets:
+            return
+        for queue, _since, offset in plan({}, end):
+            route = self.planner.routes.get(queue)
+            if route is None:
+                continue
+            try:
+                self.planner.client.commit_offset(route, offset)
+            except RocketQError as exc:
+                log.warning("committing %s offset %d to the broker failed: %s", queue, offset, exc)
+
+    def stop(self) -> None:
+        self.planner.close()
+
+
+class RocketqDataSource(DataSource):
+    """`spark.read.format("rocketq")` / `spark.readStream.format("rocketq")` (docs/spark.md)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT_NAME
+
+    def schema(self) -> str:
+        return SCHEMA_DDL
+
+    def _options(self) -> SourceOptions:
+        return SourceOptions.parse(self.options)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return RocketqBatchReader(schema, self._options())
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return RocketqStreamReader(schema, self._options())
