@@ -66,7 +66,7 @@ def test_offsets_below_the_minimum_fail_or_are_skipped(spark: Any, tmp_path: Pat
 
         assert run(stream(failOnDataLoss="false"), out, checkpoint) is None
         offsets = sorted(r.queue_offset for r in spark.read.parquet(str(out)).collect())
-        low, high = bounds(ns, "SparkLoss")[(broker, 0)]
+        _low, high = bounds(ns, "SparkLoss")[(broker, 0)]
         assert offsets[:50] == list(range(50))
         resumed = offsets[50:]
         assert resumed and resumed[0] > 50 and resumed == list(range(resumed[0], high))
