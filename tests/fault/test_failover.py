@@ -197,6 +197,8 @@ async def test_a_stopped_broker_expires_at_the_namesrv_and_returns_after_sigcont
     # A stopped broker is tried again whenever its penalty window ends (each try times out and renews
     # it) until the route without it reaches the client: the NameServer's drop plus one route refresh.
     assert result.avoid_s < result.namesrv_drop_s + ROUTE_REFRESH_MS / 1000 + 1.0, result.line("pause")
-    assert result.attempts_after_fault <= 2 * result.namesrv_drop_s / (max(SHORT_PENALTY_MS) / 1000) + 4, result.line("pause")
+    # Each round of tries takes every sender (each hangs on it); a round per penalty window at most.
+    rounds = result.namesrv_drop_s / (max(SHORT_PENALTY_MS) / 1000) + 2
+    assert result.attempts_after_fault <= STREAM["concurrency"] * rounds, result.line("pause")
     assert result.namesrv_drop_s <= (PAUSE_EXPIRY_MS + 2 * SCAN_MS) / 1000 + 1.0, result.line("expiry too late")
     assert result.back_s < 15.0, result.line("the resumed broker was not used again in time")
