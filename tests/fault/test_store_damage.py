@@ -148,19 +148,8 @@ async def stop(broker: BrokerProcess, how: str) -> None:
         assert await broker.wait_exit(10) is not None
 
 
-CQ_GARBAGE_SERVED = pytest.mark.xfail(
-    strict=True,
-    reason="store (get_service.py): a consume-queue unit that points into the middle of a record (a unit torn "
-    "across a page boundary, or overwritten) is served as is: the pull body holds bytes that are not a record. "
-    "Java does the same; issue 8 asks that nothing corrupt be delivered (check the magic code and TOTALSIZE == "
-    "unit size at the unit's offset, and treat a mismatch as a hole, or drop such units at recovery).",
-)
-
-
 @pytest.mark.parametrize("how", ["sigterm", "kill9"])
-@pytest.mark.parametrize(
-    "kind", ["commitlog-torn", "commitlog-crc", "cq-torn", pytest.param("cq-garbage", marks=CQ_GARBAGE_SERVED)]
-)
+@pytest.mark.parametrize("kind", ["commitlog-torn", "commitlog-crc", "cq-torn", "cq-garbage"])
 async def test_a_damaged_tail_is_cut_and_everything_before_it_is_served(
     cluster_factory: ClusterFactory, how: str, kind: str
 ) -> None:

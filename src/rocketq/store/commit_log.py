@@ -16,6 +16,7 @@ from zlib import crc32
 from rocketq.remoting.protocol.message_codec import (
     BLANK_MAGIC_CODE,
     BORNHOST_V6_FLAG,
+    FIXED_SIZE_V4,
     MESSAGE_MAGIC_CODE,
     RECORD_HEADER,
     STOREHOST_V6_FLAG,
@@ -25,10 +26,16 @@ from rocketq.store.config import MessageStoreConfig
 from rocketq.store.mapped_file import MADV_POPULATE_WRITE, MappedFile
 from rocketq.store.mapped_file_queue import FileAllocator, MappedFileQueue, Reservation
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
-from rocketq.store.record import BLANK_RECORD, END_FILE_MIN_BLANK_LENGTH, store_timestamp_of
+from rocketq.store.record import (
+    BLANK_RECORD,
+    END_FILE_MIN_BLANK_LENGTH,
+    UNIT_RECORD_HEAD,
+    store_timestamp_of,
+)
 
 _SHORT = struct.Struct(">h")
 _INT = struct.Struct(">i")
+_RECORD_HEAD = struct.Struct(">ii20xq")  # TOTALSIZE, MAGICCODE, PHYSICALOFFSET
 _CRC_MASK: Final = 0x7FFFFFFF
 _V6_BITS: Final = BORNHOST_V6_FLAG | STOREHOST_V6_FLAG
 # Slack Java allows a whole record over maxMessageSize (topic, properties and fixed fields).
@@ -266,13 +273,34 @@ class CommitLog:
             return None
         return mapped.mm[pos : pos + size]
 
-    def read_record(self, offset: int) -> bytes | None:
-        """The whole record at `offset` (by its TOTALSIZE), or None."""
-        head = self.read(offset, 4)
+    def read_record(self, offset: int, size: int | None = None) -> bytes | None:
+        """The whole record at `offset`, or None when no record starts there.
+
+        A record starts at `offset` when its MAGICCODE is the message magic, its PHYSICALOFFSET is
+        `offset` and its TOTALSIZE is `size` (when given) and at least the fixed part: a wrong offset
+        (a bad msgId, a damaged unit) never returns bytes that are not one whole record.
+        """
+        head = self.read(offset, _RECORD_HEAD.size)
         if head is None:
             return None
-        (size,) = _INT.unpack(head)
-        return self.read(offset, size) if size > 0 else None
+        total, magic, phys = _RECORD_HEAD.unpack(head)
+        if magic != MESSAGE_MAGIC_CODE or phys != offset or total < FIXED_SIZE_V4:
+            return None
+        if size is not None and total != size:
+            return None
+        return self.read(offset, total)
+
+    def record_head(self, offset: int, size: int) -> tuple[int, int, int, int, int] | None:
+        """(TOTALSIZE, MAGICCODE, QUEUEID, QUEUEOFFSET, PHYSICALOFFSET) of the `size`-byte record a
+        consume-queue unit names at `offset`, read in place; None when those bytes are not all stored."""
+        mapped = self.queue.find(offset)
+        if mapped is None or mapped.closed or size < UNIT_RECORD_HEAD.size:
+            return None
+        pos = offset - mapped.file_from_offset
+        if pos + size > mapped.wrote_position:
+            return None
+        head: tuple[int, int, int, int, int] = UNIT_RECORD_HEAD.unpack_from(mapped.mm, pos)
+        return head
 
     def store_timestamp(self, offset: int, size: int) -> int:
         """STORETIMESTAMP of the record at `offset` (Java pickupStoreTimestamp); -1 when gone."""

@@ -144,6 +144,19 @@ class ConsumeQueue:
         self.max_physic_offset = phys_offset + size
         self._set_current(mapped)
 
+    def repair(self, offset: int, phys_offset: int, size: int, tags_code: int) -> MappedFile | None:
+        """Rewrite the unit of `offset` below max_offset (recovery found it wrong); returns the file
+        written (to be forced to disk) or None when no file holds `offset`."""
+        mapped = self._file_of(offset)
+        if mapped is None:
+            return None
+        CQ_UNIT.pack_into(
+            mapped.mm, offset * CQ_STORE_UNIT_SIZE - mapped.file_from_offset, phys_offset, size, tags_code
+        )
+        if offset == self.max_offset - 1:
+            self.max_physic_offset = phys_offset + size
+        return mapped
+
     # -- read ----------------------------------------------------------------------------------------
     def _file_of(self, offset: int) -> MappedFile | None:
         if offset < self.min_offset or offset >= self.max_offset:

@@ -18,6 +18,7 @@ from rocketq.common.tags import java_hash_code
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.delay import DelayLevels
 from rocketq.store.index_service import IndexService
+from rocketq.store.mapped_file import MappedFile
 from rocketq.store.record import ParsedRecord, is_consumable
 
 log = logging.getLogger("rocketq.store")
@@ -51,6 +52,8 @@ class Dispatcher:
         self.index = index
         self.delay_levels = delay_levels
         self.listeners: list[ArrivalListener] = []
+        self.units_repaired = 0  # units that recovery found wrong and rewrote from the commit log
+        self.repaired_files: set[MappedFile] = set()  # consume-queue files to force after recovery
 
     def tags_code(self, topic: str, properties: dict[str, str], store_timestamp: int) -> int:
         """The tags code of a stored record as a rebuild computes it (the put path takes the broker's)."""
@@ -68,13 +71,26 @@ class Dispatcher:
                 log.exception("message arrival listener failed for %s/%d", topic, queue_id)
 
     def redispatch(self, record: ParsedRecord) -> None:
-        """Dispatch a record read back from the commit log (recovery); idempotent."""
+        """Dispatch a record read back from the commit log (recovery); idempotent.
+
+        A unit already there that names another place or size (torn, overwritten, or a hole) is
+        rewritten from the record: the commit log is the truth.
+        """
         props = record.properties
         if is_consumable(record.sys_flag):
             queue = self.queues.find_or_create(record.topic, record.queue_id)
-            if record.queue_offset >= queue.max_offset:
+            offset = record.queue_offset
+            if offset >= queue.max_offset:
                 code = self.tags_code(record.topic, props, record.store_timestamp)
-                queue.put(record.queue_offset, record.phys_offset, record.size, code)
+                queue.put(offset, record.phys_offset, record.size, code)
+            elif offset >= queue.min_offset:
+                unit = queue.unit(offset)
+                if unit is not None and (unit[0] != record.phys_offset or unit[1] != record.size):
+                    code = self.tags_code(record.topic, props, record.store_timestamp)
+                    written = queue.repair(offset, record.phys_offset, record.size, code)
+                    if written is not None:
+                        self.units_repaired += 1
+                        self.repaired_files.add(written)
         if self.index is not None:
             self.index.build(
                 record.topic,

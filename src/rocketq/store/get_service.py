@@ -5,28 +5,38 @@ NO_MESSAGE_IN_QUEUE, OFFSET_TOO_SMALL, OFFSET_OVERFLOW_ONE, OFFSET_OVERFLOW_BADL
 MESSAGE_WAS_REMOVING, NO_MATCHED_MESSAGE and FOUND with the same next-begin-offset rules, the same
 batch limits (maxTransfer{Bytes,Count}OnMessageIn{Memory,Disk}, at least one message per pull) and the
 same filter order (tags code from the consume queue, then the record). Records come back as the bytes
-stored, ready to be concatenated into a pull body. Deviation: a hole in a consume queue (a unit lost
-with the last crash) is skipped like a filtered unit; query_message checks each candidate's topic and
-keys, so an index hash collision never returns a wrong message.
+stored, ready to be concatenated into a pull body. Deviations: a hole in a consume queue (a unit lost
+with the last crash) is skipped like a filtered unit; so is a unit whose record does not check out
+(magic code, TOTALSIZE = the unit's size, PHYSICALOFFSET, QUEUEID and QUEUEOFFSET: a unit torn or
+overwritten), logged once per queue, so bytes that are not the unit's record are never served (Java
+serves whatever the unit points at); query_message checks each candidate's topic and keys, so an index
+hash collision never returns a wrong message.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rocketq.common import constants as C
+from rocketq.remoting.protocol.message_codec import FIXED_SIZE_V4, MESSAGE_MAGIC_CODE
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import BrokerRole, MessageStoreConfig
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.index_service import IndexService
-from rocketq.store.record import RecordCheck, check_record
+from rocketq.store.record import UNIT_RECORD_HEAD, RecordCheck, check_record, unit_record_problem
 from rocketq.store.status import GetMessageStatus, GetResult, QueryResult
 
 if TYPE_CHECKING:
     from rocketq.store.message_store import MessageFilter
+
+log = logging.getLogger("rocketq.store")
+
+_HEAD_UNPACK = UNIT_RECORD_HEAD.unpack_from
+_MAX_BAD_QUEUES_LOGGED = 10_000
 
 # Java maxFilterMessageCount: a pull looks at no more than max(16000 bytes of units, maxMsgNums units).
 MIN_UNITS_SCANNED = 16000 // 20
@@ -51,6 +61,8 @@ class GetService:
         self.commit_log = commit_log
         self.queues = queues
         self._index = index
+        self._bad_unit_logged: set[tuple[str, int]] = set()  # queues whose bad unit was logged
+        self.bad_units_skipped = 0
         self.memory_bytes = int(total_physical_memory() * config.access_message_in_memory_max_ratio_pct / 100)
 
     def _correct(self, old: int, new: int) -> int:
@@ -87,7 +99,9 @@ class GetService:
                 status = GetMessageStatus.OFFSET_FOUND_NULL
                 nxt = self._correct(offset, queue.roll_next_file(offset))
             else:
-                result = self._collect(units, offset, max_count, message_filter, max_total_bytes)
+                result = self._collect(
+                    units, topic, queue_id, offset, max_count, message_filter, max_total_bytes
+                )
                 result.min_offset, result.max_offset = min_offset, max_offset
                 return result
         return GetResult(status, nxt, min_offset, max_offset)
@@ -117,6 +131,8 @@ class GetService:
     def _collect(
         self,
         units: bytes,
+        topic: str,
+        queue_id: int,
         offset: int,
         max_count: int,
         message_filter: MessageFilter | None,
@@ -140,8 +156,8 @@ class GetService:
             if self._batch_full(size, max_count, total, len(records), max_phy - phys > memory, max_bytes):
                 break
             scanned += 1
-            if size <= 0:
-                continue  # a hole left by a crash
+            if size < FIXED_SIZE_V4:
+                continue  # a hole left by a crash (or a torn unit: no record is this small)
             if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
                 continue
             record = commit_log.read(phys, size)
@@ -149,6 +165,16 @@ class GetService:
                 if total == 0:
                     status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 next_file_start = commit_log.roll_next_file(phys)
+                continue
+            total_size, magic, rec_queue_id, rec_queue_offset, rec_phys = _HEAD_UNPACK(record)
+            if (
+                magic != MESSAGE_MAGIC_CODE
+                or total_size != size
+                or rec_phys != phys
+                or rec_queue_id != queue_id
+                or rec_queue_offset != offset + scanned - 1
+            ):
+                self._skip_bad_unit(topic, queue_id, offset + scanned - 1, record, phys, size)
                 continue
             if message_filter is not None and not message_filter.is_matched_by_commit_log(record, None):
                 continue
@@ -166,6 +192,20 @@ class GetService:
             queue_offsets=offsets,
             suggest_pulling_from_slave=max_phy - max_phy_pulling > memory,
         )
+
+    def _skip_bad_unit(
+        self, topic: str, queue_id: int, queue_offset: int, record: bytes, phys: int, size: int
+    ) -> None:
+        """A unit whose record does not check out is skipped like a hole; logged once per queue."""
+        self.bad_units_skipped += 1
+        key = (topic, queue_id)
+        if key in self._bad_unit_logged or len(self._bad_unit_logged) >= _MAX_BAD_QUEUES_LOGGED:
+            return
+        self._bad_unit_logged.add(key)
+        log.error(
+            "consume queue %s/%d: the unit at offset %d is damaged (%s); skipped, as are any more in this queue",
+            topic, queue_id, queue_offset, unit_record_problem(record, phys, size, queue_id, queue_offset),
+        )  # fmt: skip
 
     # -- lookups ---------------------------------------------------------------------------------------
     def store_time_of_unit(self, topic: str, queue_id: int, offset: int) -> int:

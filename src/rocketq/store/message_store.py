@@ -357,10 +357,9 @@ class MessageStore:
         return queue.max_offset - queue.min_offset if queue is not None else -1
 
     def select_one_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> bytes | None:
-        """The record at a commit-log offset (VIEW_MESSAGE_BY_ID), or None when there is none."""
-        if size is None:
-            return self.commit_log.read_record(commit_log_offset)
-        return self.commit_log.read(commit_log_offset, size)
+        """The record at a commit-log offset (VIEW_MESSAGE_BY_ID), or None when no record starts there
+        (or, with `size`, none of that size: a damaged consume-queue unit)."""
+        return self.commit_log.read_record(commit_log_offset, size)
 
     def look_message_by_offset(self, commit_log_offset: int) -> MessageExt | None:
         record = self.select_one_message_by_offset(commit_log_offset)

@@ -12,6 +12,10 @@ offsets of our checkpoint instead of timestamps. Rules:
    stops with StoreCorruptError naming the file, rather than drop acknowledged messages. Otherwise the
    tail is cut: the file ends there, the bytes after it are zeroed, later files are deleted.
 4. Consume-queue units of records past the end are dropped; the index re-indexes from the end.
+5. Before the scan, the last units of every consume queue are checked against the records they name
+   (magic code, TOTALSIZE, PHYSICALOFFSET, QUEUEID, QUEUEOFFSET): a torn or overwritten unit moves the
+   re-dispatch start back to the end of the last sound unit before it, and re-dispatch rewrites every
+   unit that disagrees with its record (rule 2 only adds missing ones for a unit that agrees).
 A half-written record therefore never becomes readable: it fails rule 1 and is cut by rule 3.
 """
 
@@ -20,9 +24,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from rocketq.remoting.protocol.message_codec import MESSAGE_MAGIC_CODE
+from rocketq.remoting.protocol.message_codec import FIXED_SIZE_V4, MESSAGE_MAGIC_CODE
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.commit_log import CommitLog
+from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.dispatch import Dispatcher
 from rocketq.store.errors import StoreCorruptError
@@ -34,6 +39,8 @@ log = logging.getLogger("rocketq.store")
 
 _MAGIC_BYTES = MESSAGE_MAGIC_CODE.to_bytes(4, "big", signed=True)
 _RESYNC_CANDIDATES = 10_000
+TAIL_UNITS_CHECKED = 16  # the last units of each queue checked against the commit log at open
+_NOWHERE = 1 << 62
 
 
 @dataclass(slots=True)
@@ -45,6 +52,8 @@ class RecoveryReport:
     records_redispatched: int = 0
     truncated_tail: bool = False
     problem: str = ""
+    damaged_queues: int = 0  # queues whose last units did not match the commit log
+    units_repaired: int = 0  # consume-queue units rewritten from the commit log
 
 
 def recover(
@@ -67,6 +76,9 @@ def recover(
         return report
     if len(queues) == 0:
         redispatch_from = 0  # the consume queues are gone (deleted by hand): rebuild them all
+    else:
+        repair_from, report.damaged_queues = _check_queue_tails(commit_log, queues)
+        redispatch_from = min(redispatch_from, repair_from)
     first_index = _scan_start_index(
         files, min(checkpoint.physic_offset, redispatch_from), commit_log.file_size
     )
@@ -97,7 +109,65 @@ def recover(
     if tail_dirty:
         for mapped in commit_log.queue.files[first_index:]:
             mapped.force()
+    report.units_repaired = dispatcher.units_repaired
+    if dispatcher.repaired_files:
+        log.warning("consume queues: %d unit(s) rewritten from the commit log", dispatcher.units_repaired)
+        for mapped in dispatcher.repaired_files:
+            mapped.force()
+        dispatcher.repaired_files.clear()
     return report
+
+
+def _check_queue_tails(commit_log: CommitLog, queues: ConsumeQueueTable) -> tuple[int, int]:
+    """(commit-log offset to re-dispatch from so that every damaged tail unit is rewritten, or a huge
+    number when none is damaged; how many queues had one)."""
+    repair_from = _NOWHERE
+    damaged = 0
+    min_phy = commit_log.min_offset
+    for queue in queues:
+        first = max(queue.min_offset, queue.max_offset - TAIL_UNITS_CHECKED)
+        damaged_at = (
+            o for o in range(first, queue.max_offset) if _unit_damaged(commit_log, queue, o, min_phy)
+        )
+        bad = next(damaged_at, None)
+        if bad is None:
+            continue
+        damaged += 1
+        start = _end_of_sound_unit_before(commit_log, queue, bad, min_phy)
+        log.warning(
+            "consume queue %s/%d: the unit at offset %d does not match the commit log; re-dispatching from "
+            "commit-log offset %d to rewrite it", queue.topic, queue.queue_id, bad, start,
+        )  # fmt: skip
+        repair_from = min(repair_from, start)
+    return repair_from, damaged
+
+
+def _unit_damaged(commit_log: CommitLog, queue: ConsumeQueue, offset: int, min_phy: int) -> bool:
+    """Whether the unit at `offset` is torn or names something that is not its record. A hole (all
+    zeros) is not damage, nor is a unit of a record already cleaned up."""
+    unit = queue.unit(offset)
+    if unit is None:
+        return False
+    phys, size, _tags_code = unit
+    if size < FIXED_SIZE_V4:
+        return unit != (0, 0, 0)
+    if phys < min_phy:
+        return False
+    head = commit_log.record_head(phys, size)
+    return head is None or head != (size, MESSAGE_MAGIC_CODE, queue.queue_id, offset, phys)
+
+
+def _end_of_sound_unit_before(commit_log: CommitLog, queue: ConsumeQueue, bad: int, min_phy: int) -> int:
+    """Where the record after the last sound unit before `bad` can start (the log's start if none)."""
+    for offset in range(bad - 1, queue.min_offset - 1, -1):
+        unit = queue.unit(offset)
+        if unit is None or unit[1] < FIXED_SIZE_V4:
+            continue
+        if unit[0] < min_phy:
+            break
+        if not _unit_damaged(commit_log, queue, offset, min_phy):
+            return unit[0] + unit[1]
+    return min_phy
 
 
 def _scan_start_index(files: list[MappedFile], offset: int, file_size: int) -> int:
