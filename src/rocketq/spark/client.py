@@ -196,27 +196,24 @@ class SyncClient:
     ) -> Iterator[list[MessageExt]]:
         """The messages of [start, end) of one queue, in order, as lists (one per pull answer).
 
-        Offsets of a queue are dense, so `depth` pulls of `batch` messages are sent ahead; an answer
-        shorter than asked makes the pulls sent after it start at the wrong place: they are dropped and
-        pulling resumes where the data ended. Missing data (the queue starts after `start`, or ends
+        Offsets of a queue are dense, so `depth` pulls of `batch` messages each are kept in flight. An
+        answer shorter than asked (the broker caps a pull at maxTransferCountOnMessageInMemory, 32 by
+        default, and at a byte budget) is followed at once by a pull of the rest of its range, and later
+        pulls ask no more than such an answer held. Missing data (the queue starts after `start`, or ends
         before `end`) raises DataLossError, or with fail_on_data_loss=False is logged and skipped.
         """
-        pos = start
-        ahead = start
-        inflight: deque[tuple[int, asyncio.Task[PullResult]]] = deque()
+        pos = ahead = start
+        inflight: deque[tuple[int, int, asyncio.Task[PullResult]]] = deque()  # (offset, count, pull)
         try:
             while pos < end:
                 while len(inflight) < depth and ahead < end:
                     size = min(batch, end - ahead)
-                    inflight.append((ahead, self._pull(route, ahead, size)))
+                    inflight.append((ahead, size, self._pull(route, ahead, size)))
                     ahead += size
-                asked_at, task = inflight.popleft()
+                asked_at, size, task = inflight.popleft()
                 result = self._run(task)
-                if asked_at != pos:  # sent ahead after a short answer: resume from pos
-                    self._drop(inflight)
-                    ahead = pos
-                    continue
-                msgs = [m for m in result.messages if pos <= m.queue_offset < end]
+                until = asked_at + size
+                msgs = [m for m in result.messages if pos <= m.queue_offset < until] if asked_at == pos else []
                 if msgs:
                     if msgs[0].queue_offset != pos:
                         self._lost(route, pos, msgs[0].queue_offset, fail_on_data_loss)
@@ -224,8 +221,13 @@ class SyncClient:
                         m.broker_name = route.broker_name
                     yield msgs
                     pos = msgs[-1].queue_offset + 1
+                    if pos < until:  # a short answer: the rest of its range comes next
+                        batch = min(batch, len(msgs))
+                        inflight.appendleft((pos, until - pos, self._pull(route, pos, until - pos)))
                     continue
-                pos = self._no_messages(route, result, pos, end, fail_on_data_loss)
+                if asked_at == pos:
+                    pos = self._no_messages(route, result, pos, end, fail_on_data_loss)
+                # Off the expected path (no data where some was planned): start again from pos.
                 self._drop(inflight)
                 ahead = pos
         finally:
@@ -253,10 +255,10 @@ class SyncClient:
             raise DataLossError(what + "; set failOnDataLoss=false to skip them")
         log.warning("%s; skipped (failOnDataLoss=false)", what)
 
-    def _drop(self, inflight: deque[tuple[int, asyncio.Task[PullResult]]]) -> None:
+    def _drop(self, inflight: deque[tuple[int, int, asyncio.Task[PullResult]]]) -> None:
         if not inflight:
             return
-        tasks = [task for _at, task in inflight]
+        tasks = [task for _at, _size, task in inflight]
         inflight.clear()
         for task in tasks:
             task.cancel()

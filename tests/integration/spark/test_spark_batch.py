@@ -52,6 +52,9 @@ def test_a_batch_read_equals_what_was_sent(spark: Any, cluster: LocalCluster) ->
         per_queue.setdefault((row.broker_name, row.queue_id), []).append(row.queue_offset)
     assert {q: sorted(o) for q, o in per_queue.items()} == {q: list(range(len(o))) for q, o in per_queue.items()}
     assert {q: (0, len(o)) for q, o in per_queue.items()} == bounds(ns, "SparkBatch")
+    # Pulls asking more than the broker answers at once (32) are completed by follow-up pulls.
+    big_pulls = load(spark, ns, "SparkBatch", pullBatchSize="100", pullPipelineDepth="3").select("msg_id").collect()
+    assert sorted(r.msg_id for r in big_pulls) == sorted(sent)
 
 
 def test_starting_and_ending_offsets_and_several_topics(spark: Any, cluster: LocalCluster) -> None:
