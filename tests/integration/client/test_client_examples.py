@@ -10,7 +10,10 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 # Examples that need a broker set up differently, each run by its own test elsewhere.
-TESTED_ELSEWHERE = {"sql92_filter.py": "tests/integration/sql92/test_sql92_example.py (enablePropertyFilter)"}
+TESTED_ELSEWHERE = {
+    "sql92_filter.py": "tests/integration/sql92/test_sql92_example.py (enablePropertyFilter)",
+    "spark_read_topic.py": "tests/integration/spark/test_spark_examples.py (needs Java and the spark extra)",
+}
 ALL_SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
 SCRIPTS = [s for s in ALL_SCRIPTS if s not in TESTED_ELSEWHERE]
 EXPECTED = {
