@@ -134,6 +134,9 @@ class ConsumerConfig(ClientConfig):
     """-1 means the default: 16 for concurrent listeners, unbounded (Integer.MAX_VALUE) for orderly."""
     suspend_current_queue_time_ms: int = Field(1_000, alias="suspendCurrentQueueTimeMillis", ge=10)
     consume_timeout_min: int = Field(15, alias="consumeTimeout", ge=1)
+    """A message in a concurrent listener for longer is sent back (delay level 3); checked this often."""
+    consume_timeout_ms: int | None = Field(None, alias="consumeTimeoutMillis", ge=1)
+    """consume_timeout_min in milliseconds (sub-minute timeouts); wins when set."""
     await_termination_ms_when_shutdown: int = Field(0, alias="awaitTerminationMillisWhenShutdown", ge=0)
     broker_suspend_max_time_ms: int = Field(15_000, alias="brokerSuspendMaxTimeMillis", ge=0)
     consumer_timeout_ms_when_suspend: int = Field(30_000, alias="consumerTimeoutMillisWhenSuspend", ge=1)
@@ -167,6 +170,9 @@ class ConsumerConfig(ClientConfig):
         if isinstance(value, str) and value.upper() in ConsumeFromWhere.__members__:
             return ConsumeFromWhere[value.upper()]
         return value
+
+    def effective_consume_timeout_ms(self) -> int:
+        return self.consume_timeout_ms if self.consume_timeout_ms is not None else self.consume_timeout_min * 60_000
 
     def effective_max_reconsume_times(self, orderly: bool) -> int:
         if self.max_reconsume_times >= 0:

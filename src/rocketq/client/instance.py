@@ -205,12 +205,18 @@ class ClientInstance:
         return self._inner
 
     async def _unregister_client(self, producer_group: str | None = None, consumer_group: str | None = None) -> None:
-        for name, addrs in list(self.broker_addrs.items()):
-            for addr in addrs.values():
-                try:
-                    await self.api.unregister_client(addr, self.client_id, producer_group, consumer_group)
-                except (RemotingError, BrokerResponseError) as exc:
-                    log.info("unregister %s from %s (%s) failed: %s", producer_group or consumer_group, name, addr, exc)
+        # A snapshot: a route refresh or offline-broker sweep may change broker_addrs (and the inner
+        # address dicts) while the requests are out.
+        targets = [(name, addr) for name, addrs in list(self.broker_addrs.items()) for addr in list(addrs.values())]
+        results = await asyncio.gather(
+            *(self.api.unregister_client(addr, self.client_id, producer_group, consumer_group) for _, addr in targets),
+            return_exceptions=True,
+        )
+        for (name, addr), result in zip(targets, results, strict=True):
+            if isinstance(result, (RemotingError, BrokerResponseError)):
+                log.info("unregister %s from %s (%s) failed: %s", producer_group or consumer_group, name, addr, result)
+            elif isinstance(result, BaseException):
+                raise result
 
     # -- name server ------------------------------------------------------------------------------------
     async def fetch_route(self, topic: str, timeout_ms: int | None = None) -> TopicRouteData | None:

@@ -197,3 +197,44 @@ def test_normalise_results() -> None:
     assert cs._normalise(ConsumeResult.SUSPEND_CURRENT_QUEUE_A_MOMENT, False) is ConsumeResult.RECONSUME_LATER
     assert cs._normalise(ConsumeResult.RECONSUME_LATER, True) is ConsumeResult.SUSPEND_CURRENT_QUEUE_A_MOMENT
     assert cs._normalise("weird", False) is ConsumeResult.RECONSUME_LATER
+
+
+async def test_messages_stuck_past_the_consume_timeout_are_sent_back_and_released() -> None:
+    from rocketq.common.clock import ManualClock
+
+    clock = ManualClock()
+    host = Host(consume_timeout_ms=1000)
+    assert host.config.effective_consume_timeout_ms() == 1000
+    assert Host().config.effective_consume_timeout_ms() == 15 * 60_000
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def listener(batch):
+        if batch[0].queue_offset == 0:  # offset 0 hangs; 1 and 2 are consumed, 3 waits its turn
+            entered.set()
+            await release.wait()
+        return ConsumeResult.SUCCESS
+
+    svc = cs.ConcurrentConsumeService(host, listener, clock)
+    svc.start()
+    pq = ProcessQueue(clock=clock)
+    batch = msgs(0, 1, 2)
+    svc.submit(batch, pq, MQ, pq.put_messages(batch))
+    await entered.wait()
+    for _ in range(1000):  # offsets 1 and 2 settle within a few loop turns
+        if pq.msg_count == 1:
+            break
+        await asyncio.sleep(0)
+    assert pq.msg_count == 1
+    pq.put_messages(msgs(3))  # held, not yet handed to the listener: no consume start, never expired
+    assert await svc.clean_expired({MQ: pq}) == 0, "not past the timeout yet"
+    clock.advance(1001)
+    assert await svc.clean_expired({MQ: pq}) == 1
+    assert host.sent_back == [(b"m0", 3)]
+    assert pq.first_message() is not None and pq.first_message().queue_offset == 3
+    assert host.offset_store.read_memory(MQ) == 3
+    clock.advance(5000)
+    assert await svc.clean_expired({MQ: pq}) == 0
+    release.set()
+    await svc.pool.drain()
+    assert host.sent_back == [(b"m0", 3)] and host.offset_store.read_memory(MQ) == 3
+    await svc.shutdown(100)

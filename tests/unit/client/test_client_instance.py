@@ -78,3 +78,26 @@ async def test_offline_brokers_are_dropped() -> None:
     inst.clean_offline_brokers()
     assert inst.broker_addrs == {} and inst.route_table == {}
     await inst.remoting.shutdown()
+
+
+async def test_unregister_survives_broker_table_changes_while_requests_are_out() -> None:
+    """A route refresh may drop an address (or a broker) while UNREGISTER_CLIENT requests are awaited."""
+    inst = ClientInstance(config())
+    inst.broker_addrs = {
+        "broker-a": {0: "127.0.0.1:10911", 1: "127.0.0.1:10912"},
+        "broker-b": {0: "127.0.0.1:10921"},
+    }
+    asked: list[str] = []
+
+    async def unregister_client(addr: str, client_id: str, producer_group=None, consumer_group=None) -> None:
+        asked.append(addr)
+        # What clean_offline_brokers / _apply_route do concurrently.
+        inst.broker_addrs["broker-a"].pop(1, None)
+        inst.broker_addrs.pop("broker-b", None)
+        inst.broker_addrs["broker-c"] = {0: "127.0.0.1:10931"}
+        await asyncio.sleep(0)
+
+    inst.api.unregister_client = unregister_client  # type: ignore[method-assign]
+    await inst._unregister_client(consumer_group="g")
+    assert sorted(asked) == ["127.0.0.1:10911", "127.0.0.1:10912", "127.0.0.1:10921"]
+    await inst.remoting.shutdown()

@@ -230,3 +230,24 @@ async def test_transaction_commit_rollback_unknown_and_check() -> None:
         await asyncio.sleep(0.01)  # the checker runs on a worker thread
     addr, header, _ = ends[-1]
     assert checked and (addr, header.from_transaction_check, header.commit_log_offset, header.msg_id) == ("127.0.0.1:10911", True, 77, "U1")
+
+
+async def test_send_in_transaction_refuses_a_batch_before_any_request() -> None:
+    from rocketq.client.producer.transaction import TransactionProducer
+
+    inst = FakeInstance(ManualClock(), {"T": two_brokers()})
+    sent: list = []
+
+    async def send_message(*args, **kwargs):
+        sent.append(args)
+        raise AssertionError("no request may be sent for a batch")
+
+    inst.api.send_message = send_message  # type: ignore[method-assign]
+    tp = TransactionProducer("tg", namesrv_addr="127.0.0.1:9876", instance=inst)  # type: ignore[arg-type]
+    await tp.start()
+    batch = [Message("T", b"a"), Message("T", b"b")]
+    with pytest.raises(MessageIllegalError, match="batch") as info:
+        await tp.send_in_transaction(batch, executor=lambda m, a: None)  # type: ignore[arg-type]
+    assert info.value.code == 13 and not sent
+    assert all("TRAN_MSG" not in m.properties for m in batch)
+    await tp.shutdown()

@@ -18,7 +18,7 @@ import asyncio
 import concurrent.futures
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from rocketq.client.config import ConsumerConfig, MessageModel
@@ -40,6 +40,8 @@ RETRY_LOCALLY_AFTER_S = 5.0
 MAX_TIME_CONSUME_CONTINUOUSLY_MS = 60_000
 LOCK_RETRY_OK_S = 0.01
 LOCK_RETRY_FAILED_S = 3.0
+EXPIRED_PER_QUEUE = 16
+EXPIRED_DELAY_LEVEL = 3
 
 
 class ConsumeHost(Protocol):
@@ -227,6 +229,33 @@ class ConcurrentConsumeService(_BaseService):
 
     async def consume_directly(self, msg: MessageExt) -> ConsumeResult:
         return await self.invoke([msg])
+
+    async def clean_expired(self, queues: Mapping[MessageQueue, ProcessQueue]) -> int:
+        """Send back messages stuck in the listener for over consume_timeout; how many were.
+
+        Java ProcessQueue.cleanExpiredMsg: per queue up to 16 of the lowest held messages whose consume
+        start is older than the timeout go back to the broker with delay level 3 and leave the queue, so
+        the committed offset moves past them. (Java leaves the offset to the next settled batch; here it
+        is recorded at once.) The listener call still running is not interrupted; its result for them
+        is ignored unless it fails them again.
+        """
+        timeout_ms = self.config.effective_consume_timeout_ms()
+        sent = 0
+        for mq, pq in list(queues.items()):
+            for _ in range(min(EXPIRED_PER_QUEUE, pq.msg_count)):
+                msg = pq.first_message()
+                started = msg.properties.get(C.PROPERTY_CONSUME_START_TIMESTAMP) if msg is not None else None
+                if msg is None or pq.dropped or not started or self._clock.now_ms() - int(started) <= timeout_ms:
+                    break
+                if not await self.host.send_message_back(msg, EXPIRED_DELAY_LEVEL, mq.broker_name):
+                    break  # tried again next round
+                sent += 1
+                log.info("%s: message %s (offset %d) consumed for over %d ms; sent back", mq, msg.msg_id, msg.queue_offset, timeout_ms)
+                if pq.first_message() is msg:
+                    offset = pq.remove_messages([msg])
+                    if offset >= 0 and not pq.dropped:
+                        self.host.offset_store.update_offset(mq, offset, increase_only=True)
+        return sent
 
 
 class OrderlyConsumeService(_BaseService):

@@ -29,7 +29,7 @@ from rocketq.client.consumer.process_queue import ProcessQueue
 from rocketq.client.consumer.pull_api import PullAPIWrapper, reset_retry_topic
 from rocketq.client.consumer.push import consumer_config
 from rocketq.client.consumer.rebalance import RebalanceImpl
-from rocketq.client.consumer.subscription import build_subscription
+from rocketq.client.consumer.subscription import build_subscription, check_in_brokers, is_tag_subscription
 from rocketq.client.errors import ClientStateError, MQClientError
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import MessageSelector, PullStatus
@@ -82,6 +82,7 @@ class LitePullConsumer:
         self._clock = clock
         self._strategy = allocate_strategy or strategy_by_name(self.config.allocate_message_queue_strategy)
         self._subscriptions: dict[str, SubscriptionData] = {}
+        self._pending_subscriptions: dict[str, SubscriptionData] = {}  # subscribed after start, being checked
         self._assigned_mqs: set[MessageQueue] | None = None
         self._queues: dict[MessageQueue, _QueueState] = {}
         self._cache: asyncio.Queue[tuple[MessageQueue, ProcessQueue, list[MessageExt]]] | None = None
@@ -89,23 +90,50 @@ class LitePullConsumer:
         self._state = "CREATE_JUST"
         self._instance: ClientInstance | None = None
         self._next_auto_commit_ms = 0
+        self._rebalancing: asyncio.Task[None] | None = None
+        self._rebalance_impl: RebalanceImpl | None = None
         if self.config.consume_timestamp_ms is None:
             self.config.consume_timestamp_ms = clock.now_ms() - 30 * 60 * 1000
 
     # -- set-up -----------------------------------------------------------------------------------
-    def subscribe(self, topic: str, expression: str | MessageSelector | None = "*") -> None:
+    def subscribe(self, topic: str, expression: str | MessageSelector | None = "*") -> asyncio.Task[None] | None:
+        """Subscribe `topic` with a tag expression or a MessageSelector (SQL92).
+
+        Before start(), start() has the brokers check a SQL92 expression (MQClientError when one rejects
+        it). On a running consumer that happens in the background: the returned task ends once the
+        brokers know the subscription, or raises MQClientError (the subscription withdrawn).
+        """
         if self._assigned_mqs is not None:
             raise MQClientError("subscribe() and assign() cannot be mixed")
         problem = C.topic_name_problem(topic)
         if problem is not None:
             raise MQClientError(f"cannot subscribe: {problem}")
-        self._subscriptions[topic] = build_subscription(topic, expression)
+        sub = build_subscription(topic, expression)
         if self._state == "RUNNING":
-            self.rebalance.subscriptions[topic] = self._subscriptions[topic]
-            spawn(f"subscribe-{topic}", self._refresh_subscriptions())
+            self._pending_subscriptions[topic] = sub  # in use (heartbeats, pulls) once the brokers accept it
+            return spawn(f"subscribe-{self.group}-{topic}", self._subscribe_running(topic, sub))
+        self._subscriptions[topic] = sub
+        return None
+
+    async def _subscribe_running(self, topic: str, sub: SubscriptionData) -> None:
+        inst = self._running()
+        try:
+            if not is_tag_subscription(sub):
+                await inst.update_topic_route(topic)
+                await check_in_brokers(inst, self.group, [sub])
+        finally:
+            current = self._pending_subscriptions.get(topic) is sub
+            if current:
+                del self._pending_subscriptions[topic]
+        if self._state != "RUNNING" or not current:
+            return  # shut down or subscribed again meanwhile
+        self._subscriptions[topic] = sub
+        self.rebalance.subscriptions[topic] = sub
+        await self._refresh_subscriptions()
 
     def unsubscribe(self, topic: str) -> None:
         self._subscriptions.pop(topic, None)
+        self._pending_subscriptions.pop(topic, None)
         if self._state == "RUNNING":
             self.rebalance.subscriptions.pop(topic, None)
 
@@ -135,7 +163,7 @@ class LitePullConsumer:
         inst = acquire_instance(self.config, consumer_group=self.group)
         self._instance = inst
         self._cache = asyncio.Queue()
-        self.rebalance = RebalanceImpl(self, inst, self._strategy, self.config.message_model, clock=self._clock)
+        self.rebalance = self._rebalance_impl = RebalanceImpl(self, inst, self._strategy, self.config.message_model, clock=self._clock)
         if self._assigned_mqs is None:
             self.rebalance.subscriptions.update(self._subscriptions)
         self.offset_store: OffsetStore
@@ -150,20 +178,23 @@ class LitePullConsumer:
             self._state = "RUNNING"
             await inst.start()
             inst.set_rebalance_interval(self.config.rebalance_interval_ms)
-            await self._refresh_subscriptions()
+            await self._refresh_subscriptions(check=True)
             if self._assigned_mqs is not None:
                 await self._apply_assignment(self._assigned_mqs)
         except BaseException:
             self._state = "START_FAILED"
+            await self._stop_background()
             await inst.unregister_consumer(self.group)
             raise
         self._next_auto_commit_ms = self._clock.monotonic_ms() + self.config.auto_commit_interval_ms
         log.info("lite pull consumer %s started on %s", self.group, inst.client_id)
 
-    async def _refresh_subscriptions(self) -> None:
+    async def _refresh_subscriptions(self, *, check: bool = False) -> None:
         inst = self._running()
         for topic in list(self._subscriptions):
             await inst.update_topic_route(topic)
+        if check:  # before the heartbeat: a broker must not hold an expression it cannot compile
+            await check_in_brokers(inst, self.group, self._subscriptions.values())
         await inst.send_heartbeat_to_all_brokers()
         if self._assigned_mqs is None:
             inst.rebalance_immediately()
@@ -175,16 +206,33 @@ class LitePullConsumer:
             return
         inst = self._running()
         self._state = "STOPPING"
-        tasks = [s.task for s in self._queues.values() if s.task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._stop_background()
         if self.config.auto_commit:
             await self._commit(oneway=False)
-        for st in self._queues.values():
-            st.pq.dropped = True
         self._state = "SHUTDOWN_ALREADY"
         await inst.unregister_consumer(self.group)
+
+    async def _stop_background(self) -> None:
+        """Cancel (and await) this consumer's rebalance and pull loops; every queue's generation dropped.
+
+        Without this a rebalance still in flight at shutdown goes on taking queues and asking brokers
+        for offsets for a consumer that has left (while the shared instance lives on).
+        """
+        rebalancing = self._rebalancing
+        if rebalancing is not None:
+            rebalancing.cancel()
+            await asyncio.wait((rebalancing,))
+        if self._rebalance_impl is not None:
+            for pq in self._rebalance_impl.process_queues.values():
+                pq.dropped = True
+        tasks = [st.task for st in self._queues.values() if st.task is not None]
+        for st in self._queues.values():
+            st.pq.dropped = True
+            st.task = None
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -240,8 +288,8 @@ class LitePullConsumer:
         if oneway:
             await self.offset_store.persist_all(list(self._queues))
         else:
-            for mq in list(self._queues):
-                await self.offset_store.persist(mq)
+            # All at once: a slow broker costs one request timeout, not one per queue.
+            await asyncio.gather(*(self.offset_store.persist(mq) for mq in list(self._queues)))
             if isinstance(self.offset_store, LocalFileOffsetStore):
                 await self.offset_store.persist_all(list(self._queues))
 
@@ -394,8 +442,21 @@ class LitePullConsumer:
             self.rebalance.topic_subscribe_info[topic] = mqs
 
     async def do_rebalance(self) -> None:
-        if self._state == "RUNNING" and self._assigned_mqs is None:
-            await self.rebalance.do_rebalance()
+        if self._state != "RUNNING" or self._assigned_mqs is not None:
+            return
+        # Its own task, so that shutdown() can cancel it without cancelling the instance's rebalance service.
+        task = asyncio.ensure_future(self.rebalance.do_rebalance())
+        self._rebalancing = task
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            if self._rebalancing is task:
+                self._rebalancing = None
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
 
     async def persist_consumer_offset(self) -> None:
         return None  # offsets move only on commit()

@@ -120,6 +120,11 @@ class ProcessQueue:
         first, last = self._first(), self._last()
         return 0 if first is None or last is None else last - first
 
+    def first_message(self) -> MessageExt | None:
+        """The held message with the lowest offset (the one holding the committed offset back)."""
+        first = self._first()
+        return None if first is None else self._msgs[first]
+
     def has_temp_message(self) -> bool:
         return bool(self._msgs)
 

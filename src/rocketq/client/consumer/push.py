@@ -30,7 +30,7 @@ from rocketq.client.consumer.process_queue import ProcessQueue
 from rocketq.client.consumer.pull_api import PullAPIWrapper
 from rocketq.client.consumer.pull_service import PullService
 from rocketq.client.consumer.rebalance import RebalanceImpl
-from rocketq.client.consumer.subscription import build_subscription
+from rocketq.client.consumer.subscription import build_subscription, check_in_brokers, is_tag_subscription
 from rocketq.client.errors import ClientStateError, MQClientError
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import ConsumeResult, MessageSelector
@@ -38,7 +38,7 @@ from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.service import PeriodicService, spawn
-from rocketq.remoting.errors import BrokerResponseError, RemotingError, RequestCodeNotSupportedError
+from rocketq.remoting.errors import BrokerResponseError, RemotingError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ProcessQueueInfo
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumeFromWhere as WireFromWhere
@@ -86,6 +86,7 @@ class PushConsumer:
         self._clock = clock
         self._strategy = allocate_strategy or strategy_by_name(self.config.allocate_message_queue_strategy)
         self._subscriptions: dict[str, SubscriptionData] = {}
+        self._pending_subscriptions: dict[str, SubscriptionData] = {}  # subscribed after start, being checked
         self._listener: Listener | None = None
         self.consume_orderly = False
         self._state = "CREATE_JUST"
@@ -97,19 +98,27 @@ class PushConsumer:
             self.config.consume_timestamp_ms = clock.now_ms() - 30 * 60 * 1000
 
     # -- configuration before start ---------------------------------------------------------------------
-    def subscribe(self, topic: str, expression: str | MessageSelector | None = "*") -> None:
-        """Subscribe `topic` with a tag expression ("TagA || TagB", "*") or a MessageSelector (SQL92)."""
+    def subscribe(self, topic: str, expression: str | MessageSelector | None = "*") -> asyncio.Task[None] | None:
+        """Subscribe `topic` with a tag expression ("TagA || TagB", "*") or a MessageSelector (SQL92).
+
+        Before start() the subscription is checked by start(). On a running consumer the brokers check a
+        SQL92 expression and hear of the subscription at once, in the background: the returned task ends
+        when they have, and raises MQClientError (the subscription withdrawn, logged as an error if
+        nobody awaits the task) when a broker rejects the expression.
+        """
         problem = C.topic_name_problem(topic)
         if problem is not None:
             raise MQClientError(f"cannot subscribe: {problem}")
         sub = build_subscription(topic, expression)
-        self._subscriptions[topic] = sub
         if self._state == "RUNNING":
-            self.rebalance.subscriptions[topic] = sub
-            spawn(f"subscribe-{topic}", self._after_subscription_change())
+            self._pending_subscriptions[topic] = sub  # in use (heartbeats, pulls) once the brokers accept it
+            return spawn(f"subscribe-{self.group}-{topic}", self._subscribe_running(topic, sub))
+        self._subscriptions[topic] = sub
+        return None
 
     def unsubscribe(self, topic: str) -> None:
         self._subscriptions.pop(topic, None)
+        self._pending_subscriptions.pop(topic, None)
         if self._state == "RUNNING":
             self.rebalance.subscriptions.pop(topic, None)
             spawn(f"unsubscribe-{topic}", self._after_subscription_change())
@@ -179,30 +188,36 @@ class PushConsumer:
         if self.consume_orderly and self.config.message_model is MessageModel.CLUSTERING:
             interval = self.config.lock_interval_ms / 1000
             self._services.append(PeriodicService(f"lock-renewal-{self.group}", interval, self.rebalance.lock_all, interval))
+        if isinstance(self.consume_service, ConcurrentConsumeService):
+            # Java checks every consumeTimeout minutes; the interval follows the (possibly ms) timeout.
+            every = self.config.effective_consume_timeout_ms() / 1000
+            self._services.append(PeriodicService(f"clean-expired-{self.group}", every, self._clean_expired, every))
         for service in self._services:
             await service.start()
         for topic in list(self.rebalance.subscriptions):
             await inst.update_topic_route(topic)
-        await self._check_sql_subscriptions(inst)
+        await check_in_brokers(inst, self.group, self.rebalance.subscriptions.values())
         await inst.send_heartbeat_to_all_brokers()
         inst.rebalance_immediately()
         log.info("push consumer %s started on %s (%s)", self.group, inst.client_id, self.config.message_model.value)
 
-    async def _check_sql_subscriptions(self, inst: ClientInstance) -> None:
-        """A SQL92 subscription the broker cannot compile fails start() (Java checkClientInBroker)."""
-        for sub in self.rebalance.subscriptions.values():
-            if sub.expression_type != "SQL92":
-                continue
-            for _name, addrs in list(inst.broker_addrs.items()):
-                addr = addrs.get(C.MASTER_ID)
-                if addr is None:
-                    continue
-                try:
-                    await inst.api.check_client_config(addr, inst.client_id, self.group, sub)
-                except RequestCodeNotSupportedError:
-                    continue
-                except BrokerResponseError as exc:
-                    raise MQClientError(f"the broker {addr} rejects the SQL92 subscription {sub.sub_string!r}: {exc.remark}", exc.code) from exc
+    async def _subscribe_running(self, topic: str, sub: SubscriptionData) -> None:
+        """A subscription made after start(): checked by the brokers first, then in use and announced."""
+        inst = self._instance
+        assert inst is not None
+        try:
+            if not is_tag_subscription(sub):
+                await inst.update_topic_route(topic)
+                await check_in_brokers(inst, self.group, [sub])
+        finally:
+            current = self._pending_subscriptions.get(topic) is sub
+            if current:
+                del self._pending_subscriptions[topic]
+        if self._state != "RUNNING" or not current:
+            return  # shut down or subscribed again meanwhile
+        self._subscriptions[topic] = sub
+        self.rebalance.subscriptions[topic] = sub
+        await self._after_subscription_change()
 
     async def shutdown(self) -> None:
         """Stop pulling, let running listener calls finish, commit offsets, leave the group."""
@@ -276,6 +291,10 @@ class PushConsumer:
     async def _watchdog(self) -> None:
         self.pull_service.revive_lost()
 
+    async def _clean_expired(self) -> None:
+        if isinstance(self.consume_service, ConcurrentConsumeService) and self._state == "RUNNING":
+            await self.consume_service.clean_expired(self.rebalance.process_queues)
+
     # -- ConsumerInner (driven by the client instance) ------------------------------------------------------
     def consumer_data(self) -> ConsumerData:
         return ConsumerData(
@@ -308,7 +327,7 @@ class PushConsumer:
             if mq.topic == topic:
                 pq.dropped = True
                 pq.clear()
-        for mq, offset in offsets.items():
+        for mq, offset in list(offsets.items()):
             self.offset_store.update_offset(mq, offset, increase_only=False)
             await self.offset_store.persist(mq)
         for mq in [m for m in self.rebalance.process_queues if m.topic == topic]:

@@ -85,7 +85,7 @@ class SimpleConsumer:
         inst.register_consumer(self)
         try:
             await inst.start()
-            for topic in self._subs:
+            for topic in list(self._subs):
                 await inst.update_topic_route(topic)
             await inst.send_heartbeat_to_all_brokers()
         except BaseException:
@@ -126,7 +126,7 @@ class SimpleConsumer:
         inst = self._running()
         targets = self._targets(inst)
         if not targets:
-            for topic in self._subs:
+            for topic in list(self._subs):
                 await inst.update_topic_route(topic)
             targets = self._targets(inst)
             if not targets:

@@ -3,17 +3,26 @@
 Port of org.apache.rocketmq.common.filter.FilterAPI.buildSubscriptionData and the tag filter of
 PullAPIWrapper.processPullResult (4.9.8). The broker filters by tag hash code; hash collisions pass, so
 the client keeps only messages whose tag string is in the subscription's tag set. SQL92 expressions are
-passed through untouched (the broker evaluates them).
+passed through untouched (the broker evaluates them); `check_in_brokers` asks the brokers to compile them
+first (MQClientInstance.checkClientInBroker), so a bad expression fails subscribe/start instead of every pull.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from rocketq.client.errors import MQClientError
 from rocketq.client.model import ExpressionType, MessageSelector
+from rocketq.common import constants as C
 from rocketq.common.message import MessageExt
 from rocketq.common.tags import SUB_ALL, parse_tag_expression
+from rocketq.remoting.errors import BrokerResponseError, RequestCodeNotSupportedError
 from rocketq.remoting.protocol.bodies.heartbeat import SubscriptionData
+
+if TYPE_CHECKING:
+    from rocketq.client.instance import ClientInstance
 
 
 def build_subscription(topic: str, selector: str | MessageSelector | None, sub_version: int | None = None) -> SubscriptionData:
@@ -43,3 +52,30 @@ def filter_by_tags(msgs: list[MessageExt], sub: SubscriptionData) -> list[Messag
         return msgs
     tags = sub.tags_set
     return [m for m in msgs if m.tags is not None and m.tags in tags]
+
+
+async def check_in_brokers(inst: ClientInstance, group: str, subs: Iterable[SubscriptionData]) -> None:
+    """CHECK_CLIENT_CONFIG of every non-tag subscription with the masters serving its topic.
+
+    Raises MQClientError (the broker's response code, its remark and the expression) when one rejects
+    it. The topic's route should be fresh (brokers not in any route cannot be asked).
+    """
+    for sub in list(subs):
+        if is_tag_subscription(sub):
+            continue
+        route = inst.route_table.get(sub.topic)
+        names = sorted({bd.broker_name for bd in route.broker_datas}) if route else sorted(inst.broker_addrs)
+        for name in names:
+            addr = inst.find_broker_addr_in_subscribe(name, C.MASTER_ID, only_this=True)
+            if addr is None:
+                continue
+            try:
+                await inst.api.check_client_config(addr, inst.client_id, group, sub)
+            except RequestCodeNotSupportedError:
+                continue
+            except BrokerResponseError as exc:
+                raise MQClientError(
+                    f"the broker {addr} rejects the {sub.expression_type} subscription {sub.sub_string!r} of "
+                    f"{sub.topic}: {exc.remark}",
+                    exc.code,
+                ) from exc

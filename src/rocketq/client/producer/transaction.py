@@ -85,8 +85,13 @@ class TransactionProducer(Producer):
     async def send_in_transaction(self, msg: Message, executor: Executor, arg: Any = None) -> TransactionSendResult:
         """Send `msg` as a half message, run `executor(msg, arg)`, then commit or roll back.
 
-        Raises MessageIllegalError for delayed messages or a bad message, and whatever the send raises.
+        Raises MessageIllegalError for a batch (list), a delayed or a bad message (before any request),
+        and whatever the send raises.
         """
+        if not isinstance(msg, Message):
+            # Java: "batch message is not supported in transactions"; a list would fail deep in send().
+            what = "a batch (list)" if isinstance(msg, (list, tuple)) else type(msg).__name__
+            raise MessageIllegalError(f"send_in_transaction takes one Message, not {what}: batch messages are not allowed in transactions")
         if executor is None:
             raise MQClientError("send_in_transaction needs an executor")
         if msg.delay_level:
