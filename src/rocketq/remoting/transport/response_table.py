@@ -23,6 +23,8 @@ from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger("rocketq.remoting")
 
+CANCELLED_REMEMBERED = 4096
+
 
 class ResponseFuture:
     """One request waiting for its response."""
@@ -65,11 +67,14 @@ class ResponseTable:
     async request whose connection had to be opened first).
     """
 
-    __slots__ = ("_by_timeout", "_loop", "_pending", "_timer", "_timer_at")
+    __slots__ = ("_by_timeout", "_cancelled", "_loop", "_pending", "_timer", "_timer_at")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._pending: dict[int, ResponseFuture] = {}
         self._by_timeout: dict[int, dict[int, ResponseFuture]] = {}
+        # Opaques of requests our own caller cancelled (a long poll at consumer shutdown): their late
+        # answers are expected, not worth a warning. Oldest forgotten first; bounded.
+        self._cancelled: dict[int, None] = {}
         self._loop = loop
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0
@@ -130,11 +135,14 @@ class ResponseTable:
         opaque = response.opaque
         rf = self._pending.pop(opaque, None)  # _remove, inlined: this runs once per response
         if rf is None:
-            log.warning(
-                "response with opaque %s (code %s) matches no request; it timed out or was never sent",
-                response.opaque,
-                response.code,
-            )
+            if self._cancelled.pop(opaque, 0) is None:
+                log.debug("response with opaque %s (code %s) to a request cancelled here", opaque, response.code)
+            else:
+                log.warning(
+                    "response with opaque %s (code %s) matches no request; it timed out or was never sent",
+                    response.opaque,
+                    response.code,
+                )
             return None
         del self._by_timeout[rf.timeout_ms][opaque]  # an emptied group is dropped by _on_timer
         if rf.release is not None:
@@ -144,8 +152,12 @@ class ResponseTable:
         return rf
 
     def discard(self, opaque: int) -> None:
-        """Forget a request whose caller gave up (cancelled)."""
-        self._remove(opaque)
+        """Forget a request whose caller gave up (cancelled); its answer, if it comes, is logged at DEBUG."""
+        if self._remove(opaque) is not None:
+            cancelled = self._cancelled
+            cancelled[opaque] = None
+            if len(cancelled) > CANCELLED_REMEMBERED:
+                del cancelled[next(iter(cancelled))]
 
     def fail(self, opaque: int, exc: BaseException) -> bool:
         rf = self._remove(opaque)
