@@ -4,7 +4,8 @@ Port of org.apache.rocketmq.store.config.MessageStoreConfig (4.9.8 defaults) res
 implements, plus FlushDiskType and BrokerRole. Deviations: storePathRootDir defaults to ~/rocketq/store
 (Java: ~/store); `preallocateMappedFile` and `mappedFileReserveAhead` (ours) reserve commit-log disk
 blocks ahead of the writer so that a full disk fails a put (CREATE_MAPEDFILE_FAILED) instead of a write
-into the mapping; `warmMappedFileEnable` faults those pages in ahead (Java writes zeros instead).
+into the mapping; `warmMappedFileEnable` faults those pages in ahead (Java writes zeros instead);
+`maxMappedConsumeQueueFiles` (ours) bounds the consume-queue files mapped at once (descriptors, maps).
 """
 
 from __future__ import annotations
@@ -67,6 +68,13 @@ class MessageStoreConfig(RocketConfig):
         True,
         alias="warmMappedFileEnable",
         description="fault commit-log pages in ahead of the writer on a worker thread, off the append path",
+    )
+    max_mapped_consume_queue_files: int = Field(
+        0,
+        alias="maxMappedConsumeQueueFiles",
+        ge=0,
+        description="consume-queue files mapped at once, least recently used unmapped first "
+        "(0: half the soft open-file limit, at most 32768); each costs a descriptor and a map",
     )
     mapped_file_reserve_ahead_bytes: int = Field(
         16 * 1024 * 1024,

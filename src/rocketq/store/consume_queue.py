@@ -5,11 +5,14 @@ Deviations: units are written at the position their logical offset names (Java a
 write position and logs a mismatch), so re-dispatch after a crash is idempotent and a lost unit stays a
 hole (size 0, skipped by reads) instead of shifting every later offset; offsets here are unit counts,
 not bytes; search by time binary-searches the whole queue by STORETIMESTAMP instead of picking a file
-by its modification time.
+by its modification time; files are mapped on use, within a MappingBudget shared by all queues, and
+unmapped when the budget needs room or the queue was idle between two `release_if_idle` calls, so an
+idle queue holds no descriptor and no map.
 """
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +20,7 @@ from pathlib import Path
 from rocketq.store.config import CQ_STORE_UNIT_SIZE
 from rocketq.store.mapped_file import MappedFile
 from rocketq.store.mapped_file_queue import MappedFileQueue
+from rocketq.store.mapping_budget import MappingBudget
 
 CQ_UNIT = struct.Struct(">qiq")
 _UNIT_PACK = CQ_UNIT.pack_into
@@ -60,10 +64,13 @@ class ConsumeQueue:
     """One queue's units. `max_offset` is the next logical offset; `min_offset` the first still valid."""
 
     __slots__ = (
+        "_budget",
         "_cur",
         "_cur_base",
         "_cur_limit",
         "_cur_mm",
+        "_swept_max",
+        "_used",
         "file_size",
         "max_offset",
         "max_physic_offset",
@@ -74,12 +81,17 @@ class ConsumeQueue:
         "units_per_file",
     )
 
-    def __init__(self, topic: str, queue_id: int, directory: Path, file_size: int) -> None:
+    def __init__(
+        self, topic: str, queue_id: int, directory: Path, file_size: int, budget: MappingBudget | None = None
+    ) -> None:
         self.topic = topic
         self.queue_id = queue_id
         self.file_size = file_size
         self.units_per_file = file_size // CQ_STORE_UNIT_SIZE
-        self.queue = MappedFileQueue(directory, file_size)
+        self.queue = MappedFileQueue(directory, file_size, lazy=True)
+        self._budget = budget
+        self._used = False  # a file was mapped or read since the last release_if_idle
+        self._swept_max = -1  # max_offset at the last release_if_idle
         self.max_offset = 0
         self.min_offset = 0
         self.max_physic_offset = 0  # end (offset + size) of the last record with a unit here
@@ -87,6 +99,42 @@ class ConsumeQueue:
         self._cur_base = 0
         self._cur_limit = 0  # first logical offset past the current file (0: no current file)
         self._cur_mm: object = None
+
+    # -- mapping -------------------------------------------------------------------------------------
+    def _mm(self, mapped: MappedFile) -> mmap.mmap:
+        """The map of one of this queue's files, mapped now if it is not (every access but the put
+        fast path, which writes through `_cur_mm`, comes through here)."""
+        mm = mapped.mm if mapped.is_mapped else mapped.map()
+        self._used = True
+        if self._budget is not None:
+            self._budget.touch(mapped, self._release)
+        return mm
+
+    def _release(self, mapped: MappedFile) -> None:
+        """Unmap one file (the budget needs room); the put fast path stops writing through it."""
+        if mapped is self._cur:
+            self._cur_limit = 0
+            self._cur_mm = None
+        mapped.unmap()
+
+    def release_if_idle(self) -> int:
+        """Unmap every file if the queue was neither written nor used since the last call; returns how
+        many files were unmapped (unflushed units stay in the page cache; a flush reaches them by path)."""
+        if self._used or self.max_offset != self._swept_max:
+            self._used = False
+            self._swept_max = self.max_offset
+            return 0
+        released = 0
+        for mapped in self.queue.files:
+            if mapped.is_mapped:
+                self._forget(mapped)
+                self._release(mapped)
+                released += 1
+        return released
+
+    def _forget(self, mapped: MappedFile) -> None:
+        if self._budget is not None:
+            self._budget.forget(mapped)
 
     # -- open ----------------------------------------------------------------------------------------
     def load(self) -> None:
@@ -96,7 +144,7 @@ class ConsumeQueue:
         if not files:
             return
         last = files[-1]
-        end = find_written_end(last.mm, last.file_size)
+        end = find_written_end(self._mm(last), last.file_size)
         last.set_positions(end)
         # A pre-created-then-unused last file: the previous one ends the queue.
         self.max_offset = (last.file_from_offset + end) // CQ_STORE_UNIT_SIZE
@@ -112,7 +160,7 @@ class ConsumeQueue:
         self._cur = mapped
         self._cur_base = mapped.file_from_offset // CQ_STORE_UNIT_SIZE
         self._cur_limit = self._cur_base + self.units_per_file
-        self._cur_mm = mapped.mm
+        self._cur_mm = self._mm(mapped)
 
     # -- write ---------------------------------------------------------------------------------------
     def put(self, offset: int, phys_offset: int, size: int, tags_code: int) -> None:
@@ -138,7 +186,7 @@ class ConsumeQueue:
                 mapped.wrote_position = mapped.file_size  # a gap rolls over the rest of this file
             mapped = self.queue.get_last_or_create(byte_pos)
         rel = byte_pos - mapped.file_from_offset
-        CQ_UNIT.pack_into(mapped.mm, rel, phys_offset, size, tags_code)
+        CQ_UNIT.pack_into(self._mm(mapped), rel, phys_offset, size, tags_code)
         mapped.wrote_position = rel + CQ_STORE_UNIT_SIZE
         self.max_offset = offset + 1
         self.max_physic_offset = phys_offset + size
@@ -151,7 +199,11 @@ class ConsumeQueue:
         if mapped is None:
             return None
         CQ_UNIT.pack_into(
-            mapped.mm, offset * CQ_STORE_UNIT_SIZE - mapped.file_from_offset, phys_offset, size, tags_code
+            self._mm(mapped),
+            offset * CQ_STORE_UNIT_SIZE - mapped.file_from_offset,
+            phys_offset,
+            size,
+            tags_code,
         )
         if offset == self.max_offset - 1:
             self.max_physic_offset = phys_offset + size
@@ -169,7 +221,7 @@ class ConsumeQueue:
         if mapped is None:
             return None
         phys, size, tags = CQ_UNIT.unpack_from(
-            mapped.mm, offset * CQ_STORE_UNIT_SIZE - mapped.file_from_offset
+            self._mm(mapped), offset * CQ_STORE_UNIT_SIZE - mapped.file_from_offset
         )
         return phys, size, tags
 
@@ -185,7 +237,7 @@ class ConsumeQueue:
         end = min(mapped.wrote_position, start + max_units * CQ_STORE_UNIT_SIZE)
         if end <= start:
             return None
-        return mapped.mm[start:end]
+        return self._mm(mapped)[start:end]
 
     def roll_next_file(self, offset: int) -> int:
         """The first logical offset of the file after the one `offset` falls in."""
@@ -238,8 +290,12 @@ class ConsumeQueue:
             if not mapped.file_from_offset <= byte_end < mapped.file_from_offset + self.file_size:
                 continue
             start = max(0, byte_end - mapped.file_from_offset)
-            mapped.mm[start : mapped.wrote_position] = bytes(max(0, mapped.wrote_position - start))
+            self._mm(mapped)[start : mapped.wrote_position] = bytes(max(0, mapped.wrote_position - start))
+        before = list(self.queue.files)
         self.queue.truncate_dirty(byte_end)
+        for mapped in before:
+            if mapped.closed:
+                self._forget(mapped)
         self.max_offset = new_max
         last_unit = self.unit(new_max - 1) if new_max > self.min_offset else None
         self.max_physic_offset = last_unit[0] + last_unit[1] if last_unit else 0
@@ -277,12 +333,13 @@ class ConsumeQueue:
         files = self.queue.files
         while count < len(files) - 1:
             mapped = files[count]
-            last_unit = CQ_UNIT.unpack_from(mapped.mm, mapped.file_size - CQ_STORE_UNIT_SIZE)
+            last_unit = CQ_UNIT.unpack_from(self._mm(mapped), mapped.file_size - CQ_STORE_UNIT_SIZE)
             if last_unit[0] + last_unit[1] > min_phys:
                 break
             count += 1
         if count:
-            self.queue.delete_first_files(count)
+            for mapped in self.queue.delete_first_files(count):
+                self._forget(mapped)
             self.min_offset = max(self.min_offset, self.queue.min_offset // CQ_STORE_UNIT_SIZE)
         self.correct_min_offset(min_phys)
         return count
@@ -291,9 +348,13 @@ class ConsumeQueue:
         return self.queue.flush(least_pages)
 
     def close(self) -> None:
+        for mapped in self.queue.files:
+            self._forget(mapped)
         self.queue.close()
 
     def destroy(self) -> None:
+        for mapped in self.queue.files:
+            self._forget(mapped)
         self.queue.destroy()
         self.max_offset = self.min_offset = self.max_physic_offset = 0
         self._cur, self._cur_mm, self._cur_base, self._cur_limit = None, None, 0, 0

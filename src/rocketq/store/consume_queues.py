@@ -2,6 +2,8 @@
 
 Port of DefaultMessageStore.consumeQueueTable with findConsumeQueue, loadConsumeQueue and the per-topic
 deletion of cleanUnusedTopic/deleteTopics. Directory layout: consumequeue/{topic}/{queueId}/{20 digits}.
+Every queue maps its files within one MappingBudget (mapping_budget.py); `release_idle` unmaps the files
+of queues idle since its last call.
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rocketq.store.consume_queue import ConsumeQueue
+from rocketq.store.mapping_budget import MappingBudget
 
 log = logging.getLogger("rocketq.store")
 
 
 class ConsumeQueueTable:
-    def __init__(self, root: Path, file_size: int) -> None:
+    def __init__(self, root: Path, file_size: int, max_mapped_files: int = 0) -> None:
         self.root = root
         self.file_size = file_size
+        self.budget = MappingBudget(max_mapped_files)
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
         self._by_topic: dict[str, dict[int, ConsumeQueue]] = {}
         self.get_by_key = self._queues.get  # (topic, queue id) -> queue, for the put path
@@ -34,7 +38,7 @@ class ConsumeQueueTable:
                 if not name.isdigit() or not (topic_dir / name).is_dir():
                     log.warning("ignoring %s: not a queue directory", topic_dir / name)
                     continue
-                queue = ConsumeQueue(topic, int(name), topic_dir / name, self.file_size)
+                queue = ConsumeQueue(topic, int(name), topic_dir / name, self.file_size, self.budget)
                 queue.load()
                 self._add(queue)
 
@@ -48,7 +52,9 @@ class ConsumeQueueTable:
     def find_or_create(self, topic: str, queue_id: int) -> ConsumeQueue:
         queue = self._queues.get((topic, queue_id))
         if queue is None:
-            queue = ConsumeQueue(topic, queue_id, self.root / topic / str(queue_id), self.file_size)
+            queue = ConsumeQueue(
+                topic, queue_id, self.root / topic / str(queue_id), self.file_size, self.budget
+            )
             self._add(queue)
         return queue
 
@@ -82,6 +88,11 @@ class ConsumeQueueTable:
             if queue.queue.has_unflushed:
                 queue.flush(least_pages)
 
+    def release_idle(self) -> int:
+        """Unmap the files of every queue idle since the last call (loop thread); returns how many."""
+        return sum(queue.release_if_idle() for queue in list(self._queues.values()))
+
     def close(self) -> None:
         for queue in self._queues.values():
             queue.close()
+        self.budget.clear()

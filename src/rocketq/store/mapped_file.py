@@ -2,13 +2,18 @@
 
 Port of org.apache.rocketmq.store.MappedFile. Deviations: no reference counting (one event-loop thread
 reads and writes; only flushes and reservations run on worker threads, and a lock keeps those and a
-close apart); no transient store pool; a flush is fdatasync on the file descriptor, which on Linux
-writes back the pages dirtied through the shared mapping and, unlike mmap.flush, releases the GIL.
-Files are created sparse; `reserve()` then allocates disk blocks (fallocate) and faults pages in
-(MADV_POPULATE_WRITE) a window ahead of the writer, on a worker thread. This replaces Java's
-warmMappedFile: the first write to a page of a shared mapping costs a page fault plus ext4's
-page_mkwrite, microseconds per 4 KiB that would otherwise land on the append path; and a full disk
-fails the reservation (a status for the put) instead of a write into the mapping (SIGBUS).
+close apart); no transient store pool. No descriptor is kept: the file is opened, mapped and closed
+again (Python's mmap keeps a duplicate of its own, and none from 3.13 on, with trackfd=False), so a
+mapped file costs one descriptor at most. A flush is msync(MS_SYNC) of the whole mapping through
+ctypes: on Linux that is fdatasync of the file's range, and unlike mmap.flush it releases the GIL.
+A file may be unmapped while it is idle (`unmap()`, consume queues do) and mapped again on use
+(`map()`); a flush of an unmapped file with unflushed writes opens a short-lived descriptor for
+fdatasync. Files are created sparse; `reserve()` then allocates disk blocks (fallocate, through a
+short-lived descriptor) and faults pages in (MADV_POPULATE_WRITE) a window ahead of the writer, on a
+worker thread. This replaces Java's warmMappedFile: the first write to a page of a shared mapping costs
+a page fault plus ext4's page_mkwrite, microseconds per 4 KiB that would otherwise land on the append
+path; and a full disk fails the reservation (a status for the put) instead of a write into the mapping
+(SIGBUS).
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ import ctypes
 import errno
 import mmap
 import os
+import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from rocketq.store.errors import StoreCorruptError
 
@@ -27,7 +34,20 @@ FILE_NAME_DIGITS = 20
 # madvise advice values (Linux >= 5.14); Python 3.11 does not name them.
 MADV_POPULATE_READ = 22
 MADV_POPULATE_WRITE = 23
+MS_SYNC = 4  # Linux
 TMP_SUFFIX = ".tmp"
+# From Python 3.13 a mapping need not keep a descriptor of its own (nothing here resizes a map).
+_MMAP_OPTIONS: dict[str, Any] = {"trackfd": False} if sys.version_info >= (3, 13) else {}
+
+
+def _unmapped() -> mmap.mmap:
+    """A closed map: what `mm` holds while a file is not mapped (any use raises ValueError)."""
+    closed = mmap.mmap(-1, OS_PAGE_SIZE)
+    closed.close()
+    return closed
+
+
+_UNMAPPED = _unmapped()
 
 
 def offset_to_file_name(offset: int) -> str:
@@ -44,12 +64,13 @@ class MappedFile:
 
     Invariants: 0 <= flushed_position <= wrote_position <= file_size; bytes below wrote_position are
     whole records (or units); a flush makes everything below the wrote position it saw durable;
-    bytes below `reserved` have their disk blocks allocated.
+    bytes below `reserved` have their disk blocks allocated. With `lazy`, an existing file is mapped
+    on the first `map()` only.
     """
 
     __slots__ = (
+        "_addr",
         "_closed",
-        "_fd",
         "_lock",
         "file_from_offset",
         "file_size",
@@ -60,7 +81,7 @@ class MappedFile:
         "wrote_position",
     )
 
-    def __init__(self, path: Path, file_from_offset: int, file_size: int) -> None:
+    def __init__(self, path: Path, file_from_offset: int, file_size: int, *, lazy: bool = False) -> None:
         self.path = path
         self.file_from_offset = file_from_offset
         self.file_size = file_size
@@ -69,7 +90,8 @@ class MappedFile:
         self.reserved = 0
         self._lock = threading.Lock()
         self._closed = False
-        created = False
+        self.mm = _UNMAPPED
+        self._addr = 0  # address of the mapping; 0 while unmapped
         if not path.exists():
             # Created under a temporary name and renamed once full-size: a crash mid-creation
             # leaves a .tmp file (load() deletes it), never a short file under a real name.
@@ -82,20 +104,62 @@ class MappedFile:
                 os.close(fd)
                 tmp.unlink(missing_ok=True)
                 raise
-            created = True
-        else:
-            fd = os.open(path, os.O_RDWR)
-        try:
-            size = os.fstat(fd).st_size
+            try:
+                self._map_fd(fd)
+            except BaseException:
+                path.unlink(missing_ok=True)
+                raise
+            finally:
+                os.close(fd)
+        elif lazy:
+            size = path.stat().st_size
             if size != file_size:
                 raise StoreCorruptError(str(path), f"file is {size} bytes, expected {file_size}")
-            self.mm = mmap.mmap(fd, file_size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-        except BaseException:
-            os.close(fd)
-            if created:
-                path.unlink(missing_ok=True)
-            raise
-        self._fd = fd
+        else:
+            self.map()
+
+    def _map_fd(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        if size != self.file_size:
+            raise StoreCorruptError(str(self.path), f"file is {size} bytes, expected {self.file_size}")
+        mm = mmap.mmap(
+            fd, self.file_size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE, **_MMAP_OPTIONS
+        )
+        self._addr = address_of(mm)
+        self.mm = mm
+
+    # -- mapping -------------------------------------------------------------------------------------
+    @property
+    def is_mapped(self) -> bool:
+        return self._addr != 0
+
+    def map(self) -> mmap.mmap:
+        """The mapping, made now if the file is not mapped (raises OSError, StoreCorruptError)."""
+        if self._addr:
+            return self.mm
+        with self._lock:
+            if self._closed:
+                raise ValueError(f"{self.path.name} is closed")
+            if not self._addr:
+                fd = os.open(self.path, os.O_RDWR)
+                try:
+                    self._map_fd(fd)
+                finally:
+                    os.close(fd)
+        return self.mm
+
+    def unmap(self) -> bool:
+        """Unmap an idle file (its descriptor goes with it); False when it cannot be now."""
+        with self._lock:
+            if not self._addr:
+                return False
+            try:
+                self.mm.close()
+            except BufferError:
+                return False  # a view over the map is alive: it stays mapped
+            self.mm = _UNMAPPED
+            self._addr = 0
+        return True
 
     # -- positions ---------------------------------------------------------------------------------
     @property
@@ -124,11 +188,11 @@ class MappedFile:
         if upto <= start:
             return
         if preallocate:
-            with self._lock:  # not across populate: a group-commit fdatasync must not wait for it
+            with self._lock:  # not across populate: a group-commit flush must not wait for it
                 if self._closed:
                     return
-                _preallocate(self._fd, start, upto - start)
-        if advice and not self._closed:
+                _preallocate(self.path, start, upto - start)
+        if advice and not self._closed and self._addr:
             try:
                 populate(self.mm, start, upto - start, advice)
             except (ValueError, BufferError):
@@ -157,16 +221,28 @@ class MappedFile:
         with self._lock:
             if self._closed:
                 return self.flushed_position
-            os.fdatasync(self._fd)
+            self._sync()
         if wrote > self.flushed_position:
             self.flushed_position = wrote
         return self.flushed_position
 
     def force(self) -> None:
-        """fdatasync whatever the positions say (recovery rewrites pages below the wrote position)."""
+        """Write back whatever the positions say (recovery rewrites pages below the wrote position)."""
         with self._lock:
             if not self._closed:
-                os.fdatasync(self._fd)
+                self._sync()
+
+    def _sync(self) -> None:
+        """Make the file's written pages durable (the lock is held)."""
+        if self._addr:
+            msync(self._addr, self.file_size)
+            return
+        # Unmapped since its last writes: the dirty pages are in the page cache, reach them by the file.
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
 
     def zero_from(self, position: int, zero_run_ends: int | None = None, chunk: int = 1 << 20) -> None:
         """Overwrite [position, file end) with zeros, skipping chunks that are zero already.
@@ -195,12 +271,13 @@ class MappedFile:
             if self._closed:
                 return
             self._closed = True
-            try:
-                self.mm.close()
-            except BufferError:
-                # A view over the map is still alive somewhere; the map goes with the last one.
-                pass
-            os.close(self._fd)
+            if self._addr:
+                self._addr = 0
+                try:
+                    self.mm.close()
+                except BufferError:
+                    # A view over the map is still alive somewhere; the map goes with the last one.
+                    pass
 
     def destroy(self) -> None:
         """Close and delete the file."""
@@ -217,28 +294,55 @@ class MappedFile:
 _libc: ctypes.CDLL | None = None
 
 
+def _c_library() -> ctypes.CDLL:
+    global _libc
+    if _libc is None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        libc.msync.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        _libc = libc
+    return _libc
+
+
+def address_of(mm: mmap.mmap) -> int:
+    """The address of a mapping (the buffer export taken to read it is released at once)."""
+    anchor = ctypes.c_char.from_buffer(mm)
+    try:
+        return ctypes.addressof(anchor)
+    finally:
+        del anchor
+
+
+def msync(address: int, length: int) -> None:
+    """msync(MS_SYNC) through ctypes, which releases the GIL (mmap.flush does not) while the kernel
+    writes the range back: on Linux the same as fdatasync of the file's range."""
+    if _c_library().msync(address, length, MS_SYNC) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"msync: {os.strerror(err)}")
+
+
 def populate(mm: mmap.mmap, start: int, length: int, advice: int) -> bool:
     """Fault the pages of [start, start+length) in ahead of use (MADV_POPULATE_READ/WRITE).
 
     Called through ctypes so the GIL is released while the kernel works. False when the kernel does
     not know the advice (before Linux 5.14): the pages are then simply faulted in on use.
     """
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-        _libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    libc = _c_library()
     anchor = ctypes.c_char.from_buffer(mm)  # an export of the map, released below before any close
     try:
         start -= start % OS_PAGE_SIZE
-        return bool(_libc.madvise(ctypes.addressof(anchor) + start, length, advice) == 0)
+        return bool(libc.madvise(ctypes.addressof(anchor) + start, length, advice) == 0)
     finally:
         del anchor
 
 
-def _preallocate(fd: int, start: int, length: int) -> None:
+def _preallocate(path: Path, start: int, length: int) -> None:
+    fd = os.open(path, os.O_RDWR)
     try:
         os.posix_fallocate(fd, start, length)
     except OSError as exc:
         if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
             return  # the file system cannot; sparse it stays
         raise
+    finally:
+        os.close(fd)

@@ -112,9 +112,11 @@ class MappedFileQueue:
         *,
         allocator: FileAllocator | None = None,
         reservation: Reservation | None = None,
+        lazy: bool = False,
     ) -> None:
         self.directory = directory
         self.file_size = file_size
+        self.lazy = lazy  # load() leaves the files unmapped until used (the owner maps them)
         self.allocator = allocator
         self.reservation = reservation or Reservation()
         self.files: list[MappedFile] = []
@@ -122,7 +124,8 @@ class MappedFileQueue:
 
     # -- open / close --------------------------------------------------------------------------------
     def load(self) -> None:
-        """Map the existing files (all marked full; recovery then finds the real end of the last ones)."""
+        """Map the existing files, or with `lazy` only list them (all marked full; recovery then finds the
+        real end of the last ones)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         for name in os.listdir(self.directory):
             if name.endswith(TMP_SUFFIX):  # a creation interrupted by a crash
@@ -142,7 +145,7 @@ class MappedFileQueue:
             size = path.stat().st_size
             if size != self.file_size:
                 raise StoreCorruptError(str(path), f"file is {size} bytes, expected {self.file_size}")
-            mapped = MappedFile(path, offset, self.file_size)
+            mapped = MappedFile(path, offset, self.file_size, lazy=self.lazy)
             mapped.wrote_position = mapped.flushed_position = self.file_size  # reserved stays 0: unknown
             self.files.append(mapped)
             expected = offset + self.file_size

@@ -127,7 +127,11 @@ class MessageStore:
         self.clock = clock
         self._allocator = FileAllocator()
         self.commit_log = CommitLog(config, self._allocator)
-        self.queues = ConsumeQueueTable(config.consume_queue_dir, config.mapped_file_size_consume_queue_bytes)
+        self.queues = ConsumeQueueTable(
+            config.consume_queue_dir,
+            config.mapped_file_size_consume_queue_bytes,
+            config.max_mapped_consume_queue_files,
+        )
         self.index: IndexService | None = None
         if config.message_index_enable:
             self.index = IndexService(config.index_dir, config.max_hash_slot_num, config.max_index_num, clock)
@@ -211,6 +215,7 @@ class MessageStore:
 
     async def _cleanup_round(self) -> None:
         self.cleanup.run_once()
+        self.queues.release_idle()  # queues idle for a whole round give their maps and descriptors back
 
     async def shutdown(self) -> None:
         """Stop the services, flush everything, mark a clean shutdown and release the directory."""
