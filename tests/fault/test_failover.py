@@ -11,8 +11,8 @@ after a restart on the same store it is in the route again and acknowledges send
 time (route refresh + penalty window); finally every acknowledged message is read back from both
 brokers, byte-identical.
 
-Pause (SIGSTOP) with brokerChannelExpiredTime shortened to 12 s (it must exceed the brokers' 10 s
-registration period, Java's lower bound): the connection stays open, so the NameServer drops the
+Pause (SIGSTOP) with brokerChannelExpiredTime shortened to 14 s and the brokers registering every 10 s
+(registerNameServerPeriod's lower bound, as in Java; the expiry must stay above it): the connection stays open, so the NameServer drops the
 broker only when the registration expires; sends to it time out instead of failing fast, and the
 producer tries it again each time its penalty window (3 s) ends, until the route without it arrives.
 After SIGCONT it registers again and is used again.
@@ -32,7 +32,9 @@ from rocketq.client import Admin, Producer
 from rocketq.testing.cluster import LocalCluster
 from rocketq.testing.failover import (
     AVOIDING_PRODUCER,
+    FAST_REGISTRATION,
     ROUTE_REFRESH_MS,
+    SHORT_EXPIRY_MS,
     SHORT_PENALTY_MS,
     acks_from,
     wait_for_acks_from,
@@ -46,7 +48,7 @@ TOPIC = "Failover"
 BOTH = {"broker-a", "broker-b"}
 VICTIM, SURVIVOR = "broker-a", "broker-b"
 SCAN_MS = 500
-PAUSE_EXPIRY_MS = 12_000
+PAUSE_EXPIRY_MS = SHORT_EXPIRY_MS
 MIN_SUCCESS_RATE = 0.999
 STREAM = {"concurrency": 4, "pace_s": 0.002, "body_size": 200}
 RETURN_BOUND_S = ROUTE_REFRESH_MS / 1000 + max(SHORT_PENALTY_MS) / 1000 + 5.0
@@ -71,7 +73,7 @@ async def _cluster(cluster_factory: ClusterFactory, expiry_ms: int | None = None
     namesrv = {"scanNotActiveBrokerInterval": SCAN_MS}
     if expiry_ms is not None:
         namesrv["brokerChannelExpiredTime"] = expiry_ms
-    cluster = await cluster_factory(broker_count=2, namesrv_overrides=namesrv)
+    cluster = await cluster_factory(broker_count=2, namesrv_overrides=namesrv, broker_overrides=FAST_REGISTRATION)
     async with Admin(namesrv_addr=cluster.namesrv_addr, instance_name="failover-admin") as admin:
         assert len(await admin.create_topic(TOPIC, read_queues=4, write_queues=4)) == 2
     await wait_route(cluster.namesrv_addr, TOPIC, BOTH, timeout_s=15)

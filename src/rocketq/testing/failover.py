@@ -4,7 +4,8 @@
 between). `AVOIDING_PRODUCER` holds the Producer settings of those tests: retries on another broker,
 send_latency_fault_enable, a short route refresh, and a penalty window of a few seconds after a
 failure (Java's default is 600 s, which would keep a restarted broker unused for ten minutes).
-`acks_from` and `wait_for_acks_from` tell whether sends reach a given broker.
+`FAST_REGISTRATION` (broker settings) and `SHORT_EXPIRY_MS` (NameServer) let a NameServer notice a silent
+broker in seconds. `acks_from` and `wait_for_acks_from` tell whether sends reach a given broker.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from rocketq.testing.waiting import wait_for
 # as 30 s of latency, so the last step is the penalty of a broker that failed: 3 s here.
 SHORT_PENALTY_MS = (0, 0, 1_000, 1_000, 2_000, 2_000, 3_000)
 ROUTE_REFRESH_MS = 500
+
+# Brokers register every 30 s by default (at least 10 s, as in Java); a NameServer expiry shortened for a
+# test must stay above the registration period, or live brokers expire too.
+FAST_REGISTRATION: dict[str, Any] = {"registerNameServerPeriod": 10_000}
+SHORT_EXPIRY_MS = 14_000
 
 AVOIDING_PRODUCER: dict[str, Any] = {
     "send_latency_fault_enable": True,
