@@ -139,39 +139,43 @@ class MQClientAPI:
         self,
         addr: str,
         broker_name: str,
-        header: SendMessageRequestHeader | SendMessageRequestHeaderV2,
+        header: SendMessageRequestHeader | SendMessageRequestHeaderV2 | dict[str, str],
         body: bytes,
         msg_id: str,
         *,
         timeout_ms: float,
         oneway: bool = False,
+        queue: MessageQueue | None = None,
     ) -> SendResult | None:
-        """SEND_MESSAGE_V2 (SEND_BATCH_MESSAGE for a batch) as Java's default "smart" send."""
-        v2 = header if isinstance(header, SendMessageRequestHeaderV2) else header.to_v2()
-        code = RequestCode.SEND_BATCH_MESSAGE if v2.m else RequestCode.SEND_MESSAGE_V2
-        cmd = RemotingCommand.request(code, v2.to_ext_fields(), body, oneway=oneway, serialize_type=self.serialize_type)
+        """SEND_MESSAGE_V2 (SEND_BATCH_MESSAGE for a batch) as Java's default "smart" send.
+
+        `header` may be the V2 header's extFields already (the producer builds them directly); `queue`,
+        the queue sent to, is reused in the result when the broker answers that queue.
+        """
+        if isinstance(header, dict):
+            ext = header
+        else:
+            ext = (header if isinstance(header, SendMessageRequestHeaderV2) else header.to_v2()).to_ext_fields()
+        code = RequestCode.SEND_BATCH_MESSAGE if ext.get("m") == "true" else RequestCode.SEND_MESSAGE_V2
+        cmd = RemotingCommand.request(code, ext, body, oneway=oneway, serialize_type=self.serialize_type)
         if oneway:
             await self.transport.invoke_oneway(addr, cmd, timeout_ms)
             return None
         resp = await self.transport.invoke_sync(addr, cmd, timeout_ms)
-        return self.process_send_response(broker_name, v2.b, msg_id, resp)
+        return self.process_send_response(broker_name, ext["b"], msg_id, resp, queue)
 
     @staticmethod
-    def process_send_response(broker_name: str, topic: str, msg_id: str, resp: RemotingCommand) -> SendResult:
+    def process_send_response(
+        broker_name: str, topic: str, msg_id: str, resp: RemotingCommand, queue: MessageQueue | None = None
+    ) -> SendResult:
         status = _SEND_STATUS.get(resp.code)  # type: ignore[call-overload]
         if status is None:
             raise broker_error(resp.code, resp.remark)
         rh = SendMessageResponseHeader.from_ext_fields(resp.ext_fields)
-        return SendResult(
-            status=status,
-            msg_id=msg_id,
-            offset_msg_id=rh.msg_id,
-            queue=MessageQueue(topic, broker_name, rh.queue_id),
-            queue_offset=rh.queue_offset,
-            transaction_id=rh.transaction_id,
-            region_id=rh.msg_region or "DefaultRegion",
-            trace_on=rh.trace_on is not False,
-        )
+        if queue is None or queue.queue_id != rh.queue_id or queue.topic != topic or queue.broker_name != broker_name:
+            queue = MessageQueue(topic, broker_name, rh.queue_id)
+        return SendResult(status, msg_id, rh.msg_id, queue, rh.queue_offset, rh.transaction_id,
+                          rh.msg_region or "DefaultRegion", rh.trace_on is not False)  # fmt: skip
 
     # -- pull ---------------------------------------------------------------------------------------
     async def pull_message(self, addr: str, header: PullMessageRequestHeader, timeout_ms: float) -> PullResult:

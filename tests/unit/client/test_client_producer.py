@@ -20,6 +20,7 @@ from rocketq.client.route import to_publish_info
 from rocketq.common.clock import ManualClock
 from rocketq.common.message import Message, MessageQueue
 from rocketq.remoting.errors import RemotingConnectError, SystemBusyError, TopicNotExistError
+from rocketq.remoting.protocol.headers.send import SendMessageRequestHeaderV2
 
 
 class FakeAPI:
@@ -29,8 +30,8 @@ class FakeAPI:
         self.fail: dict[str, Exception] = {}
         self.latency_ms = 1
 
-    async def send_message(self, addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False):
-        header = header.to_v1()  # the producer sends the short-keyed V2 header
+    async def send_message(self, addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False, queue=None):
+        header = SendMessageRequestHeaderV2.from_ext_fields(header).to_v1()  # the V2 header's extFields
         self.calls.append((broker_name, header.queue_id, header.properties or ""))
         self.clock.advance(self.latency_ms)
         self.last_header, self.last_body = header, body
@@ -196,8 +197,8 @@ async def test_transaction_commit_rollback_unknown_and_check() -> None:
 
     inst.api.end_transaction_oneway = end_transaction_oneway  # type: ignore[attr-defined]
 
-    async def send_message(addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False):
-        header = header.to_v1()
+    async def send_message(addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False, queue=None):
+        header = SendMessageRequestHeaderV2.from_ext_fields(header).to_v1()
         inst.api.last_header = header
         return SendResult(SendStatus.SEND_OK, msg_id, "7F00000100002A9F0000000000000064", MessageQueue(header.topic, broker_name, 0), 5)
 
@@ -251,3 +252,26 @@ async def test_send_in_transaction_refuses_a_batch_before_any_request() -> None:
     assert info.value.code == 13 and not sent
     assert all("TRAN_MSG" not in m.properties for m in batch)
     await tp.shutdown()
+
+
+def test_the_send_header_is_built_exactly_as_the_v2_header_encodes() -> None:
+    """The producer writes the V2 extFields directly: same keys, values and order as the typed header."""
+    from rocketq.client.producer.producer import _Prepared
+
+    clock = ManualClock()
+    p = Producer("pg", namesrv_addr="127.0.0.1:9876", clock=clock, unit_mode=True, default_topic_queue_nums=8)
+    mq = MessageQueue("T", "broker-b", 5)
+    cases = [
+        _Prepared(b"x", 0, "UNIQ_KEY\u0001abc\u0002", "abc", 0),
+        _Prepared(b"x", 3, "", "abc", 7, batch=True),
+    ]
+    retry = _Prepared(b"x", 0, "a\u00011", "abc", 0)
+    retry.reconsume_times, retry.max_reconsume_times = 2, 16
+    cases.append(retry)
+    for prepared in cases:
+        typed = SendMessageRequestHeaderV2(
+            a="pg", b="T", c="TBW102", d=8, e=5, f=prepared.sys_flag, g=clock.now_ms(), h=prepared.flag,
+            i=prepared.properties, j=prepared.reconsume_times or 0, k=True, l=prepared.max_reconsume_times,
+            m=prepared.batch, n="broker-b",
+        )  # fmt: skip
+        assert list(p._header("T", mq, prepared).items()) == list(typed.to_ext_fields().items())
