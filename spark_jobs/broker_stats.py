@@ -57,7 +57,11 @@ def session(master: str | None) -> SparkSession:
         # Not started by spark-submit (which sets the master it was given, local[*] by default).
         builder = builder.master("local[2]")
     spark = builder.getOrCreate()
-    rocketq.spark.register(spark)  # also works where pyspark_rocketq is not on the workers' path
+    spark.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "WARN"))
+    # format("rocketq") is registered by Spark itself through the installed pyspark_rocketq module;
+    # ROCKETQ_SPARK_REGISTER=1 registers it explicitly where that module is not on the Python path.
+    if os.environ.get("ROCKETQ_SPARK_REGISTER") == "1":
+        rocketq.spark.register(spark)
     return spark
 
 

@@ -49,7 +49,11 @@ def tps_panel(ax: Axes, topic_tps: Rows) -> None:
 
 
 def lag_panel(ax: Axes, group_lag: Rows) -> None:
-    _plot(ax, _series(group_lag, lambda r: f"{r['group']} @ {r['topic']}", "lag_messages"), "Consumer lag", "messages")
+    series = _series(group_lag, lambda r: f"{r['group']} @ {r['topic']}", "lag_messages")
+    lagging = {name: xy for name, xy in series.items() if any(xy[1])}
+    # Groups that never lagged (often the %RETRY% topics) stay in the table but would only crowd the chart.
+    title = "Consumer lag" + (f" ({len(series) - len(lagging)} groups without lag not drawn)" if len(lagging) < len(series) else "")
+    _plot(ax, lagging or series, title, "messages")
 
 
 def latency_panel(ax: Axes, put_latency: Rows) -> None:
