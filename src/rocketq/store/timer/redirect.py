@@ -34,7 +34,7 @@ class TimerMessageIllegal(RocketQError, ValueError):
 
 
 def is_timer_request(properties: dict[str, str]) -> bool:
-    return any(name in properties for name in REQUEST_PROPERTIES)
+    return not properties.keys().isdisjoint(REQUEST_PROPERTIES)  # every put asks: one C-level test
 
 
 def requested_deliver_ms(properties: dict[str, str], now_ms: int) -> int | None:
