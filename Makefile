@@ -45,7 +45,7 @@ fault: $(STAMP)
 	$(PY) -m pytest tests/fault $(PYTEST_ARGS)
 
 soak: $(STAMP)
-	ROCKETQ_SOAK=1 $(PY) -m pytest tests/fault -m 'soak or not soak' $(PYTEST_ARGS)
+	ROCKETQ_SOAK=1 $(PY) -m pytest tests/fault -s $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PY) bench/remoting.py
