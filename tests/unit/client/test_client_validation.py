@@ -1,6 +1,8 @@
 import zlib
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rocketq.client.errors import MessageIllegalError
 from rocketq.client.producer.validation import check_batch, check_message, maybe_compress, properties_string
@@ -66,3 +68,33 @@ def test_properties_string_limit() -> None:
     assert properties_string({"A": "1", "B": "2"}) == "A\u00011\u0002B\u00012"
     with pytest.raises(MessageIllegalError, match="32767"):
         properties_string({"K": "x" * 40000})
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=5), st.one_of(st.none(), st.text(max_size=5)), max_size=4))
+def test_the_fast_properties_encoding_equals_encode_properties(props: dict) -> None:
+    from rocketq.client.producer.validation import properties_string
+    from rocketq.common.message import encode_properties
+    from rocketq.remoting.protocol.message_codec import decode_batch, encode_batch
+
+    if len(encode_properties(props).encode()) <= 32767:
+        assert properties_string(props) == encode_properties(props)
+    msg = Message("T", b"x")
+    msg.properties = props
+    [(_flag, body, decoded)] = decode_batch(encode_batch([msg]))
+    from rocketq.common.message import decode_properties
+
+    assert body == b"x" and decoded == decode_properties(encode_properties(props))
+
+
+def test_a_batch_refuses_delays_and_mixed_wait_whatever_else_the_properties_hold() -> None:
+    delayed = Message("T", b"x", properties={"a": "1"})
+    delayed.delay_level = 2
+    timer = Message("T", b"x")
+    timer.deliver_time_ms = 1_700_000_000_000
+    for bad in (delayed, timer):
+        with pytest.raises(MessageIllegalError, match="delayed"):
+            check_batch([Message("T", b"x"), bad], 1024)
+    zero_delay = Message("T", b"x", properties={"DELAY": "0"})
+    assert check_batch([Message("T", b"x"), zero_delay], 1024) == "T"
+    with pytest.raises(MessageIllegalError, match="wait_store_msg_ok"):
+        check_batch([Message("T", b"x"), Message("T", b"y", wait_store_msg_ok=False)], 1024)

@@ -294,9 +294,17 @@ def iter_record_spans(body: bytes | bytearray | memoryview) -> Iterable[tuple[in
 def encode_batch(entries: list[Message]) -> bytes:
     """The SEND_BATCH_MESSAGE body: one entry per message (protocol.md 4.5, Java encodeMessages)."""
     parts: list[bytes] = []
+    join_entry = C.NAME_VALUE_SEPARATOR.join
     for msg in entries:
         body = msg.body or b""
-        props = encode_properties(msg.properties).encode("utf-8") if msg.properties else b""
+        properties = msg.properties
+        if properties:
+            try:  # encode_properties for the common case (every value a str), at C speed
+                props = C.PROPERTY_SEPARATOR.join(map(join_entry, properties.items())).encode("utf-8")
+            except TypeError:  # a None (left out) or non-str value
+                props = encode_properties(properties).encode("utf-8")
+        else:
+            props = b""
         if len(props) > MAX_PROPERTIES_BYTES:
             raise ValueError(
                 f"properties of {len(props)} bytes; an entry holds at most {MAX_PROPERTIES_BYTES}"
