@@ -105,6 +105,10 @@ _KINDS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str], str]] = {
 }
 
 
+# Digit counts that always fit: 9 digits in a Java int, 18 in a long (decoders skip the parser call).
+_FAST_DIGITS = {"int32": 9, "int64": 18}
+
+
 class _FieldSpec(typing.NamedTuple):
     attr: str
     java: str
@@ -170,6 +174,16 @@ def _compile_decoder(
             lines.append(f"    if {raw} is None: {val} = d{i}")
             lines.append("    else:")
             indent = "        "
+        if spec.kind == "bool":  # parse_java_bool, inlined (it cannot fail)
+            lines.append(f'{indent}{val} = {raw}.lower() == "true"')
+            values.append(val)
+            continue
+        fast_digits = _FAST_DIGITS.get(spec.kind)
+        if fast_digits is not None:
+            # Inlined common case of the Java parsers: plain ASCII digits short enough to be in range.
+            lines.append(f"{indent}if {raw}.isascii() and {raw}.isdigit() and len({raw}) <= {fast_digits}: {val} = int({raw})")
+            lines.append(f"{indent}else:")
+            indent += "    "
         lines.append(f"{indent}try: {val} = p{i}({raw})")
         lines.append(f"{indent}except ValueError: raise Bad({name!r}, {spec.java!r}, {raw}, {expected!r}) from None")
         values.append(val)
