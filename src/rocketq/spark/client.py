@@ -260,7 +260,8 @@ class SyncClient:
             return
         tasks = [task for _at, _size, task in inflight]
         inflight.clear()
+        if self._loop.is_closed():
+            return
         for task in tasks:
             task.cancel()
-        if not self._loop.is_closed():
-            self._run(asyncio.gather(*tasks, return_exceptions=True))
+        self._run(asyncio.gather(*tasks, return_exceptions=True))

@@ -16,7 +16,7 @@ resolves startingOffsets again when restarted; the default `earliest` is stable)
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,17 +90,20 @@ def read_partition(p: QueueRange, schema: pa.Schema) -> Iterator[pa.RecordBatch]
     with SyncClient(p.namesrv, group=p.group, timeout_ms=p.timeout_ms) as client:
         route = QueueRoute(p.topic, p.broker_name, p.queue_id, p.addr)
         chunks = _chunks(client, route, p)
-        pending: list[MessageExt] = []
-        for msgs in chunks:
-            pending.extend(msgs)
-            if len(pending) >= ROWS_PER_ARROW_BATCH:
+        try:
+            pending: list[MessageExt] = []
+            for msgs in chunks:
+                pending.extend(msgs)
+                if len(pending) >= ROWS_PER_ARROW_BATCH:
+                    yield _arrow_batch(pending, schema)
+                    pending = []
+            if pending:
                 yield _arrow_batch(pending, schema)
-                pending = []
-        if pending:
-            yield _arrow_batch(pending, schema)
+        finally:
+            chunks.close()  # pulls still in flight are cancelled while the client's loop is open
 
 
-def _chunks(client: SyncClient, route: QueueRoute, p: QueueRange) -> Iterator[list[MessageExt]]:
+def _chunks(client: SyncClient, route: QueueRoute, p: QueueRange) -> Generator[list[MessageExt], None, None]:
     def read(r: QueueRoute) -> Iterator[list[MessageExt]]:
         return client.read_range(
             r, p.start, p.end, batch=p.pull_batch_size, depth=p.pull_depth, fail_on_data_loss=p.fail_on_data_loss

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from spark_helpers import create_topic, produce, running_cluster, spark_env, wait_for
 
+from rocketq.client.blocking import Admin
 from rocketq.testing.cluster import LocalCluster
 
 pytest.importorskip("pyspark")
@@ -56,7 +57,7 @@ def test_max_messages_per_trigger_splits_the_backlog_into_batches(spark: Any, cl
     ns = cluster.namesrv_addr
     create_topic(ns, "SparkLimited", 4)
     sent = produce(ns, "SparkLimited", 500)
-    df = stream(spark, ns, "SparkLimited", maxMessagesPerTrigger="150")
+    df = stream(spark, ns, "SparkLimited", maxMessagesPerTrigger="150", group="spark-progress", commitOffsetsToBroker="true")
     assert run_available_now(df, tmp_path / "out", tmp_path / "ck") == [150, 150, 150, 50]
     rows = spark.read.parquet(str(tmp_path / "out")).select("msg_id").collect()
     assert sorted(r.msg_id for r in rows) == sorted(sent)
@@ -65,6 +66,11 @@ def test_max_messages_per_trigger_splits_the_backlog_into_batches(spark: Any, cl
     assert run_available_now(df, tmp_path / "out", tmp_path / "ck") == [60]
     rows = spark.read.parquet(str(tmp_path / "out")).select("msg_id").collect()
     assert sorted(r.msg_id for r in rows) == sorted(sent + more)
+    # Progress reaches the brokers one run late in AvailableNow mode: Spark commits a run's last batch
+    # when the query next starts. After the second run the first run's end (all 500) is committed.
+    with Admin(namesrv_addr=ns) as admin:
+        progress = admin.consumer_progress("spark-progress", "SparkLimited")
+    assert sum(p.consumer_offset for p in progress) >= 500
 
 
 def test_a_killed_driver_restarted_from_its_checkpoint_yields_every_message_once(
