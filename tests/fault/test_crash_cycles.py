@@ -103,7 +103,7 @@ async def crash_cycles(cluster_factory: ClusterFactory, run: CrashRun, seed: int
             await _check_acks_survived(broker.addr, ledger)
             stream.cycle = cycle + 1
             await stream.wait_acked(acked_by_dead + 1, timeout_s=30)
-            run.first_ack_s.append(stream.last_ack_time - ready_at)
+            run.first_ack_s.append(max(0.0, stream.last_ack_time - ready_at))  # READY is polled every 20 ms
         await stream.wait_acked(run.acks_per_cycle, timeout_s=30, cycle=run.cycles)
     finally:
         await stream.stop()
