@@ -50,7 +50,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def session(master: str | None) -> SparkSession:
-    builder = SparkSession.builder.appName("rocketq-broker-stats").config("spark.sql.session.timeZone", "UTC")
+    builder = (
+        SparkSession.builder.appName("rocketq-broker-stats")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
     if master:
         builder = builder.master(master)
     elif "PYSPARK_GATEWAY_PORT" not in os.environ:
