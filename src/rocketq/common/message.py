@@ -25,11 +25,12 @@ def decode_properties(text: str) -> dict[str, str]:
     props: dict[str, str] = {}
     if not text:
         return props
+    separator = C.NAME_VALUE_SEPARATOR
     for segment in text.split(C.PROPERTY_SEPARATOR):
-        idx = segment.find(C.NAME_VALUE_SEPARATOR)
-        if idx <= 0 or idx == len(segment) - 1:
-            continue
-        props[segment[:idx]] = segment[idx + 1 :]
+        # Split at the first U+0001; no separator, an empty name or an empty value skips the segment.
+        name, _, value = segment.partition(separator)
+        if name and value:
+            props[name] = value
     return props
 
 

@@ -98,3 +98,28 @@ def test_a_batch_refuses_delays_and_mixed_wait_whatever_else_the_properties_hold
     assert check_batch([Message("T", b"x"), zero_delay], 1024) == "T"
     with pytest.raises(MessageIllegalError, match="wait_store_msg_ok"):
         check_batch([Message("T", b"x"), Message("T", b"y", wait_store_msg_ok=False)], 1024)
+
+
+def _reference_decode_properties(text: str) -> dict[str, str]:
+    """Java string2messageProperties as first written (find + slices): the shortcut must match it."""
+    props: dict[str, str] = {}
+    for segment in text.split("\u0002") if text else []:
+        idx = segment.find("\u0001")
+        if idx <= 0 or idx == len(segment) - 1:
+            continue
+        props[segment[:idx]] = segment[idx + 1 :]
+    return props
+
+
+@given(st.text(alphabet="ab\u0001\u0002", max_size=24))
+def test_decode_properties_keeps_javas_rules(text: str) -> None:
+    from rocketq.common.message import decode_properties
+
+    assert decode_properties(text) == _reference_decode_properties(text)
+
+
+def test_record_hosts_are_texts_of_their_bytes() -> None:
+    from rocketq.remoting.protocol.message_codec import unpack_host
+
+    assert unpack_host(b"\x7f\x00\x00\x01") == "127.0.0.1" == unpack_host(b"\x7f\x00\x00\x01")
+    assert unpack_host(bytes(15) + b"\x01") == "::1"

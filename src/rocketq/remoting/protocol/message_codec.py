@@ -102,14 +102,12 @@ def is_ipv6(ip: str) -> bool:
 
 
 def unpack_host(raw: bytes) -> str:
-    """The text form of 4 or 16 IP bytes."""
-    if len(raw) == 4:
-        return f"{raw[0]}.{raw[1]}.{raw[2]}.{raw[3]}"
+    """The text form of 4 or 16 IP bytes (cached: every decoded record has two, and they repeat)."""
     text = _HOST_TEXTS.get(raw)
     if text is None:
-        text = str(ipaddress.IPv6Address(raw))
+        text = f"{raw[0]}.{raw[1]}.{raw[2]}.{raw[3]}" if len(raw) == 4 else str(ipaddress.IPv6Address(raw))
         if len(_HOST_TEXTS) < _HOST_CACHE_LIMIT:
-            _HOST_TEXTS[raw] = text
+            _HOST_TEXTS[bytes(raw)] = text
     return text
 
 
