@@ -10,7 +10,7 @@ when it does not fit with 8 bytes to spare, the rest of the file becomes a blank
 from __future__ import annotations
 
 import struct
-from typing import Final
+from typing import Final, NamedTuple
 from zlib import crc32
 
 from rocketq.remoting.protocol.message_codec import (
@@ -46,6 +46,14 @@ class RecordTooLargeError(ValueError):
     """A record that can never be stored (over the size limit or larger than a file)."""
 
 
+def topic_block(topic: str) -> bytes:
+    """TOPICLEN and TOPIC as a record holds them (raises RecordTooLargeError past 127 bytes)."""
+    raw = topic.encode("utf-8")
+    if len(raw) > 127:
+        raise RecordTooLargeError(f"topic of {len(raw)} bytes; a record holds at most 127")
+    return bytes((len(raw),)) + raw
+
+
 class _Host:
     """A host as it goes into records: ip bytes, port, its sysFlag bit, msgId prefix."""
 
@@ -66,6 +74,26 @@ _LAYOUTS = [
     RECORD_HEADER[(True, True)],
 ]
 _LAYOUT_FLAGS = [0, STOREHOST_V6_FLAG, BORNHOST_V6_FLAG, BORNHOST_V6_FLAG | STOREHOST_V6_FLAG]
+_HOST_PAIRS_KEPT = 65536
+
+
+class _HostPair(NamedTuple):
+    """What a record takes from its (born host, store host) pair, worked out once per pair."""
+
+    layout: struct.Struct  # the fixed fields, by the width of each host
+    v6_flags: int  # the sysFlag bits that width implies
+    born_ip: bytes
+    born_port: int
+    store_ip: bytes
+    store_port: int
+    msg_id_prefix: str  # of the store host
+
+
+def _host_pair(born: _Host, store: _Host) -> _HostPair:
+    kind = (2 if born.v6 else 0) + (1 if store.v6 else 0)
+    return _HostPair(
+        _LAYOUTS[kind], _LAYOUT_FLAGS[kind], born.ip, born.port, store.ip, store.port, store.msg_id_prefix
+    )
 
 
 class CommitLog:
@@ -86,8 +114,10 @@ class CommitLog:
         )
         # Less than half a window left: ask for the next window (it arrives long before it is needed).
         self._low_water = reservation.ahead // 2 if reservation.ahead else -(1 << 62)
-        # The append path's one check: room for the record, the blank record and the reserve margin.
-        self._room = max(self._low_water, END_FILE_MIN_BLANK_LENGTH)
+        # The append path's one check: a record may end at or before this position of the current
+        # file (room for the blank record, inside the reserved space, and short of the point where
+        # the next window is asked for, or of the reserved end once it was asked for).
+        self._check_at = -1
         # The largest record accepted: Java's limit, and it must fit a file with a blank record's room.
         self.max_record_size = min(
             config.max_message_size_bytes + RECORD_OVERHEAD_ALLOWANCE,
@@ -96,6 +126,7 @@ class CommitLog:
         self._cur: MappedFile | None = None
         self._topics: dict[str, bytes] = {}
         self._hosts: dict[tuple[str, int], _Host] = {}
+        self._host_pairs: dict[tuple[tuple[str, int], tuple[str, int]], _HostPair] = {}
         self.last_store_timestamp = 0
 
     # -- positions -----------------------------------------------------------------------------------
@@ -121,6 +152,7 @@ class CommitLog:
             self._cur = self.queue.get_last_or_create(0)
         if not self._cur.is_full:
             self._reserve(self._cur, self._cur.wrote_position)
+        self._check_at = -1
 
     def _reserve(self, mapped: MappedFile, upto: int) -> None:
         self.queue.ensure_reserved(mapped, upto)
@@ -129,10 +161,7 @@ class CommitLog:
     def _topic_block(self, topic: str) -> bytes:
         block = self._topics.get(topic)
         if block is None:
-            raw = topic.encode("utf-8")
-            if len(raw) > 127:
-                raise RecordTooLargeError(f"topic of {len(raw)} bytes; a record holds at most 127")
-            block = bytes((len(raw),)) + raw
+            block = topic_block(topic)
             if len(self._topics) < 100_000:
                 self._topics[topic] = block
         return block
@@ -144,6 +173,13 @@ class CommitLog:
             if len(self._hosts) < 65536:
                 self._hosts[host] = info
         return info
+
+    def host_pair(self, born_host: tuple[str, int], store_host: tuple[str, int]) -> _HostPair:
+        pair = _host_pair(self.host(born_host), self.host(store_host))
+        if len(self._host_pairs) >= _HOST_PAIRS_KEPT:
+            self._host_pairs.clear()
+        self._host_pairs[(born_host, store_host)] = pair
+        return pair
 
     def msg_id(self, store_host: tuple[str, int], phys_offset: int) -> str:
         return f"{self.host(store_host).msg_id_prefix}{phys_offset:016X}"
@@ -165,49 +201,51 @@ class CommitLog:
             pos = 0
         if pos + size + self._low_water > current.reserved:
             self._reserve(current, pos + size)
+        # Back here at the point of asking for the next window or, once asked, at the reserved end
+        # (by then the window asked for has long arrived): not at every append in between.
+        limit = min(self.file_size - END_FILE_MIN_BLANK_LENGTH, current.reserved)
+        ask_at = current.reserved - self._low_water
+        self._check_at = ask_at if pos + size < ask_at < limit else limit
         return current
 
     def append(
-        self, msg: BrokerMessage, props: bytes, queue_offset: int, store_ts: int
+        self, msg: BrokerMessage, topic: bytes, props: bytes, queue_offset: int, store_ts: int
     ) -> tuple[int, int, str]:
         """Write one record; returns (commit-log offset, size, msgId). Raises RecordTooLargeError, OSError.
 
-        The hottest function of the broker: locals only, one struct call for the fixed fields, one
-        slice copy for the body and one for topic + properties.
+        `topic` is topic_block(msg.topic) (the put path keeps it per topic). The hottest function of
+        the broker: locals only, one struct call for the fixed fields, one slice copy for the body and
+        one for topic + properties.
         """
         body = msg.body
-        hosts = self._hosts
-        born = hosts.get(msg.born_host) or self.host(msg.born_host)
-        store = hosts.get(msg.store_host) or self.host(msg.store_host)
-        kind = (2 if born.v6 else 0) + (1 if store.v6 else 0)
-        layout = _LAYOUTS[kind]
-        tail = (
-            (self._topics.get(msg.topic) or self._topic_block(msg.topic))
-            + len(props).to_bytes(2, "big")
-            + props
+        hosts = self._host_pairs.get((msg.born_host, msg.store_host)) or self.host_pair(
+            msg.born_host, msg.store_host
         )
+        layout = hosts.layout
+        tail = topic + len(props).to_bytes(2, "big") + props
         body_len = len(body)
         head = layout.size
         total = head + body_len + len(tail)
         if total > self.max_record_size:
             raise RecordTooLargeError(f"record of {total} bytes is over the limit of {self.max_record_size}")
         mapped = self._cur
-        if mapped is None or mapped.wrote_position + total + self._room > mapped.reserved:
+        if mapped is None or mapped.wrote_position + total > self._check_at:
             mapped = self._file_for(total)
         pos = mapped.wrote_position
         phys = mapped.file_from_offset + pos
         mm = mapped.mm
+        _, v6_flags, born_ip, born_port, store_ip, store_port, msg_id_prefix = hosts
         layout.pack_into(
             mm, pos, total, MESSAGE_MAGIC_CODE, crc32(body) & _CRC_MASK, msg.queue_id, msg.flag, queue_offset,
-            phys, (msg.sys_flag & ~_V6_BITS) | _LAYOUT_FLAGS[kind], msg.born_timestamp, born.ip, born.port,
-            store_ts, store.ip, store.port, msg.reconsume_times, msg.prepared_transaction_offset, body_len,
+            phys, (msg.sys_flag & ~_V6_BITS) | v6_flags, msg.born_timestamp, born_ip, born_port,
+            store_ts, store_ip, store_port, msg.reconsume_times, msg.prepared_transaction_offset, body_len,
         )  # fmt: skip
         body_end = pos + head + body_len
         mm[pos + head : body_end] = body
         mm[body_end : pos + total] = tail
         mapped.wrote_position = pos + total
         self.last_store_timestamp = store_ts
-        return phys, total, store.msg_id_prefix + "%016X" % phys  # noqa: UP031 (fastest here, measured)
+        return phys, total, msg_id_prefix + "%016X" % phys  # noqa: UP031 (fastest here, measured)
 
     def append_batch(
         self,
@@ -237,7 +275,7 @@ class CommitLog:
         if total > self.file_size - END_FILE_MIN_BLANK_LENGTH:
             raise RecordTooLargeError(f"a batch of {total} bytes does not fit a {self.file_size}-byte file")
         mapped = self._cur
-        if mapped is None or mapped.wrote_position + total + self._room > mapped.reserved:
+        if mapped is None or mapped.wrote_position + total > self._check_at:
             mapped = self._file_for(total)
         mm = mapped.mm
         pos = first = mapped.wrote_position
@@ -315,3 +353,4 @@ class CommitLog:
     def close(self) -> None:
         self.queue.close()
         self._cur = None
+        self._check_at = -1

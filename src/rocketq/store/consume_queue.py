@@ -73,7 +73,6 @@ class ConsumeQueue:
         "_used",
         "file_size",
         "max_offset",
-        "max_physic_offset",
         "min_offset",
         "queue",
         "queue_id",
@@ -94,7 +93,6 @@ class ConsumeQueue:
         self._swept_max = -1  # max_offset at the last release_if_idle
         self.max_offset = 0
         self.min_offset = 0
-        self.max_physic_offset = 0  # end (offset + size) of the last record with a unit here
         self._cur: MappedFile | None = None
         self._cur_base = 0
         self._cur_limit = 0  # first logical offset past the current file (0: no current file)
@@ -149,11 +147,6 @@ class ConsumeQueue:
         # A pre-created-then-unused last file: the previous one ends the queue.
         self.max_offset = (last.file_from_offset + end) // CQ_STORE_UNIT_SIZE
         self.min_offset = files[0].file_from_offset // CQ_STORE_UNIT_SIZE
-        self.max_physic_offset = 0
-        if self.max_offset > self.min_offset:
-            unit = self.unit(self.max_offset - 1)
-            if unit is not None:
-                self.max_physic_offset = unit[0] + unit[1]
         self._set_current(last)
 
     def _set_current(self, mapped: MappedFile) -> None:
@@ -161,6 +154,12 @@ class ConsumeQueue:
         self._cur_base = mapped.file_from_offset // CQ_STORE_UNIT_SIZE
         self._cur_limit = self._cur_base + self.units_per_file
         self._cur_mm = self._mm(mapped)
+
+    @property
+    def max_physic_offset(self) -> int:
+        """End (offset + size) of the record of the last unit; 0 when there is none (Java getMaxPhysicOffset)."""
+        unit = self.unit(self.max_offset - 1) if self.max_offset > self.min_offset else None
+        return unit[0] + unit[1] if unit is not None else 0
 
     # -- write ---------------------------------------------------------------------------------------
     def put(self, offset: int, phys_offset: int, size: int, tags_code: int) -> None:
@@ -170,7 +169,6 @@ class ConsumeQueue:
             _UNIT_PACK(self._cur_mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
             self._cur.wrote_position = rel + CQ_STORE_UNIT_SIZE  # type: ignore[union-attr]
             self.max_offset = offset + 1
-            self.max_physic_offset = phys_offset + size
             return
         self._put_slow(offset, phys_offset, size, tags_code)
 
@@ -189,7 +187,6 @@ class ConsumeQueue:
         CQ_UNIT.pack_into(self._mm(mapped), rel, phys_offset, size, tags_code)
         mapped.wrote_position = rel + CQ_STORE_UNIT_SIZE
         self.max_offset = offset + 1
-        self.max_physic_offset = phys_offset + size
         self._set_current(mapped)
 
     def repair(self, offset: int, phys_offset: int, size: int, tags_code: int) -> MappedFile | None:
@@ -205,8 +202,6 @@ class ConsumeQueue:
             size,
             tags_code,
         )
-        if offset == self.max_offset - 1:
-            self.max_physic_offset = phys_offset + size
         return mapped
 
     # -- read ----------------------------------------------------------------------------------------
@@ -297,8 +292,6 @@ class ConsumeQueue:
             if mapped.closed:
                 self._forget(mapped)
         self.max_offset = new_max
-        last_unit = self.unit(new_max - 1) if new_max > self.min_offset else None
-        self.max_physic_offset = last_unit[0] + last_unit[1] if last_unit else 0
         last = self.queue.last()
         if last is not None:
             self._set_current(last)
@@ -356,5 +349,5 @@ class ConsumeQueue:
         for mapped in self.queue.files:
             self._forget(mapped)
         self.queue.destroy()
-        self.max_offset = self.min_offset = self.max_physic_offset = 0
+        self.max_offset = self.min_offset = 0
         self._cur, self._cur_mm, self._cur_base, self._cur_limit = None, None, 0, 0

@@ -51,7 +51,9 @@ class Dispatcher:
         self.queues = queues
         self.index = index
         self.delay_levels = delay_levels
-        self.listeners: list[ArrivalListener] = []
+        self.listeners: list[ArrivalListener] = []  # told of every record
+        self.topic_listeners: dict[str, list[ArrivalListener]] = {}  # told of one topic's records
+        self.on_listeners_change: list[Callable[[], None]] = []  # the put path drops its lists by topic
         self.units_repaired = 0  # units that recovery found wrong and rewrote from the commit log
         self.repaired_files: set[MappedFile] = set()  # consume-queue files to force after recovery
 
@@ -61,10 +63,22 @@ class Dispatcher:
             return self.delay_levels.tags_code_from_properties(properties, store_timestamp)
         return tags_code_of_tag(properties.get(C.PROPERTY_TAGS))
 
+    def add_listener(self, listener: ArrivalListener, topic: str | None = None) -> None:
+        if topic is None:
+            self.listeners.append(listener)
+        else:
+            self.topic_listeners.setdefault(topic, []).append(listener)
+        for changed in self.on_listeners_change:
+            changed()
+
+    def listeners_of(self, topic: str) -> list[ArrivalListener]:
+        """Every listener to tell of a record of `topic` (a new list: keep it until on_listeners_change)."""
+        return self.listeners + self.topic_listeners.get(topic, [])
+
     def notify(
         self, topic: str, queue_id: int, offset: int, tags_code: int, store_ts: int, props: dict[str, str]
     ) -> None:
-        for listener in self.listeners:
+        for listener in self.listeners_of(topic):
             try:
                 listener(topic, queue_id, offset, tags_code, store_ts, props)
             except Exception:

@@ -98,6 +98,10 @@ class GroupCommitService(Service):
         self._wanted = 0  # highest offset asked for (written by the loop thread only)
         self._flushed = 0  # highest offset made durable (written by the flush thread only)
         self._stopping = False
+        # Set by the thread just before it waits for a signal: only then does a request signal it.
+        # While it flushes, requests just raise _wanted, which it reads when the round is done (a
+        # signal per put would be a futex wake, or a RuntimeError from releasing the released latch).
+        self._idle = False
         self._thread: threading.Thread | None = None
         self._rounds_started = 0  # bumped by the thread as it takes a round's snapshot
         self._group_round = -1  # the round count when the newest request group was opened
@@ -149,7 +153,8 @@ class GroupCommitService(Service):
     def _ask(self, end_offset: int) -> None:
         if end_offset > self._wanted:
             self._wanted = end_offset
-            self._release()
+            if self._idle:
+                self._release()
 
     def _release(self) -> None:
         try:
@@ -161,7 +166,11 @@ class GroupCommitService(Service):
         """The flush thread: one fdatasync per round, whatever it covers."""
         while True:
             while not self._stopping and self._wanted <= self._flushed:
-                self._signal.acquire()
+                self._idle = True
+                # Re-checked after saying so: a request either came before (seen here) or sees _idle.
+                if not self._stopping and self._wanted <= self._flushed:
+                    self._signal.acquire()
+                self._idle = False
             if self._stopping:
                 return
             self._rounds_started += 1  # requests from now on wait for the next round
@@ -242,10 +251,21 @@ class QueueFlushService(PeriodicService):
         thorough = now - self._last_thorough >= self.config.flush_consume_queue_thorough_interval_ms
         if thorough:
             self._last_thorough = now
-        await asyncio.get_running_loop().run_in_executor(self.executor, self.flush, thorough)
+        dispatched = dispatched_offset(self.commit_log, self.index)  # here, on the loop
+        await asyncio.get_running_loop().run_in_executor(self.executor, self.flush, thorough, dispatched)
 
-    def flush(self, thorough: bool = True) -> None:
-        flush_queues(self.commit_log, self.queues, self.index, self.checkpoint, self.config, thorough)
+    def flush(self, thorough: bool = True, dispatched: int | None = None) -> None:
+        flush_queues(
+            self.commit_log, self.queues, self.index, self.checkpoint, self.config, thorough, dispatched
+        )
+
+
+def dispatched_offset(commit_log: CommitLog, index: IndexService | None) -> int:
+    """How far the queues and the index hold every record (loop thread): the commit log's end, once
+    the index's pending entries are written."""
+    if index is not None:
+        index.drain()
+    return commit_log.max_offset
 
 
 def flush_queues(
@@ -255,10 +275,14 @@ def flush_queues(
     checkpoint: StoreCheckpoint,
     config: MessageStoreConfig,
     thorough: bool = True,
+    dispatched: int | None = None,
 ) -> None:
-    """Flush queues and index, then the checkpoint (thread-safe). Dispatch is inline, so the commit
-    log's end at the start is how far the queues are complete; the checkpoint then vouches for that."""
-    dispatched = commit_log.max_offset
+    """Flush queues and index, then the checkpoint (thread-safe, given `dispatched`, which
+    dispatched_offset() took on the loop; without it this runs on the loop and takes it itself).
+    Dispatch is inline, so the commit log's end, with the index drained, is how far the queues and
+    the index are complete; the checkpoint then vouches for that."""
+    if dispatched is None:
+        dispatched = dispatched_offset(commit_log, index)
     store_ts = commit_log.last_store_timestamp
     queues.flush(0 if thorough else config.flush_consume_queue_least_pages)
     if thorough:

@@ -65,6 +65,22 @@ def index_file_size(slot_num: int, index_num: int) -> int:
 class IndexFile:
     """One index file; `put_key` appends an entry and links it into its slot's chain."""
 
+    __slots__ = (
+        "_entries_at",
+        "begin_phy_offset",
+        "begin_timestamp",
+        "dirty",
+        "end_phy_offset",
+        "end_timestamp",
+        "hash_slot_count",
+        "index_count",
+        "index_num",
+        "mapped",
+        "mm",
+        "path",
+        "slot_num",
+    )
+
     def __init__(
         self,
         path: Path,
@@ -155,23 +171,21 @@ class IndexFile:
         """Add an entry; False when the file is full (the caller rolls to a new file).
 
         Key hashes must come from index_key_hash (non-negative 31-bit); the build path inlines it.
+        One of the hottest functions of the broker (every put with a UNIQ_KEY): locals, three struct calls.
         """
         count = self.index_count
         if count >= self.index_num:
             return False
         mm = self.mm
         slot_pos = INDEX_HEADER_SIZE + (key_hash % self.slot_num) * HASH_SLOT_SIZE
-        slot_value = _SLOT_UNPACK(mm, slot_pos)[0]
+        (slot_value,) = _SLOT_UNPACK(mm, slot_pos)
         if slot_value <= INVALID_INDEX or slot_value > count:
             slot_value = INVALID_INDEX
             self.hash_slot_count += 1
         begin = self.begin_timestamp
-        if begin <= 0 or store_timestamp <= begin:
-            time_diff = 0
-        else:
-            time_diff = (store_timestamp - begin) // 1000
-            if time_diff > _INT_MAX:
-                time_diff = _INT_MAX
+        time_diff = (store_timestamp - begin) // 1000 if store_timestamp > begin > 0 else 0
+        if time_diff > _INT_MAX:
+            time_diff = _INT_MAX
         _ENTRY_PACK(
             mm, self._entries_at + count * INDEX_ENTRY_SIZE, key_hash, phy_offset, time_diff, slot_value
         )
@@ -184,6 +198,44 @@ class IndexFile:
         self.end_timestamp = store_timestamp
         self.dirty = True
         return True
+
+    def put_entries(self, entries: list[tuple[int, int, int]], start: int) -> int:
+        """put_key for entries[start:] of (key hash, commit-log offset, store timestamp), in order, with
+        the header fields kept in locals; returns how far it got (short of the end: the file is full)."""
+        count = self.index_count
+        room = self.index_num - count
+        if room <= 0:
+            return start
+        stop = min(len(entries), start + room)
+        if stop <= start:
+            return start
+        mm = self.mm
+        slot_num = self.slot_num
+        entry_at = self._entries_at + count * INDEX_ENTRY_SIZE
+        begin = self.begin_timestamp
+        new_slots = 0
+        for i in range(start, stop):
+            key_hash, phy_offset, store_timestamp = entries[i]
+            slot_pos = INDEX_HEADER_SIZE + (key_hash % slot_num) * HASH_SLOT_SIZE
+            (slot_value,) = _SLOT_UNPACK(mm, slot_pos)
+            if slot_value <= INVALID_INDEX or slot_value > count:
+                slot_value = INVALID_INDEX
+                new_slots += 1
+            time_diff = (store_timestamp - begin) // 1000 if store_timestamp > begin > 0 else 0
+            if time_diff > _INT_MAX:
+                time_diff = _INT_MAX
+            _ENTRY_PACK(mm, entry_at, key_hash, phy_offset, time_diff, slot_value)
+            _SLOT_PACK(mm, slot_pos, count)
+            if count <= 1:
+                self.begin_phy_offset = phy_offset
+                begin = self.begin_timestamp = store_timestamp
+            count += 1
+            entry_at += INDEX_ENTRY_SIZE
+        self.hash_slot_count += new_slots
+        self.index_count = count
+        self.end_phy_offset, self.end_timestamp = entries[stop - 1][1], entries[stop - 1][2]
+        self.dirty = True
+        return stop
 
     def is_time_matched(self, begin: int, end: int) -> bool:
         b, e = self.begin_timestamp, self.end_timestamp

@@ -6,7 +6,8 @@ CONTRACT (the broker codes against these signatures; the store issue implements 
   commit (an fsync on a worker thread shared by concurrent puts) up to syncFlushTimeout.
 - Reads (`get_message`, offsets, lookups) are synchronous and cheap; they never block on disk flushes.
 - Arrival listeners are called synchronously after dispatch of each record into a consume queue:
-  listener(topic, queue_id, logical_offset, tags_code, store_timestamp, properties).
+  listener(topic, queue_id, logical_offset, tags_code, store_timestamp, properties); one added with a
+  topic is called for that topic's records only.
 
 Implementation notes (MessageStore below): dispatch is inline, so the consume queues and the index are as
 far as the commit log when a put returns (dispatch_behind_bytes() is 0). Beyond the contract it offers
@@ -100,7 +101,7 @@ class MessageStoreAPI(Protocol):
 
     def delete_topics(self, topics: set[str]) -> int: ...
     def clean_unused_topics(self, keep: set[str]) -> int: ...
-    def add_arrival_listener(self, listener: ArrivalListener) -> None: ...
+    def add_arrival_listener(self, listener: ArrivalListener, topic: str | None = None) -> None: ...
 
     def get_max_phy_offset(self) -> int: ...
     def get_min_phy_offset(self) -> int: ...
@@ -284,8 +285,15 @@ class MessageStore:
             if refused is not None:
                 return refused
         result = self._put.put(msg)
-        if self._sync and result.status is PutMessageStatus.PUT_OK:
-            await self._wait_for_flush(result, msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false")
+        if self._sync and result.status is _PUT_OK:
+            group = self._group_commit
+            if group is None or msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) == "false":
+                await self._wait_for_flush(result, wait=False)  # a flush inline, or a wake-up
+            else:  # the common case inline: one coroutine less per put
+                append = result.append
+                assert append is not None
+                if not await group.request(append.wrote_offset + append.wrote_bytes):
+                    self._flush_timed_out(result)
         return result
 
     async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
@@ -311,8 +319,14 @@ class MessageStore:
             group.wakeup()
             return
         if not await group.request(end):
-            log.error("flush of offset %d timed out after %d ms", end, self.config.sync_flush_timeout_ms)
-            result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+            self._flush_timed_out(result)
+
+    def _flush_timed_out(self, result: PutResult) -> None:
+        append = result.append
+        assert append is not None
+        end = append.wrote_offset + append.wrote_bytes
+        log.error("flush of offset %d timed out after %d ms", end, self.config.sync_flush_timeout_ms)
+        result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
 
     # -- reads ---------------------------------------------------------------------------------------
     def get_message(
@@ -389,8 +403,10 @@ class MessageStore:
         doomed = {t for t in self.queues.topics() if t not in keep and t not in _ALWAYS_KEPT_TOPICS}
         return self.delete_topics(doomed)
 
-    def add_arrival_listener(self, listener: ArrivalListener) -> None:
-        self.dispatcher.listeners.append(listener)
+    def add_arrival_listener(self, listener: ArrivalListener, topic: str | None = None) -> None:
+        """Call `listener` after each record is dispatched; with `topic`, only for that topic's records
+        (a put pays nothing for listeners of other topics)."""
+        self.dispatcher.add_listener(listener, topic)
 
     def get_max_phy_offset(self) -> int:
         return self.commit_log.max_offset
@@ -420,4 +436,5 @@ class MessageStore:
         }
 
 
+_PUT_OK = PutMessageStatus.PUT_OK
 _ALWAYS_KEPT_TOPICS = frozenset({C.RMQ_SYS_SCHEDULE_TOPIC, C.RMQ_SYS_TRANS_OP_HALF_TOPIC})

@@ -4,21 +4,26 @@ Port of DefaultMessageStore.putMessage/putMessages (checkStoreStatus, checkMessa
 CommitLog.putMessage/putMessages before the flush and replication waits (4.9.8). Statuses, not
 exceptions: a bad message is MESSAGE_ILLEGAL or PROPERTIES_SIZE_EXCEEDED with a remark naming the
 problem, and nothing is written. PREPARED and ROLLBACK records take queue offset 0 and get no consume
-queue unit (protocol.md 6.5). Hot path: one dict lookup for the queue, one pass to encode properties,
-struct.pack_into into the mapping, one unit write; no per-message objects beyond the result.
+queue unit (protocol.md 6.5). Hot path: one dict lookup for what is kept per topic (its record bytes,
+its index key prefix, its arrival listeners; a topic is checked once, when first seen), one for the
+queue, one pass to encode properties, struct.pack_into into the mapping, one unit write; no
+per-message objects beyond the result.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
-from typing import Final
+from typing import Final, NamedTuple
 
 from rocketq.common import constants as C
-from rocketq.store.commit_log import CommitLog, RecordTooLargeError
+from rocketq.common.clock import SYSTEM_CLOCK
+from rocketq.store.commit_log import CommitLog, RecordTooLargeError, topic_block
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queues import ConsumeQueueTable
-from rocketq.store.dispatch import Dispatcher, tags_code_of_tag
+from rocketq.store.dispatch import ArrivalListener, Dispatcher, tags_code_of_tag
+from rocketq.store.index_service import PENDING_MAX, key_prefix
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import AppendResult, PutMessageStatus, PutResult
 
@@ -31,6 +36,17 @@ _UNIQ: Final = C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 _KEYS: Final = C.PROPERTY_KEYS
 _TAGS: Final = C.PROPERTY_TAGS
 _PUT_OK: Final = PutMessageStatus.PUT_OK
+_ROLLBACK: Final = int(C.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
+_TOPICS_KEPT: Final = 100_000
+_time_ns = time.time_ns
+
+
+class _Topic(NamedTuple):
+    """What the put path keeps per topic: worked out once, when the topic is first put to."""
+
+    record_topic: bytes  # TOPICLEN + TOPIC as a record holds them
+    key_prefix: int  # index key hashes continue from this CRC of "topic#"
+    listeners: list[ArrivalListener]  # every arrival listener for this topic's records
 
 
 def encode_properties(props: dict[str, str]) -> bytes:
@@ -61,22 +77,29 @@ class PutService:
         self.dispatcher = dispatcher
         self.now_ms = now_ms
         self.max_body_bytes = max_body_bytes
-        self._valid_topics: set[str] = set()
+        self._topics: dict[str, _Topic] = {}  # valid topics only; cleared when listeners are added
+        dispatcher.on_listeners_change.append(self._topics.clear)
         self._queues_get = queues.get_by_key
+        self._append = commit_log.append
         self._index = dispatcher.index
-        self._listeners = dispatcher.listeners  # the same list add_arrival_listener appends to
+        # The index's queue of records to index (see IndexService.pending), or None without an index.
+        self._index_pending = dispatcher.index.pending if dispatcher.index is not None else None
+        # The system clock is read inline (one call less per put); an injected clock is called.
+        self._wall_clock = now_ms == SYSTEM_CLOCK.now_ms
 
     # -- checks --------------------------------------------------------------------------------------
-    def _topic_problem(self, topic: str) -> str | None:
-        if topic in self._valid_topics:
-            return None
-        problem = C.topic_name_problem(topic)
-        if problem is None and len(self._valid_topics) < 100_000:
-            self._valid_topics.add(topic)
-        return problem
+    def _topic(self, topic: str) -> _Topic:
+        """What is kept for a topic already checked."""
+        kept = self._topics.get(topic)
+        if kept is None:
+            kept = _Topic(topic_block(topic), key_prefix(topic), self.dispatcher.listeners_of(topic))
+            if len(self._topics) >= _TOPICS_KEPT:
+                self._topics.clear()
+            self._topics[topic] = kept
+        return kept
 
     def _check(self, topic: str, queue_id: int, body: bytes) -> PutResult | None:
-        problem = self._topic_problem(topic)
+        problem = C.topic_name_problem(topic) if topic not in self._topics else None
         if problem is not None:
             return illegal(PutMessageStatus.MESSAGE_ILLEGAL, problem)
         if queue_id < 0:
@@ -92,10 +115,12 @@ class PutService:
     def put(self, msg: BrokerMessage) -> PutResult:
         topic = msg.topic
         queue_id = msg.queue_id
-        if topic not in self._valid_topics or queue_id < 0 or len(msg.body) > self.max_body_bytes:
+        kept = self._topics.get(topic)
+        if kept is None or queue_id < 0 or len(msg.body) > self.max_body_bytes:
             bad = self._check(topic, queue_id, msg.body)
             if bad is not None:
                 return bad
+            kept = self._topic(topic)
         props_dict = msg.properties
         try:
             props = _SEP.join(map(_NV.join, props_dict.items())).encode()
@@ -110,9 +135,9 @@ class PutService:
         sys_flag = msg.sys_flag
         consumable = not sys_flag & 0x4  # NOT (0x0) and COMMIT (0x8); not PREPARED (0x4), ROLLBACK (0xC)
         queue_offset = queue.max_offset if consumable else 0
-        store_ts = self.now_ms()
+        store_ts = _time_ns() // 1_000_000 if self._wall_clock else self.now_ms()
         try:
-            phys, size, msg_id = self.commit_log.append(msg, props, queue_offset, store_ts)
+            phys, size, msg_id = self._append(msg, kept.record_topic, props, queue_offset, store_ts)
         except RecordTooLargeError as exc:
             return illegal(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
         except OSError as exc:
@@ -126,12 +151,17 @@ class PutService:
         tags_code = msg.tags_code
         if not tags_code and _TAGS in props_dict:
             tags_code = tags_code_of_tag(props_dict[_TAGS])
-        index = self._index
-        if index is not None:
-            index.build(topic, phys, store_ts, sys_flag, props_dict.get(_UNIQ), props_dict.get(_KEYS))
+        index_pending = self._index_pending
+        if index_pending is not None and sys_flag & 0xC != _ROLLBACK:
+            uniq_key = props_dict.get(_UNIQ)
+            keys = props_dict.get(_KEYS)
+            if uniq_key or keys:
+                index_pending.append((kept.key_prefix, phys, store_ts, uniq_key, keys))
+                if len(index_pending) >= PENDING_MAX:
+                    self._index.drain()  # type: ignore[union-attr]
         if consumable:
             queue.put(queue_offset, phys, size, tags_code)
-            for listener in self._listeners:
+            for listener in kept.listeners:
                 try:
                     listener(topic, queue_id, queue_offset, tags_code, store_ts, props_dict)
                 except Exception:
@@ -197,18 +227,22 @@ class PutService:
         store_ts: int,
         id_prefix: str,
     ) -> list[str]:
-        """Units, index entries and arrival notices of a batch's records; returns their msgIds."""
-        dispatcher = self.dispatcher
-        index = dispatcher.index
-        listeners = dispatcher.listeners
-        topic, queue_id, sys_flag = batch.topic, batch.queue_id, batch.sys_flag
+        """Units, index entries and arrival notices of a batch's records (never transactional); returns
+        their msgIds."""
+        kept = self._topic(batch.topic)
+        listeners = kept.listeners
+        index_pending = self._index_pending
+        topic, queue_id = batch.topic, batch.queue_id
         ids: list[str] = []
         for (_flag, _body, props_dict), size in zip(batch.entries, sizes, strict=True):
             tag = props_dict.get(_TAGS)
             tags_code = tags_code_of_tag(tag) if tag else 0
             queue.put(offset, phys, size, tags_code)
-            if index is not None:
-                index.build(topic, phys, store_ts, sys_flag, props_dict.get(_UNIQ), props_dict.get(_KEYS))
+            if index_pending is not None:
+                uniq_key = props_dict.get(_UNIQ)
+                keys = props_dict.get(_KEYS)
+                if uniq_key or keys:
+                    index_pending.append((kept.key_prefix, phys, store_ts, uniq_key, keys))
             for listener in listeners:
                 try:
                     listener(topic, queue_id, offset, tags_code, store_ts, props_dict)
@@ -217,4 +251,6 @@ class PutService:
             ids.append(id_prefix + "%016X" % phys)  # noqa: UP031 (fastest here, measured)
             phys += size
             offset += 1
+        if index_pending is not None and len(index_pending) >= PENDING_MAX:
+            self._index.drain()  # type: ignore[union-attr]
         return ids

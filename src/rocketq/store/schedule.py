@@ -243,7 +243,7 @@ class ScheduleMessageService:
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
-        self.store.add_arrival_listener(self._on_arrival)
+        self.store.add_arrival_listener(self._on_arrival, C.RMQ_SYS_SCHEDULE_TOPIC)
         for level in range(1, self.levels.max_level + 1):
             self._wakeups[level] = asyncio.Event()
             self._tasks.append(spawn(f"schedule-level-{level}", self._run_level(level)))

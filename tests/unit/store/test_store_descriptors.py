@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts /proc/self/fd")
 
 NOT_MAPPED = {"lock", "checkpoint", "abort"}  # the lock and the checkpoint hold one descriptor each
+HELD = 2  # the lock and the checkpoint
+PASSING = 2  # short-lived ones of the allocator thread (creating the next file, reserving space)
 
 
 def open_fds() -> int:
@@ -49,7 +51,7 @@ async def test_descriptors_grow_by_at_most_one_per_mapped_file(
     await fill(store, message, topics=40, queues=4)
     files = store_files(tmp_path / "store")
     assert len(files) >= 160  # a consume-queue file per queue, commit-log and index files
-    assert open_fds() - before <= len(files) + 2
+    assert open_fds() - before <= len(files) + HELD + PASSING
     store.close()
     assert open_fds() <= before
 
@@ -63,16 +65,16 @@ async def test_consume_queue_maps_stay_within_the_budget(
     await fill(store, message, topics=20, queues=3, rounds=3)
     assert len(store.queues.budget) <= 8 and store.queues.budget.unmapped > 100
     others = [p for p in store_files(tmp_path / "store") if "consumequeue" not in p.parts]
-    assert open_fds() - before <= len(others) + 8 + 2
+    assert open_fds() - before <= len(others) + 8 + HELD + PASSING
     for t in range(20):
         for q in range(3):
             bodies = [decode_record(r)[0].body for r in read_all(store, f"T{t:03d}", q)]
             assert bodies == [b"%d/%d/%d" % (r, t, q) for r in range(3)]
-    assert open_fds() - before <= len(others) + 8 + 2
+    assert open_fds() - before <= len(others) + 8 + HELD + PASSING
     store.close()
     again = make_store(maxMappedConsumeQueueFiles=8)  # load and recovery keep to the budget too
     assert len(again.queues.budget) <= 8
-    assert open_fds() - before <= len(others) + 8 + 2
+    assert open_fds() - before <= len(others) + 8 + HELD + PASSING
     assert [len(read_all(again, f"T{t:03d}", 1)) for t in range(20)] == [3] * 20
 
 

@@ -38,6 +38,23 @@ async def test_group_commit_shares_flushes_between_concurrent_puts(
     await store.shutdown()
 
 
+async def test_group_commit_wakes_for_every_round_of_writers_that_wait_in_turn(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    """Writers that each wait for their last put: the flush thread goes idle and is woken again
+    hundreds of times (a lost wake-up would be a FLUSH_DISK_TIMEOUT)."""
+    store = make_store(flushDiskType="SYNC_FLUSH", mappedFileSizeCommitLog=1 << 20, syncFlushTimeout=3000)
+    await store.start()
+
+    async def writer(n: int) -> list[PutMessageStatus]:
+        return [(await store.put_message(message(queue_id=n, body=b"%d" % i))).status for i in range(60)]
+
+    statuses = await asyncio.gather(*(writer(n) for n in range(6)))
+    assert all(s is PutMessageStatus.PUT_OK for run in statuses for s in run)
+    assert store.commit_log.queue.flushed_where == store.get_max_phy_offset()
+    await store.shutdown()
+
+
 async def test_a_stuck_flush_answers_flush_disk_timeout(
     make_store: StoreFactory, message: MessageFactory
 ) -> None:

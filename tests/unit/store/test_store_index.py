@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocketq.common.clock import ManualClock
@@ -20,11 +21,11 @@ from rocketq.store.index_file import (
     index_file_size,
     index_key_hash,
 )
-from rocketq.store.index_service import IndexService
+from rocketq.store.index_service import PENDING_MAX, IndexService
 from rocketq.store.message import BrokerMessageBatch
 
 if TYPE_CHECKING:
-    from conftest import MessageFactory, StoreFactory
+    from conftest import Crash, MessageFactory, StoreFactory
 
 # Two keys whose index hashes are equal (found by search): a true collision, not just a shared slot.
 COLLIDING = ("key3985819", "key4420602")
@@ -179,3 +180,54 @@ def test_an_interrupted_file_creation_is_cleaned_up(tmp_path: Path) -> None:
     service = IndexService(tmp_path / "index", slot_num=4, index_num=8, clock=ManualClock())
     service.load()
     assert list((tmp_path / "index").iterdir()) == [] and service.files == []
+
+
+_entry = st.tuples(st.integers(0, 2**31 - 1), st.integers(0, 2**40), st.integers(0, 2**42))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_entry, max_size=12), st.integers(-1, 2**41))
+def test_put_entries_writes_what_put_key_writes(
+    tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[int, int, int]], begin: int
+) -> None:
+    """The bulk writer of pending entries and put_key leave byte-identical files (slots, chains, header)."""
+    root = tmp_path_factory.mktemp("idx")
+    one = IndexFile(root / "one", 4, 8, end_timestamp=max(begin, 0))
+    bulk = IndexFile(root / "bulk", 4, 8, end_timestamp=max(begin, 0))
+    stored = 0
+    for key_hash, phy, ts in entries:
+        stored += one.put_key(key_hash, phy, ts)
+    assert bulk.put_entries(entries, 0) == stored  # stops where the file is full, as put_key refuses
+    one.close()
+    bulk.close()
+    assert (root / "one").read_bytes() == (root / "bulk").read_bytes()
+
+
+async def test_index_entries_waiting_to_be_written_are_found_and_survive_a_crash(
+    make_store: StoreFactory, message: MessageFactory, crash: Crash
+) -> None:
+    store = make_store(maxIndexNum=64)
+    assert store.index is not None
+    for i in range(3):
+        await store.put_message(message(keys=f"before{i}"))
+    store.flush()  # the checkpoint vouches for the index up to here: the pending entries were written
+    assert not store.index.pending and store.checkpoint is not None
+    assert store.checkpoint.index_offset == store.get_max_phy_offset()
+    count = PENDING_MAX // 2
+    for i in range(count):
+        await store.put_message(message(uniq=f"U{i}", keys=f"after{i}"))
+    assert len(store.index.pending) == count  # not written yet...
+    assert [len(store.query_message("TopicA", f"after{i}", 8, 0, 2**62).records) for i in (0, count - 1)] == [
+        1,
+        1,
+    ]
+    assert not store.index.pending  # ...a query writes them first
+    for i in range(count, 2 * count):
+        await store.put_message(message(uniq=f"U{i}", keys=f"after{i}"))
+    store.index.pending.clear()  # lost with the process, never written...
+    crash(store)
+    again = make_store(maxIndexNum=64)  # ...so recovery indexes those records again
+    found = [len(again.query_message("TopicA", f"after{i}", 8, 0, 2**62).records) for i in range(2 * count)]
+    assert found == [1] * (2 * count)
+    assert len(again.query_message("TopicA", "U5", 8, 0, 2**62).records) == 1
+    assert len(again.query_message("TopicA", "before2", 8, 0, 2**62).records) == 1

@@ -218,6 +218,22 @@ async def test_arrival_listeners_see_each_consumable_record(
     assert seen == [("TopicA", 0, 0, 2598919, ts), ("TopicB", 1, 0, 0, ts), ("TopicB", 1, 1, 2598920, ts)]
 
 
+async def test_a_listener_for_one_topic_hears_only_that_topic(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store()
+    every: list[tuple[str, int]] = []
+    only_b: list[tuple[str, int]] = []
+    store.add_arrival_listener(lambda t, q, o, *_: every.append((t, o)))
+    await store.put_message(message("TopicB"))  # before the topic listener: the put path keeps lists by topic
+    store.add_arrival_listener(lambda t, q, o, *_: only_b.append((t, o)), "TopicB")
+    await store.put_message(message("TopicA"))
+    await store.put_message(message("TopicB"))
+    await store.put_messages(BrokerMessageBatch("TopicB", 0, [(0, b"x", {})]))
+    assert every == [("TopicB", 0), ("TopicA", 0), ("TopicB", 1), ("TopicB", 2)]
+    assert only_b == [("TopicB", 1), ("TopicB", 2)]
+
+
 async def test_store_not_open_or_slave_refuses_puts(
     make_store: StoreFactory, message: MessageFactory, read_all: ReadAll
 ) -> None:

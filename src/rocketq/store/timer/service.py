@@ -278,7 +278,7 @@ class TimerMessageService:
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
         self._wake = asyncio.Event()
-        self.store.add_arrival_listener(self._on_arrival)
+        self.store.add_arrival_listener(self._on_arrival, TIMER_TOPIC)
         self._tasks = [spawn("timer-deliver", self._run()), spawn("timer-persist", self._run_persist())]
 
     async def shutdown(self) -> None:
