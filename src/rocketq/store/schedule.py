@@ -25,12 +25,12 @@ from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
 from rocketq.common.service import spawn
-from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.delay import DelayLevels
 from rocketq.store.message import BrokerMessage
+from rocketq.store.reput import real_destination, reput_message
 from rocketq.store.status import PutResult
 
 if TYPE_CHECKING:
@@ -57,33 +57,16 @@ def record_to_real_queue(record: bytes) -> BrokerMessage | None:
         log.error("a schedule record does not decode (%s); skipped", exc)
         return None
     props = dict(ext.properties)
-    real_topic = props.get(C.PROPERTY_REAL_TOPIC)
-    try:
-        real_qid = int(props.get(C.PROPERTY_REAL_QUEUE_ID, ""))
-    except ValueError:
-        real_qid = -1
-    if not real_topic or real_qid < 0 or real_topic == C.RMQ_SYS_TRANS_HALF_TOPIC:
+    destination = real_destination(props)
+    if destination is None or destination[0] == C.RMQ_SYS_TRANS_HALF_TOPIC:
         log.error(
             "schedule record %s has no usable REAL_TOPIC/REAL_QID (%r/%r); skipped",
             ext.offset_msg_id,
-            real_topic,
+            props.get(C.PROPERTY_REAL_TOPIC),
             props.get(C.PROPERTY_REAL_QUEUE_ID),
         )
         return None
-    tags = props.get(C.PROPERTY_TAGS)
-    return BrokerMessage(
-        topic=real_topic,
-        queue_id=real_qid,
-        body=ext.body,
-        flag=ext.flag,
-        properties=props,
-        tags_code=java_hash_code(tags) if tags else 0,
-        sys_flag=ext.sys_flag,
-        born_timestamp=ext.born_timestamp,
-        born_host=ext.born_host,
-        store_host=ext.store_host,
-        reconsume_times=ext.reconsume_times,
-    )
+    return reput_message(ext, *destination, props)
 
 
 async def put_in_order(

@@ -23,13 +23,12 @@ from rocketq.broker.topic_config import RW, build_topic_sys_flag
 from rocketq.common import constants as C
 from rocketq.common.constants import PermName
 from rocketq.common.message import MessageExt
-from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.retry import ConsumerSendMsgBackRequestHeader
 from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.delay import redirect_to_schedule
-from rocketq.store.message import BrokerMessage
+from rocketq.store.reput import reput_message
 from rocketq.store.status import PutMessageStatus
 
 log = logging.getLogger("rocketq.broker.sendback")
@@ -94,20 +93,7 @@ class ConsumerSendMsgBack:
             manager.create_topic_in_send_message_back_method(topic, DLQ_NUMS_PER_GROUP, RW, 0)
             props[C.PROPERTY_DELAY_TIME_LEVEL] = "0"
         props[C.PROPERTY_ORIGIN_MESSAGE_ID] = props.get(C.PROPERTY_ORIGIN_MESSAGE_ID) or ext.offset_msg_id
-        tags = props.get(C.PROPERTY_TAGS)
-        msg = BrokerMessage(
-            topic=topic,
-            queue_id=queue_id,
-            body=ext.body,
-            flag=ext.flag,
-            properties=props,
-            tags_code=java_hash_code(tags) if tags else 0,
-            sys_flag=ext.sys_flag,
-            born_timestamp=ext.born_timestamp,
-            born_host=ext.born_host,
-            store_host=ext.store_host,
-            reconsume_times=ext.reconsume_times + 1,
-        )
+        msg = reput_message(ext, topic, queue_id, props, reconsume_times=ext.reconsume_times + 1)
         if not to_dlq:
             level = retry_delay_level(header.delay_level, ext.reconsume_times)
             redirect_to_schedule(msg, level, ctx.delay_levels, ctx.clock.now_ms())

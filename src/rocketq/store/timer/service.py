@@ -28,15 +28,14 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
 from rocketq.common.service import spawn
-from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.message import BrokerMessage
+from rocketq.store.reput import real_destination, reput_message
 from rocketq.store.schedule import put_in_order
 from rocketq.store.timer.bucket_log import TimerBucketLog, TimerEntry
 from rocketq.store.timer.redirect import PROPERTY_TIMER_DEQUEUE_MS, PROPERTY_TIMER_OUT_MS, TIMER_TOPIC
@@ -54,29 +53,12 @@ UNIT = CQ_UNIT.size
 
 def message_to_real_queue(ext: MessageExt, now_ms: int) -> BrokerMessage | None:
     props = dict(ext.properties)
-    topic = props.get(C.PROPERTY_REAL_TOPIC)
-    try:
-        queue_id = int(props.get(C.PROPERTY_REAL_QUEUE_ID, ""))
-    except ValueError:
-        queue_id = -1
-    if not topic or queue_id < 0:
+    destination = real_destination(props)
+    if destination is None:
         log.error("timer message %s has no usable REAL_TOPIC/REAL_QID; skipped", ext.offset_msg_id)
         return None
     props[PROPERTY_TIMER_DEQUEUE_MS] = str(now_ms)
-    tags = props.get(C.PROPERTY_TAGS)
-    return BrokerMessage(
-        topic=topic,
-        queue_id=queue_id,
-        body=ext.body,
-        flag=ext.flag,
-        properties=props,
-        tags_code=java_hash_code(tags) if tags else 0,
-        sys_flag=ext.sys_flag,
-        born_timestamp=ext.born_timestamp,
-        born_host=ext.born_host,
-        store_host=ext.store_host,
-        reconsume_times=ext.reconsume_times,
-    )
+    return reput_message(ext, *destination, props)
 
 
 class TimerMessageService:
