@@ -68,3 +68,9 @@ async def test_the_answer_is_what_the_typed_response_header_encodes() -> None:
             msg_id=ext["msgId"], queue_id=3, queue_offset=int(ext["queueOffset"]), msg_region="DefaultRegion", trace_on=trace_on
         )
         assert list(ext.items()) == list(typed.to_ext_fields().items())
+        # The JSON text the answer carries is what the codec writes for the plain map.
+        from rocketq.remoting.protocol.frame import encode_frame
+
+        plain = resp.make_response(0, None, dict(ext))
+        plain.opaque, plain.flag = resp.opaque, resp.flag
+        assert encode_frame(resp) == encode_frame(plain)

@@ -6,6 +6,8 @@ import asyncio
 
 import pytest
 from client_routes import two_brokers
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rocketq.client.errors import (
     BrokerMessageIllegalError,
@@ -275,3 +277,29 @@ def test_the_send_header_is_built_exactly_as_the_v2_header_encodes() -> None:
             m=prepared.batch, n="broker-b",
         )  # fmt: skip
         assert list(p._header("T", mq, prepared).items()) == list(typed.to_ext_fields().items())
+
+
+@given(
+    st.text(max_size=12), st.text(min_size=1, max_size=12), st.text(max_size=40),
+    st.text(min_size=1, max_size=12), st.integers(-1, 2**31 - 1), st.one_of(st.none(), st.integers(0, 99)),
+    st.booleans(),
+)  # fmt: skip
+def test_the_send_header_carries_exactly_the_json_the_codec_would_write(
+    group: str, topic: str, props: str, broker: str, queue_id: int, max_reconsume: int | None, batch: bool
+) -> None:
+    from rocketq.client.producer.producer import _Prepared
+    from rocketq.remoting.protocol.command import RemotingCommand
+    from rocketq.remoting.protocol.frame import encode_frame
+    from rocketq.remoting.protocol.header_json import EncodedExt
+
+    p = Producer(group or "pg", namesrv_addr="127.0.0.1:9876", clock=ManualClock())
+    prepared = _Prepared(b"x", 3, props, "abc", 0, batch=batch)
+    prepared.max_reconsume_times = max_reconsume
+    ext = p._header(topic, MessageQueue(topic, broker, queue_id), prepared)
+    assert isinstance(ext, EncodedExt) and ext.json is not None
+    plain = dict(ext)
+    fast = RemotingCommand(310, opaque=7, ext_fields=ext, body=b"x")
+    slow = RemotingCommand(310, opaque=7, ext_fields=plain, body=b"x")
+    assert encode_frame(fast) == encode_frame(slow)
+    ext["x"] = "1"  # a change (an RPC hook adding a field) drops the text: the codec encodes the map
+    assert ext.json is None and b'"x":"1"' in encode_frame(RemotingCommand(310, ext_fields=ext))

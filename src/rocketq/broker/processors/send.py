@@ -23,6 +23,7 @@ name is validated only when it is not in the table yet.
 from __future__ import annotations
 
 import functools
+import json.encoder
 import logging
 import random
 import struct
@@ -50,6 +51,7 @@ from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterTy
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
+from rocketq.remoting.protocol.header_json import EncodedExt
 from rocketq.remoting.protocol.headers.send import (
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
@@ -75,6 +77,7 @@ _STORED_CODES = {
 
 HalfMessageHook = Callable[[BrokerContext, BrokerMessage], BrokerMessage]
 
+_json_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]  # as the JSON codec
 # Tags repeat: their Java hash is worth caching on the hot path.
 _tags_code = functools.lru_cache(maxsize=8192)(java_hash_code)
 
@@ -141,6 +144,7 @@ class SendMessageProcessor(Processor):
         self.ctx = ctx
         self.prepare_half_message: HalfMessageHook = prepare_half_message
         self._random = random.Random()
+        self._answer_tails: dict[tuple[str | None, bool | None], str] = {}
         self.handlers = {
             RequestCode.SEND_MESSAGE: self.send,
             RequestCode.SEND_MESSAGE_V2: self.send,
@@ -356,13 +360,29 @@ class SendMessageProcessor(Processor):
         cfg = self.ctx.broker_config
         append = result.append
         # SendMessageResponseHeader(msg_id, queue_id, queue_offset, msg_region=region, trace_on=...)
-        # .to_ext_fields(), written out: the same keys in the same order, without the header object.
-        ext = {"msgId": append.msg_id, "queueId": str(queue_id), "queueOffset": str(append.logical_offset)}
-        if cfg.region_id is not None:
-            ext["MSG_REGION"] = cfg.region_id
-        if cfg.trace_on is not None:
-            ext["TRACE_ON"] = "true" if cfg.trace_on else "false"
+        # .to_ext_fields(), written out: the same keys in the same order, without the header object,
+        # and with the JSON text the JSON codec would write for them (EncodedExt; the region/trace tail
+        # is formatted once per setting).
+        msg_id, queue_text, offset_text = append.msg_id, str(queue_id), str(append.logical_offset)
+        ext = EncodedExt(msgId=msg_id, queueId=queue_text, queueOffset=offset_text)
+        region, trace_on = cfg.region_id, cfg.trace_on
+        tail = self._answer_tails.get((region, trace_on))
+        if tail is None:
+            tail = self._answer_tail(region, trace_on)
+        if region is not None:
+            dict.__setitem__(ext, "MSG_REGION", region)
+        if trace_on is not None:
+            dict.__setitem__(ext, "TRACE_ON", "true" if trace_on else "false")
+        ext.json = f'{{"msgId":{_json_str(msg_id)},"queueId":"{queue_text}","queueOffset":"{offset_text}"{tail}'
         return request.make_response(code, None, ext)
+
+    def _answer_tail(self, region: str | None, trace_on: bool | None) -> str:
+        tail = ("" if region is None else f',"MSG_REGION":{_json_str(region)}') + (
+            "" if trace_on is None else f',"TRACE_ON":"{"true" if trace_on else "false"}"'
+        ) + "}"
+        if len(self._answer_tails) < 16:
+            self._answer_tails[(region, trace_on)] = tail
+        return tail
 
     def _failure(self, result: PutResult) -> tuple[int, str]:
         status = result.status

@@ -14,8 +14,9 @@ ones (Java re-sends async failures from its callback).
 from __future__ import annotations
 
 import asyncio
+import json.encoder
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -34,10 +35,12 @@ from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.service import spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingConnectError, RemotingError
+from rocketq.remoting.protocol.header_json import EncodedExt
 from rocketq.remoting.protocol.message_codec import encode_batch
 
 log = logging.getLogger("rocketq.client.producer")
 
+_json_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]  # as the JSON codec
 _RETRYABLE = {RetryClass.SWITCH_BROKER, RetryClass.REFRESH_ROUTE, RetryClass.AFTER_BACKOFF, RetryClass.IMMEDIATE}
 _ID_GENERATORS: dict[str, UniqueIdGenerator] = {}
 
@@ -112,6 +115,8 @@ class Producer:
         self._create_topic_key = self.config.create_topic_key
         self._default_queue_nums_text = str(self.config.default_topic_queue_nums)
         self._unit_mode_text = "true" if self.config.unit_mode else "false"
+        self._json_heads: dict[str, str] = {}
+        self._json_tails: dict[str, str] = {}
 
     # -- lifecycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -254,25 +259,51 @@ class Producer:
         """The extFields of the short-keyed header Java producers send by default (SEND_MESSAGE_V2 /
         SEND_BATCH_MESSAGE): exactly SendMessageRequestHeaderV2(...).to_ext_fields(), same keys in the
         same order, built directly because this runs on every send (the frozen dataclass and its
-        generic encoder cost about 3 us a message)."""
-        ext = {
-            "a": self.group,
-            "b": topic,
-            "c": self._create_topic_key,
-            "d": self._default_queue_nums_text,
-            "e": str(mq.queue_id),
-            "f": str(p.sys_flag),
-            "g": str(self._clock.now_ms()),
-            "h": str(p.flag),
-            "i": p.properties,
-            "j": "0" if p.reconsume_times is None else str(p.reconsume_times),
-            "k": self._unit_mode_text,
-        }
-        if p.max_reconsume_times is not None:
-            ext["l"] = str(p.max_reconsume_times)
-        ext["m"] = "true" if p.batch else "false"
-        ext["n"] = mq.broker_name
+        generic encoder cost about 3 us a message). They come with their JSON text (EncodedExt), what
+        the JSON header codec would write for them, from a per-topic head formatted once (another 2 us)."""
+        queue_id, sys_flag, now, flag = str(mq.queue_id), str(p.sys_flag), str(self._clock.now_ms()), str(p.flag)
+        reconsume = "0" if p.reconsume_times is None else str(p.reconsume_times)
+        batch = "true" if p.batch else "false"
+        broker = mq.broker_name
+        ext = EncodedExt(
+            a=self.group, b=topic, c=self._create_topic_key, d=self._default_queue_nums_text, e=queue_id,
+            f=sys_flag, g=now, h=flag, i=p.properties, j=reconsume, k=self._unit_mode_text,
+        )  # fmt: skip
+        head = self._json_heads.get(topic)
+        if head is None:
+            head = self._json_head(topic)
+        tail = self._json_tails.get(broker)
+        if tail is None:
+            tail = _json_str(broker) + "}"
+            if len(self._json_tails) < 1024:
+                self._json_tails[broker] = tail
+        if p.max_reconsume_times is None:
+            dict.__setitem__(ext, "m", batch)
+            dict.__setitem__(ext, "n", broker)
+            ext.json = (
+                f'{head}{queue_id}","f":"{sys_flag}","g":"{now}","h":"{flag}","i":{_json_str(p.properties)},'
+                f'"j":"{reconsume}","k":"{self._unit_mode_text}","m":"{batch}","n":{tail}'
+            )
+        else:
+            max_reconsume = str(p.max_reconsume_times)
+            dict.__setitem__(ext, "l", max_reconsume)
+            dict.__setitem__(ext, "m", batch)
+            dict.__setitem__(ext, "n", broker)
+            ext.json = (
+                f'{head}{queue_id}","f":"{sys_flag}","g":"{now}","h":"{flag}","i":{_json_str(p.properties)},'
+                f'"j":"{reconsume}","k":"{self._unit_mode_text}","l":"{max_reconsume}","m":"{batch}","n":{tail}'
+            )
         return ext
+
+    def _json_head(self, topic: str) -> str:
+        """The JSON text of the send header up to the queue id's digits (keys a to d, fixed per topic)."""
+        head = (
+            f'{{"a":{_json_str(self.group)},"b":{_json_str(topic)},"c":{_json_str(self._create_topic_key)},'
+            f'"d":{_json_str(self._default_queue_nums_text)},"e":"'
+        )
+        if len(self._json_heads) < 1024:
+            self._json_heads[topic] = head
+        return head
 
     # -- the kernel --------------------------------------------------------------------------------------------
     async def _send_to_queue(

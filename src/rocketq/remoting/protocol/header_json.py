@@ -89,6 +89,52 @@ def ext_is_clean(ext: Mapping[Any, Any]) -> bool:
     return True
 
 
+class EncodedExt(dict[str, str]):
+    """extFields that carry their own JSON text, `json`: exactly what this codec would write for them.
+
+    Built by a hot path that knows its values are plain strings and can format most of the text once
+    (the producer's send header, the broker's send answer): encoding such a header then skips the
+    check of every value and the C encoder, about 2 us a send. Build the map first (dict's own
+    constructor and dict.__setitem__), then set `json`. Any later change through the mapping's methods
+    (an RPC hook adding a field, say) drops the text, and the codec encodes the map as usual.
+    """
+
+    json: str | None = None  # set by the builder once the map is complete
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.json = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.json = None
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> EncodedExt:  # type: ignore[override,misc]
+        self.json = None
+        super().__ior__(other)
+        return self
+
+    def setdefault(self, key: str, default: str = "") -> str:  # type: ignore[override]
+        self.json = None
+        return super().setdefault(key, default)
+
+    def pop(self, *args: Any) -> Any:
+        self.json = None
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, str]:
+        self.json = None
+        return super().popitem()
+
+    def clear(self) -> None:
+        self.json = None
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.json = None
+        super().update(*args, **kwargs)
+
+
 def _to_int(obj: dict[str, Any], key: str, value: Any) -> int:
     """A header number that was not a plain JSON integer: numeric strings/floats coerced, else an error."""
     if value is None:
@@ -108,7 +154,12 @@ class JsonHeaderCodec:
 
     def encode(self, cmd: RemotingCommand) -> bytes:
         ext = cmd.ext_fields
-        ext_part = "" if ext is None else ',"extFields":' + _encode_ext(ext if ext_is_clean(ext) else stringify_ext(ext))
+        if ext is None:
+            ext_part = ""
+        elif type(ext) is EncodedExt and ext.json is not None:
+            ext_part = ',"extFields":' + ext.json
+        else:
+            ext_part = ',"extFields":' + _encode_ext(ext if ext_is_clean(ext) else stringify_ext(ext))
         remark_part = "" if cmd.remark is None else ',"remark":' + _encode_str(cmd.remark)
         language = _LANGUAGE_NAMES.get(cmd.language)
         if language is None:
