@@ -42,6 +42,7 @@ class ConfigFileManager:
         self._changes = 0  # bumped by every mark_dirty
         self._persisted_changes = 0  # the change counter of the snapshot on disk
         self._on_change: Callable[[], None] | None = None
+        self._durable_write: asyncio.Future[None] | None = None  # the write persist_changes waits on
 
     # -- subclass API -----------------------------------------------------------------------------
     def encode(self) -> dict[str, Any]:
@@ -156,12 +157,28 @@ class ConfigFileManager:
 
         For requests whose answer promises durability (Java persists before it answers). False when
         the write failed (logged; the table stays dirty and the persist service tries again).
+        Strategy (group commit): one durable write at a time; callers that arrive while it runs wait for
+        it, and if their changes came after its snapshot, the next single write covers all of them, so
+        a burst of N creates costs a handful of writes, not N.
         """
         target = self._changes
-        if self._path is None or self._persisted_changes >= target:
-            return True
-        # A write holding these changes may already be in flight (its snapshot cleared the dirty flag):
-        # writing them once more is cheap and certain, where waiting for that writer is not.
-        self._dirty = True
-        await self.persist_async()
-        return self._persisted_changes >= target
+        if self._path is None:
+            return True  # an in-memory table (tests, tools) has nothing to make durable
+        while self._persisted_changes < target:
+            running = self._durable_write
+            if running is not None:
+                await asyncio.shield(running)
+                continue
+            # A write holding these changes may be in flight from the persist service (its snapshot
+            # cleared the dirty flag): writing them once more is cheap and certain.
+            self._dirty = True
+            write = asyncio.ensure_future(self.persist_async())
+            self._durable_write = write
+            try:
+                await asyncio.shield(write)
+            finally:
+                if self._durable_write is write:
+                    self._durable_write = None
+            if self._persisted_changes < target:
+                return False  # our own write failed (persist_async logged it)
+        return True
