@@ -101,6 +101,19 @@ def is_ipv6(ip: str) -> bool:
     return len(pack_host(ip)) == 16
 
 
+# (store ip bytes, port) -> ((ip text, port), the offset msgId's first hex digits): a pull body's records
+# almost all come from one broker.
+_STORE_HOSTS: dict[tuple[bytes, int], tuple[tuple[str, int], str]] = {}
+
+
+def _store_host(raw_ip: bytes, port: int) -> tuple[tuple[str, int], str]:
+    # The offset msgId's host part is the record's STOREHOST bytes: ip, then the port as a 4-byte int.
+    entry = ((unpack_host(raw_ip), port), (bytes(raw_ip) + _INT.pack(port)).hex().upper())
+    if len(_STORE_HOSTS) < _HOST_CACHE_LIMIT:
+        _STORE_HOSTS[(bytes(raw_ip), port)] = entry
+    return entry
+
+
 def unpack_host(raw: bytes) -> str:
     """The text form of 4 or 16 IP bytes (cached: every decoded record has two, and they repeat)."""
     text = _HOST_TEXTS.get(raw)
@@ -236,9 +249,11 @@ def _decode(buf: Any, pos: int, decompress: bool) -> tuple[MessageExt, int]:
         p += props_len
     else:
         properties = {}
-    host_end = pos + layout.size - 16  # RECONSUMETIMES, PREPARED offset and BODYLEN follow the store port
-    host_start = host_end - (20 if store_v6 else 8)
-    msg_id = bytes(buf[host_start:host_end]).hex().upper() + f"{phys_offset & 0xFFFFFFFFFFFFFFFF:016X}"
+    store = _STORE_HOSTS.get((store_ip, store_port))
+    if store is None:
+        store = _store_host(store_ip, store_port)
+    store_host, id_prefix = store
+    msg_id = id_prefix + f"{phys_offset & 0xFFFFFFFFFFFFFFFF:016X}"
     msg = MessageExt.__new__(MessageExt)
     msg.topic = topic
     msg.body = body
@@ -254,7 +269,7 @@ def _decode(buf: Any, pos: int, decompress: bool) -> tuple[MessageExt, int]:
     msg.born_timestamp = born_ts
     msg.store_timestamp = store_ts
     msg.born_host = (unpack_host(born_ip), born_port)
-    msg.store_host = (unpack_host(store_ip), store_port)
+    msg.store_host = store_host
     msg.reconsume_times = reconsume
     msg.prepared_transaction_offset = prepared
     msg.offset_msg_id = msg_id
