@@ -17,6 +17,7 @@ a newer file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -167,18 +168,24 @@ class ConfigFileManager:
         while self._persisted_changes < target:
             running = self._durable_write
             if running is not None:
-                await asyncio.shield(running)
+                with contextlib.suppress(OSError):  # its owner logs a failure; we then try our own
+                    await asyncio.shield(running)
                 continue
             # A write holding these changes may be in flight from the persist service (its snapshot
-            # cleared the dirty flag): writing them once more is cheap and certain.
+            # cleared the dirty flag): writing them once more is cheap and certain. The snapshot is
+            # taken here, synchronously, so it holds every change up to `target`.
             self._dirty = True
-            write = asyncio.ensure_future(self.persist_async())
+            taken = self._take_snapshot()
+            assert taken is not None
+            write = asyncio.ensure_future(asyncio.to_thread(self._write_snapshot, *taken))
             self._durable_write = write
             try:
                 await asyncio.shield(write)
+            except OSError as exc:
+                self._dirty = True
+                log.error("persisting %s failed: %s", self._path, exc)
+                return False
             finally:
                 if self._durable_write is write:
                     self._durable_write = None
-            if self._persisted_changes < target:
-                return False  # our own write failed (persist_async logged it)
         return True
