@@ -37,6 +37,7 @@ SUSPEND_DELAY_S = 1.0
 SUBSCRIPTION_RETRY_DELAY_S = 0.2
 OFFSET_MOVED_DROP_DELAY_S = 10.0
 STOP = -1.0
+YIELD = -2.0  # pull again after one loop turn
 
 
 class PullHost(Protocol):
@@ -120,6 +121,10 @@ class PullService:
                 return
             if delay > 0:
                 await asyncio.sleep(delay)
+            elif delay == YIELD:
+                # Messages were just handed to the consume workers: let them run before this loop
+                # writes its next pull (a write syscall would otherwise sit between arrival and listener).
+                await asyncio.sleep(0)
 
     def _flow_control(self, what: str, req: PullRequest) -> float:
         if self._flow_logged % 1000 == 0:
@@ -190,7 +195,8 @@ class PullService:
                 host.consume_service.submit(msgs, pq, mq, dispatch)
             else:
                 self._correct_tags_offset(req)
-            return host.config.pull_interval_ms / 1000
+            interval = host.config.pull_interval_ms / 1000
+            return interval if interval > 0 or not msgs else YIELD
         if status in (PullStatus.NO_NEW_MSG, PullStatus.NO_MATCHED_MSG):
             req.next_offset = next_offset
             self._correct_tags_offset(req)
