@@ -167,7 +167,9 @@ class ConfigFileManager:
             return True  # an in-memory table (tests, tools) has nothing to make durable
         while self._persisted_changes < target:
             running = self._durable_write
-            if running is not None:
+            # (a finished write whose owner has not run yet must not be awaited again: awaiting a done
+            # future does not yield, and this loop would spin)
+            if running is not None and not running.done():
                 with contextlib.suppress(OSError):  # its owner logs a failure; we then try our own
                     await asyncio.shield(running)
                 continue
