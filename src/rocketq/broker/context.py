@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from rocketq.broker.rebalance_lock import RebalanceLockManager
     from rocketq.broker.subscription_group import SubscriptionGroupManager
     from rocketq.broker.topic_config import TopicConfigManager
-    from rocketq.remoting.protocol.bodies.register import TopicConfig
     from rocketq.store.delay import DelayLevels
     from rocketq.store.message_store import MessageStoreAPI
 
@@ -55,7 +54,7 @@ class BrokerContext:
     port: int = 0
     # Hooks into the controller (no-ops until it wires them):
     register_broker_all: Callable[[], None] = field(default=_noop)
-    register_increment: Callable[[TopicConfig], Awaitable[None]] = field(default=_noop_async)
+    register_increment: Callable[..., Awaitable[None]] = field(default=_noop_async)
     on_broker_config_changed: Callable[[set[str]], None] = field(default=_noop)
     boot_timestamp_ms: int = 0
     # Message lifecycle services (broker/message_lifecycle.py; None until the controller builds them):

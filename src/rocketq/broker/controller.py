@@ -37,7 +37,7 @@ from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.constants import DEFAULT_DELAY_LEVELS, PermName
 from rocketq.common.errors import RocketQError
 from rocketq.common.service import PeriodicService, spawn
-from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicConfigSerializeWrapper
+from rocketq.remoting.protocol.bodies.register import DataVersion, TopicConfig, TopicConfigSerializeWrapper
 from rocketq.remoting.transport import ClientConfig, RemotingClient, RemotingServer, ServerConfig
 from rocketq.store.delay import DelayLevels
 
@@ -253,10 +253,15 @@ class BrokerController:
         if results and check_order_config:
             self.topic_config_manager.update_order_topic_config(results[0].kv_table)
 
-    async def register_increment(self, config: TopicConfig) -> None:
-        """Register just `config` with the current data version (after UPDATE_AND_CREATE_TOPIC)."""
+    async def register_increment(self, config: TopicConfig, version: DataVersion | None = None) -> None:
+        """Register just `config` (after UPDATE_AND_CREATE_TOPIC) with the data version of its change.
+
+        `version` must be the one taken right after this change: the NameServer applies a registration
+        only when its data version differs from the last one it saw, so two concurrent creates that
+        both sent the latest version would leave one topic out of the routes.
+        """
         table = self._registered_topics({config.topic_name: config})
-        wrapper = TopicConfigSerializeWrapper(table, self.topic_config_manager.data_version.copy())
+        wrapper = TopicConfigSerializeWrapper(table, version or self.topic_config_manager.data_version.copy())
         cfg = self.broker_config
         await self.outer_api.register_broker_all(
             self.identity(), wrapper, oneway=False, timeout_ms=cfg.register_broker_timeout_ms,

@@ -65,10 +65,11 @@ class TopicAdminProcessor(Processor):
         log.info("updateAndCreateTopic %s by %s", config, conn.remote_addr)
         manager = self.ctx.topic_config_manager
         manager.update_topic_config(config)
+        version = manager.data_version.copy()  # this change's own version, for the NameServer
         # Java persists topics.json before answering: a kill -9 right after the answer keeps the topic.
         if not await manager.persist_changes():
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the topic[{h.topic}] could not be persisted (see the broker log)")
-        await self.ctx.register_increment(config)
+        await self.ctx.register_increment(config, version)
         return ok(request)
 
     def _check_queue_nums(self, h: CreateTopicRequestHeader) -> None:
