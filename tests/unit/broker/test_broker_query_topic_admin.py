@@ -53,7 +53,8 @@ async def test_create_registers_incrementally_and_delete_cleans_up() -> None:
     ctx = make_context(FakeStore())
     registered: list[Any] = []
 
-    async def register(config: Any) -> None:
+    async def register(config: Any, version: Any = None) -> None:
+        assert version is not None and version.counter > before  # the change's own data version
         registered.append(config)
 
     ctx.register_increment = register
