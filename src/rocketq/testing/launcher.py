@@ -12,7 +12,8 @@ SIGTERM, then stops the brokers and the NameServers cleanly. FILE is TOML:
     [[broker]]
     brokerName = "broker-b"
 
-Command-line options win over the file. NameServers listen on `--namesrv-port` (default 9876) and the
+Command-line options win over the file. Every daemon's log lines are printed as they come, each
+prefixed with the daemon's name (`[broker-a] ...`); they also stay in files under the cluster directory. NameServers listen on `--namesrv-port` (default 9876) and the
 following ports; 0 lets each pick a free port. Prints `READY cluster namesrv=<addr> brokers=<addrs>`.
 """
 
@@ -85,6 +86,7 @@ async def run(cluster: LocalCluster) -> int:
     brokers = ",".join(f"{b.name}={b.addr}" for b in cluster.brokers)
     print(f"READY cluster namesrv={cluster.namesrv_addr} brokers={brokers}", flush=True)
     print(f"logs and stores under {cluster.tmp_dir}; Ctrl-C stops the cluster", file=sys.stderr, flush=True)
+    follower = asyncio.ensure_future(follow_logs(cluster))
     exited = asyncio.ensure_future(_first_exit(cluster))
     stopped = asyncio.ensure_future(stop.wait())
     await asyncio.wait({exited, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -95,7 +97,33 @@ async def run(cluster: LocalCluster) -> int:
         print(f"rocketq cluster: {exited.result()} exited; stopping the cluster", file=sys.stderr)
         code = 1
     await cluster.close()
+    await asyncio.sleep(0.3)  # let the follower print the daemons' last (shutdown) lines
+    follower.cancel()
     return code
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    """Bytes of `path` from `offset` (a small local log file: read in place, between loop turns)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return fh.read()
+    except FileNotFoundError:
+        return b""
+
+
+async def follow_logs(cluster: LocalCluster, interval_s: float = 0.2) -> None:
+    """Print every daemon's log lines to stdout as they are written, each prefixed `[name] `."""
+    positions: dict[Path, int] = {}
+    while True:
+        for daemon in cluster.daemons:
+            path = daemon.stderr_path
+            chunk = _read_from(path, positions.get(path, 0))
+            complete = chunk[: chunk.rfind(b"\n") + 1]  # whole lines only; the rest next round
+            positions[path] = positions.get(path, 0) + len(complete)
+            for line in complete.decode("utf-8", "replace").splitlines():
+                print(f"[{daemon.name}] {line}", flush=True)
+        await asyncio.sleep(interval_s)
 
 
 async def _first_exit(cluster: LocalCluster) -> str:
