@@ -75,6 +75,16 @@ _PULL_STATUS = {
 }
 
 
+def _fields(*values: Any) -> tuple[Any, ...]:
+    return values
+
+
+# SendMessageResponseHeader's rules (the same errors), its fields as a tuple: one object less per send.
+_decode_send_response = SendMessageResponseHeader.compile_decoder_into(
+    _fields, ("msg_id", "queue_id", "queue_offset", "transaction_id", "msg_region", "trace_on")
+)
+
+
 class Transport(Protocol):
     """What the API needs of rocketq.remoting.transport's RemotingClient."""
 
@@ -171,11 +181,11 @@ class MQClientAPI:
         status = _SEND_STATUS.get(resp.code)  # type: ignore[call-overload]
         if status is None:
             raise broker_error(resp.code, resp.remark)
-        rh = SendMessageResponseHeader.from_ext_fields(resp.ext_fields)
-        if queue is None or queue.queue_id != rh.queue_id or queue.topic != topic or queue.broker_name != broker_name:
-            queue = MessageQueue(topic, broker_name, rh.queue_id)
-        return SendResult(status, msg_id, rh.msg_id, queue, rh.queue_offset, rh.transaction_id,
-                          rh.msg_region or "DefaultRegion", rh.trace_on is not False)  # fmt: skip
+        offset_msg_id, queue_id, queue_offset, transaction_id, region, trace_on = _decode_send_response(resp.ext_fields)
+        if queue is None or queue.queue_id != queue_id or queue.topic != topic or queue.broker_name != broker_name:
+            queue = MessageQueue(topic, broker_name, queue_id)
+        return SendResult(status, msg_id, offset_msg_id, queue, queue_offset, transaction_id,
+                          region or "DefaultRegion", trace_on is not False)  # fmt: skip
 
     # -- pull ---------------------------------------------------------------------------------------
     async def pull_message(self, addr: str, header: PullMessageRequestHeader, timeout_ms: float) -> PullResult:

@@ -303,3 +303,22 @@ def test_the_send_header_carries_exactly_the_json_the_codec_would_write(
     assert encode_frame(fast) == encode_frame(slow)
     ext["x"] = "1"  # a change (an RPC hook adding a field) drops the text: the codec encodes the map
     assert ext.json is None and b'"x":"1"' in encode_frame(RemotingCommand(310, ext_fields=ext))
+
+
+def test_a_send_response_is_read_with_the_typed_headers_rules() -> None:
+    from rocketq.client.api import MQClientAPI
+    from rocketq.remoting.protocol.command import RemotingCommand
+    from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
+    from rocketq.remoting.protocol.headers.send import SendMessageResponseHeader
+
+    typed = SendMessageResponseHeader(msg_id="7F00000100002A9F0000000000000064", queue_id=2, queue_offset=41, msg_region="R1")
+    mq = MessageQueue("T", "broker-a", 2)
+    resp = RemotingCommand(0, ext_fields=typed.to_ext_fields(), flag=1)
+    r = MQClientAPI.process_send_response("broker-a", "T", "U1", resp, mq)
+    assert (r.status, r.msg_id, r.offset_msg_id, r.queue_offset, r.region_id, r.trace_on) == (
+        SendStatus.SEND_OK, "U1", typed.msg_id, 41, "R1", True)  # fmt: skip
+    assert r.queue is mq and MQClientAPI.process_send_response("broker-b", "T", "U1", resp, mq).queue == MessageQueue("T", "broker-b", 2)
+    with pytest.raises(MissingHeaderFieldError, match="msgId"):
+        MQClientAPI.process_send_response("broker-a", "T", "U1", RemotingCommand(0, ext_fields={"queueId": "1", "queueOffset": "1"}, flag=1))
+    with pytest.raises(BadHeaderValueError, match="queueOffset"):
+        MQClientAPI.process_send_response("broker-a", "T", "U1", RemotingCommand(0, ext_fields={**typed.to_ext_fields(), "queueOffset": "x"}, flag=1))
