@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.broker.config import BrokerConfig, load_broker_configs
-from rocketq.common.config import parse_cli_overrides
+from rocketq.common.config import DaemonArgs, parse_cli_overrides, parse_daemon_args
 from rocketq.common.errors import ConfigError, RocketQError
 from rocketq.remoting.errors import RemotingError
 
@@ -35,32 +35,8 @@ EXIT_START_FAILED = 1
 SHUTDOWN_TIMEOUT_S = 20.0
 
 
-class Args:
-    def __init__(self) -> None:
-        self.config_file: str | None = None
-        self.print_config = False
-        self.overrides: list[str] = []
-
-
-def parse_args(argv: list[str]) -> Args:
-    """`-c FILE`, `-p` and `-h` are the daemon's own; everything else is `--KEY VALUE` for the configs."""
-    args = Args()
-    items = iter(argv)
-    for arg in items:
-        if arg in ("-h", "--help"):
-            print(USAGE)
-            raise SystemExit(0)
-        if arg in ("-c", "--config", "--configFile", "--config-file"):
-            args.config_file = next(items, None)
-            if args.config_file is None:
-                raise ConfigError(f"option {arg} needs a file name")
-        elif arg.startswith("-c="):
-            args.config_file = arg[3:]
-        elif arg in ("-p", "--printConfigItem"):
-            args.print_config = True
-        else:
-            args.overrides.append(arg)
-    return args
+def parse_args(argv: list[str]) -> DaemonArgs:
+    return parse_daemon_args(argv, USAGE)
 
 
 def setup_logging(root_dir: Path) -> Path:

@@ -117,3 +117,34 @@ def parse_cli_overrides(args: Iterable[str]) -> dict[str, str]:
         out[key] = value
         i += 1
     return out
+
+
+class DaemonArgs:
+    """A daemon's own options (`-c FILE`, `-p`); everything else is `--KEY VALUE` config overrides."""
+
+    def __init__(self) -> None:
+        self.config_file: str | None = None
+        self.print_config = False
+        self.overrides: list[str] = []
+
+
+def parse_daemon_args(argv: Iterable[str], usage: str) -> DaemonArgs:
+    """The argv of `rocketq namesrv|broker`: `-c FILE`, `-p` and `-h` are the daemon's own (RocketMQ's
+    mqnamesrv/mqbroker spell them the same); the rest is kept for parse_cli_overrides."""
+    args = DaemonArgs()
+    items = iter(argv)
+    for arg in items:
+        if arg in ("-h", "--help"):
+            print(usage)
+            raise SystemExit(0)
+        if arg in ("-c", "--config", "--configFile", "--config-file"):
+            args.config_file = next(items, None)
+            if args.config_file is None:
+                raise ConfigError(f"option {arg} needs a file name")
+        elif arg.startswith("-c="):
+            args.config_file = arg[3:]
+        elif arg in ("-p", "--printConfigItem"):
+            args.print_config = True
+        else:
+            args.overrides.append(arg)
+    return args

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rocketq.common.config import parse_cli_overrides, read_config_file
+from rocketq.common.config import DaemonArgs, parse_cli_overrides, parse_daemon_args, read_config_file
 from rocketq.common.errors import ConfigError
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.remoting.errors import RemotingError
@@ -31,35 +31,11 @@ EXIT_START_FAILED = 1
 SHUTDOWN_TIMEOUT_S = 10.0
 
 
-class _Args:
-    def __init__(self) -> None:
-        self.config_file: str | None = None
-        self.print_config = False
-        self.overrides: list[str] = []
+def parse_args(argv: list[str]) -> DaemonArgs:
+    return parse_daemon_args(argv, USAGE)
 
 
-def parse_args(argv: list[str]) -> _Args:
-    """`-c FILE`, `-p` and `-h` are the daemon's own options; everything else is `--KEY VALUE`."""
-    args = _Args()
-    items = iter(argv)
-    for arg in items:
-        if arg in ("-h", "--help"):
-            print(USAGE)
-            raise SystemExit(0)
-        if arg in ("-c", "--config", "--configFile", "--config-file"):
-            args.config_file = next(items, None)
-            if args.config_file is None:
-                raise ConfigError(f"option {arg} needs a file name")
-        elif arg.startswith("-c="):
-            args.config_file = arg[3:]
-        elif arg in ("-p", "--printConfigItem"):
-            args.print_config = True
-        else:
-            args.overrides.append(arg)
-    return args
-
-
-def load_config(args: _Args) -> NamesrvConfig:
+def load_config(args: DaemonArgs) -> NamesrvConfig:
     """File values, then command-line overrides; ConfigError names the bad key and where it came from."""
     values: dict[str, Any] = {}
     if args.config_file is not None:
