@@ -30,7 +30,11 @@ from rocketq.client.consumer.process_queue import ProcessQueue
 from rocketq.client.consumer.pull_api import PullAPIWrapper
 from rocketq.client.consumer.pull_service import PullService
 from rocketq.client.consumer.rebalance import RebalanceImpl
-from rocketq.client.consumer.subscription import build_subscription, check_in_brokers, is_tag_subscription
+from rocketq.client.consumer.subscription import (
+    build_subscription,
+    check_in_brokers,
+    check_pending_subscription,
+)
 from rocketq.client.errors import ClientStateError, MQClientError
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import ConsumeResult, MessageSelector
@@ -205,14 +209,7 @@ class PushConsumer:
         """A subscription made after start(): checked by the brokers first, then in use and announced."""
         inst = self._instance
         assert inst is not None
-        try:
-            if not is_tag_subscription(sub):
-                await inst.update_topic_route(topic)
-                await check_in_brokers(inst, self.group, [sub])
-        finally:
-            current = self._pending_subscriptions.get(topic) is sub
-            if current:
-                del self._pending_subscriptions[topic]
+        current = await check_pending_subscription(inst, self.group, topic, sub, self._pending_subscriptions)
         if self._state != "RUNNING" or not current:
             return  # shut down or subscribed again meanwhile
         self._subscriptions[topic] = sub

@@ -79,3 +79,22 @@ async def check_in_brokers(inst: ClientInstance, group: str, subs: Iterable[Subs
                     f"{sub.topic}: {exc.remark}",
                     exc.code,
                 ) from exc
+
+
+async def check_pending_subscription(
+    inst: ClientInstance, group: str, topic: str, sub: SubscriptionData, pending: dict[str, SubscriptionData]
+) -> bool:
+    """A subscription made after start(): have the brokers check it, then take it out of `pending`.
+
+    True when `sub` is still the pending subscription of `topic` (nobody subscribed again meanwhile), so
+    the caller may put it in use. MQClientError from the check propagates (the subscription is dropped).
+    """
+    try:
+        if not is_tag_subscription(sub):
+            await inst.update_topic_route(topic)
+            await check_in_brokers(inst, group, [sub])
+    finally:
+        current = pending.get(topic) is sub
+        if current:
+            del pending[topic]
+    return current
