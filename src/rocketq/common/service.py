@@ -32,6 +32,24 @@ def _log_crash(task: asyncio.Task[Any]) -> None:
         log.error("task %s crashed: %r", task.get_name(), exc, exc_info=exc)
 
 
+async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
+    """Wait until `event` is set or `timeout_s` passes; True when it was set.
+
+    Why not `asyncio.wait_for(event.wait(), timeout)`: on Python 3.11 wait_for loses a cancellation
+    that arrives in the same loop turn as the event (it returns the result instead of raising), so a
+    background loop stopped by `task.cancel()` just after a wake-up would run on, and its `stop()`
+    would wait for it forever. `asyncio.timeout` has no inner task and never drops a cancellation.
+    """
+    if event.is_set():
+        return True
+    try:
+        async with asyncio.timeout(timeout_s):
+            await event.wait()
+    except TimeoutError:
+        return event.is_set()
+    return True
+
+
 def spawn(name: str, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
     """Start `coro` as a named task whose crash is logged (and which is not garbage collected)."""
     task = asyncio.get_running_loop().create_task(coro, name=name)
@@ -125,10 +143,7 @@ class PeriodicService(Service):
     async def _wait(self, seconds: float) -> None:
         if seconds <= 0:
             return
-        try:
-            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
-        except TimeoutError:
-            pass
+        await wait_event(self._wake, seconds)
         self._wake.clear()
 
     async def _loop(self) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
-from rocketq.common.service import spawn
+from rocketq.common.service import spawn, wait_event
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.consume_queue import CQ_UNIT
@@ -263,10 +263,7 @@ class ScheduleMessageService:
             if wait_ms is not None and level in self._retry_pause:
                 await asyncio.sleep(timeout)  # a failing put: no wake-up shortcut
                 continue
-            try:
-                await asyncio.wait_for(event.wait(), timeout)
-            except TimeoutError:
-                pass
+            await wait_event(event, timeout)
 
     async def _run_persist(self) -> None:
         while True:

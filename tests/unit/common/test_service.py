@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from rocketq.common.service import PeriodicService, Service, ServiceState, spawn
+from rocketq.common.service import PeriodicService, Service, ServiceState, spawn, wait_event
 
 
 async def test_periodic_service_runs_at_start_and_on_wakeup_and_survives_errors() -> None:
@@ -44,3 +44,49 @@ async def test_spawn_names_the_task() -> None:
     task = spawn("named-task", work())
     assert task.get_name() == "named-task"
     assert await task == 7
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2])
+async def test_wait_event_never_drops_a_cancellation_that_comes_with_the_event(turns: int) -> None:
+    # On Python 3.11 asyncio.wait_for(event.wait(), t) returns True here instead of raising, so a
+    # background loop cancelled right after a wake-up ran on and its stop() waited forever.
+    event = asyncio.Event()
+    task = asyncio.ensure_future(wait_event(event, 60))
+    await asyncio.sleep(0)
+    event.set()
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    if task.done():
+        assert task.result() is True  # it saw the event before the cancel: nothing to lose
+        return
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_wait_event_returns_false_on_timeout_and_true_when_set() -> None:
+    event = asyncio.Event()
+    assert await wait_event(event, 0.001) is False
+    event.set()
+    assert await wait_event(event, 60) is True
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2])
+async def test_periodic_service_stops_right_after_a_wakeup(turns: int) -> None:
+    # A consumer leaving wakes its instance's rebalance service and stops it a turn later: with
+    # wait_for in the service's wait, stop() waited forever for a loop that had lost its cancel.
+    ran = asyncio.Event()
+
+    async def run_once() -> None:
+        ran.set()
+
+    svc = PeriodicService("test", interval_s=3600, run_once=run_once)
+    await svc.start()
+    await asyncio.wait_for(ran.wait(), 5)
+    svc.wakeup()
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    stopping = asyncio.ensure_future(svc.stop())
+    done, _ = await asyncio.wait([stopping], timeout=5)
+    assert stopping in done, "stop() hung: the periodic loop swallowed its cancellation"
+    assert svc.state is ServiceState.SHUTDOWN_ALREADY

@@ -47,7 +47,7 @@ from rocketq.broker.topic_config import RW
 from rocketq.common import constants as C
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt
-from rocketq.common.service import spawn
+from rocketq.common.service import spawn, wait_event
 from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.headers.pop import (
     INIT_MODE_FIRST,
@@ -391,7 +391,4 @@ class PopService:
                 log.exception("POP revive round failed")
                 wait_ms = REVIVE_RETRY_PAUSE_MS
             timeout = min(cap_ms if wait_ms is None else max(wait_ms, 1), cap_ms) / 1000
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
-            except TimeoutError:
-                pass
+            await wait_event(self._wake, timeout)

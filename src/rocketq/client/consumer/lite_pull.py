@@ -258,7 +258,11 @@ class LitePullConsumer:
         while True:
             remaining = deadline - loop.time()
             try:
-                mq, pq, msgs = self._cache.get_nowait() if remaining <= 0 else await asyncio.wait_for(self._cache.get(), remaining)
+                if remaining <= 0:
+                    mq, pq, msgs = self._cache.get_nowait()
+                else:
+                    async with asyncio.timeout(remaining):  # not wait_for: on 3.11 it can drop a cancellation
+                        mq, pq, msgs = await self._cache.get()
             except (TimeoutError, asyncio.QueueEmpty):
                 return []
             self._cached -= len(msgs)

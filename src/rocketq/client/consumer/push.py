@@ -396,7 +396,8 @@ class PushConsumer:
     async def remove_unnecessary_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
         if self.consume_orderly and self.config.message_model is MessageModel.CLUSTERING:
             try:
-                await asyncio.wait_for(pq.consume_lock.acquire(), 1.0)
+                async with asyncio.timeout(1.0):  # not wait_for: on 3.11 it can drop a cancellation
+                    await pq.consume_lock.acquire()
             except TimeoutError:
                 pq.try_unlock_times += 1
                 log.info("%s is still consuming; it will be released later", mq)

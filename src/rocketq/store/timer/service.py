@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
-from rocketq.common.service import spawn
+from rocketq.common.service import spawn, wait_event
 from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.message import BrokerMessage
@@ -290,10 +290,7 @@ class TimerMessageService:
                 wait_ms = FAILURE_PAUSE_MS
             # Never sleep longer than the precision: a wall-clock jump is noticed that soon.
             timeout = min(wait_ms if wait_ms is not None else self.precision_ms, self.precision_ms) / 1000
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
-            except TimeoutError:
-                pass
+            await wait_event(self._wake, timeout)
 
     async def _run_persist(self) -> None:
         loop = asyncio.get_running_loop()
