@@ -22,6 +22,17 @@ $(SPARK_STAMP): $(STAMP)
 
 venv: $(STAMP)
 
+# The foreign-client interop tests (tests/compat/test_js_client.py) drive the npm package ali-ons, pinned in
+# tests/compat/js/package-lock.json. Installed where node and npm exist; without them those tests skip.
+JS_DIR   := tests/compat/js
+JS_STAMP := $(JS_DIR)/node_modules/.installed
+$(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(JS_DIR) --no-audit --no-fund && touch $(JS_STAMP); \
+	else \
+		echo "node/npm not found: the ali-ons interop tests (tests/compat/test_js_client.py) will skip"; \
+	fi
+
 # Starts a NameServer and a broker on the embedded default store (under run-data/) and shows
 # a producer and a consumer exchanging messages; Ctrl-C (or the end of the demo) stops both.
 run: $(STAMP)
@@ -32,7 +43,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-test: $(SPARK_STAMP) lint
+test: $(SPARK_STAMP) $(JS_STAMP) lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: $(STAMP)
