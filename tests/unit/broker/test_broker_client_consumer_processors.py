@@ -128,6 +128,24 @@ async def test_offsets_update_query_and_java_first_boot_rule() -> None:
     assert resp is not None and resp.code == ResponseCode.QUERY_NOT_FOUND
 
 
+async def test_a_new_group_on_an_empty_queue_starts_at_0_whatever_the_commit_log_size() -> None:
+    # Java checkInDiskByConsumeOffset(topic, queueId, 0) is false when the queue has no unit at offset 0, so
+    # a group without offset gets 0 for an empty queue even when the commit log holds more than the
+    # "in memory" budget (here 0 % of RAM: every stored byte counts as on disk).
+    ctx, _ = setup()
+    ctx.store_config.access_message_in_memory_max_ratio_pct = 0
+    proc = ConsumerManageProcessor(ctx)
+    await ctx.store.put_message(BrokerMessage("T", 0, b"x"))
+    await ctx.store.put_message(BrokerMessage("T", 0, b"y"))
+    resp = await proc.process_request(FakeConnection(), query(queue_id=1))
+    assert resp is not None and resp.code == 0 and (resp.ext_fields or {})["offset"] == "0"
+    resp = await proc.process_request(FakeConnection(), query(topic="Unknown"))
+    assert resp is not None and resp.code == 0 and (resp.ext_fields or {})["offset"] == "0"
+    # queue 0's first message is behind the budget: QUERY_NOT_FOUND, the client's ConsumeFromWhere decides
+    resp = await proc.process_request(FakeConnection(), query(queue_id=0))
+    assert resp is not None and resp.code == ResponseCode.QUERY_NOT_FOUND
+
+
 async def test_offset_admin_reads_the_store() -> None:
     ctx, _ = setup()
     await ctx.store.put_message(BrokerMessage("T", 1, b"x"))

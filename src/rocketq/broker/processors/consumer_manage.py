@@ -3,8 +3,8 @@
 Port of org.apache.rocketmq.broker.processor.ConsumerManageProcessor (4.9.8; protocol.md 2.5, 2.7).
 QUERY_CONSUMER_OFFSET keeps Java's special case for a group with no offset: when the queue's min offset
 is 0 and the message at offset 0 is still "in memory" (within accessMessageInMemoryMaxRatio of physical
-RAM behind the commit log's end), the answer is offset 0 so a new group on a young queue starts at the
-beginning; otherwise QUERY_NOT_FOUND (22), and the client applies its ConsumeFromWhere.
+RAM behind the commit log's end) or the queue is empty, the answer is offset 0 so a new group on a young
+queue starts at the beginning; otherwise QUERY_NOT_FOUND (22), and the client applies its ConsumeFromWhere.
 GET_CONSUMER_LIST_BY_GROUP answers SYSTEM_ERROR "no consumer for this group" when nobody is online
 (Java clients treat a code 0 without body as an error).
 """
@@ -47,6 +47,14 @@ def check_in_disk_by_commit_offset(ctx: BrokerContext, commit_log_offset: int) -
     return ctx.store.get_max_phy_offset() - commit_log_offset > memory
 
 
+def first_unit_in_disk(ctx: BrokerContext, topic: str, queue_id: int) -> bool:
+    """Java checkInDiskByConsumeOffset(topic, queueId, 0): false when the queue has no unit at offset 0
+    (an empty queue), else whether that unit's message lies too far behind the commit log's end."""
+    if ctx.store.get_max_offset_in_queue(topic, queue_id) <= 0:
+        return False
+    return check_in_disk_by_commit_offset(ctx, ctx.store.get_commit_log_offset_in_queue(topic, queue_id, 0))
+
+
 class ConsumerManageProcessor(Processor):
     def __init__(self, ctx: BrokerContext) -> None:
         super().__init__()
@@ -63,8 +71,7 @@ class ConsumerManageProcessor(Processor):
         offset = ctx.consumer_offset_manager.query_offset(h.consumer_group, h.topic, h.queue_id)
         if offset < 0:
             min_offset = ctx.store.get_min_offset_in_queue(h.topic, h.queue_id)
-            first_phy = ctx.store.get_commit_log_offset_in_queue(h.topic, h.queue_id, 0)
-            if min_offset > 0 or check_in_disk_by_commit_offset(ctx, first_phy):
+            if min_offset > 0 or first_unit_in_disk(ctx, h.topic, h.queue_id):
                 raise RequestError(
                     ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"
                 )
