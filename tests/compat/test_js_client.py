@@ -234,18 +234,18 @@ async def python_send(ns: str, group: str, messages: Iterable[Message]) -> list[
         return [await producer.send(m) for m in messages]
 
 
-async def wait_offsets_caught_up(ns: str, group: str, topic: str, timeout_s: float = 30) -> dict[int, int]:
+async def wait_offsets_caught_up(ns: str, group: str, topic: str, timeout_s: float = 30) -> dict[tuple[str, int], int]:
     """Until the group's committed offset of every queue of `topic` on our broker equals the queue's max offset.
 
-    Read with our Admin (GET_CONSUME_STATS); the committed offsets by queue id."""
+    Read with our Admin (GET_CONSUME_STATS); the committed offsets by (broker name, queue id)."""
     async with Admin(namesrv_addr=ns) as admin:
 
-        async def caught_up() -> dict[int, int] | None:
+        async def caught_up() -> dict[tuple[str, int], int] | None:
             progress = await admin.consumer_progress(group, topic)
             ok = progress and all(p.consumer_offset == p.broker_offset for p in progress)
-            return {p.queue.queue_id: p.consumer_offset for p in progress} if ok else None
+            return {(p.queue.broker_name, p.queue.queue_id): p.consumer_offset for p in progress} if ok else None
 
-        result: dict[int, int] = await wait_for(caught_up, timeout_s=timeout_s, interval_s=0.2, what=f"{group} offsets on {topic}")
+        result: dict[tuple[str, int], int] = await wait_for(caught_up, timeout_s=timeout_s, interval_s=0.2, what=f"{group} offsets on {topic}")
         return result
 
 
@@ -462,7 +462,7 @@ async def test_ali_ons_broadcast_consumers_each_receive_everything(cluster_facto
 async def test_ali_ons_message_beyond_max_reconsume_times_goes_to_the_dlq(cluster_factory: Any, js: Js) -> None:
     topic, group = "PyDead", "cg-js-dead"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
-        consumer = js.consumer(ns, group, topic, "*", retryAlwaysTags=["Dead"], maxReconsumeTimes=1)
+        consumer = js.consumer(ns, group, topic, "*", retryAlwaysTags=["Dead"], options={"maxReconsumeTimes": 1})
         await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
         [result] = await python_send(ns, "pg-py-dead", [Message(topic, b"dead \x00 letter", tags="Dead", keys=["dl"])])
         # Delivered, retried once (the header's maxReconsumeTimes=1 overrides the group's 16), then dead.
@@ -515,3 +515,109 @@ async def test_ali_ons_namespace_and_start_deliver_time(cluster_factory: Any, js
         assert timer["storeTimestamp"] >= int(timer["properties"]["__STARTDELIVERTIME"]) >= timer["bornTimestamp"] + 1900
         await wait_offsets_caught_up(ns, f"{namespace}%cg-ns", f"{namespace}%NsTopic")
         await consumer.close()
+
+
+@pytest.mark.timeout(120)
+async def test_ali_ons_heartbeat_subscription_filters_unicode_tags(cluster_factory: Any, js: Js) -> None:
+    # postSubscriptionWhenPull=false: the pulls carry no subscription, so our broker filters with the one of
+    # the heartbeat, whose codeSet ali-ons computed (Java's String.hashCode over UTF-16 units).
+    topic, group = "PyUnicode", "cg-js-unicode"
+    async with cluster_with_topic(cluster_factory, js, topic) as ns:
+        tags = ["标签", "tag-😀", "Ünïcödé", "plain"]
+        msgs = [Message(topic, f"u-{i}-✓".encode() + bytes(range(200)) * (30 if i == 3 else 1), tags=tags[i % 4],
+                        keys=[f"ключ-{i}"], properties={"ñame": f"välue-{i} ✓"})
+                for i in range(16)]
+        await python_send(ns, "pg-py-unicode", msgs)
+        consumer = js.consumer(ns, group, topic, "标签 || tag-😀", options={"postSubscriptionWhenPull": False})
+        wanted = Counter(m.body for m in msgs if m.tags in ("标签", "tag-😀"))
+        await consumer.wait(lambda: bodies(received(consumer)) == wanted, 40, f"the {len(wanted)} messages of two tags")
+        await wait_offsets_caught_up(ns, group, topic)
+        assert bodies(received(consumer)) == wanted
+        by_body = {m.body: m for m in msgs}
+        for e in received(consumer):
+            m = by_body[base64.b64decode(e["body"])]
+            assert (e["tags"], e["keys"], e["properties"]["ñame"]) == (m.tags, m.keys[0], m.properties["ñame"])
+        await consumer.close()
+
+
+@pytest.mark.timeout(120)
+async def test_ali_ons_across_two_brokers(cluster_factory: Any, js: Js) -> None:
+    cluster = await cluster_factory(broker_count=2, broker_overrides={"messageDelayLevel": DELAY_LEVELS})
+    ns, topic, group = cluster.namesrv_addr, "JsTwoBrokers", "cg-js-two-brokers"
+    async with diagnosed(cluster, js):
+        await create_topic(ns, topic)  # 4 queues on each broker
+        consumer = js.consumer(ns, group, topic, "Even")
+        await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
+        specs = [{"topic": topic, "tags": ["Even", "Odd"][i % 2], "keys": [f"b{i}"], "body": b64(f"two-{i}".encode())}
+                 for i in range(40)]
+        sent = await js.produce(ns, "pg-js-two", specs)
+        assert {s["brokerName"] for s in sent} == {"broker-a", "broker-b"}
+        assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
+        wanted = Counter(base64.b64decode(s["body"]) for s in specs if s["tags"] == "Even")
+        await consumer.wait(lambda: bodies(received(consumer)) == wanted, 40, "the Even messages of both brokers")
+        offsets = await wait_offsets_caught_up(ns, group, topic)
+        assert {broker for broker, _ in offsets} == {"broker-a", "broker-b"} and len(offsets) == 8
+        assert sum(offsets.values()) == len(specs)
+        await consumer.close()
+
+
+@pytest.mark.timeout(150)
+async def test_ali_ons_consumer_carries_on_over_a_broker_restart(cluster_factory: Any, js: Js) -> None:
+    cluster = await cluster_factory(broker_overrides={"messageDelayLevel": DELAY_LEVELS})
+    ns, topic, group = cluster.namesrv_addr, "PyRestart", "cg-js-restart"
+    async with diagnosed(cluster, js):
+        await create_topic(ns, topic)
+        consumer = js.consumer(ns, group, topic, "*")
+        await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
+        before = [Message(topic, f"before-{i}".encode(), tags="R") for i in range(12)]
+        await python_send(ns, "pg-py-restart", before)
+        await consumer.wait(lambda: set(bodies(received(consumer))) == {m.body for m in before}, 40, "the first batch")
+        await wait_offsets_caught_up(ns, group, topic)
+        await cluster.brokers[0].restart()  # SIGTERM (offsets flushed), then the same port and store
+        after = [Message(topic, f"after-{i}".encode(), tags="R") for i in range(12)]
+        await python_send(ns, "pg-py-restart", after)
+        # ali-ons reconnects (its pulls fail meanwhile and are retried) and goes on from its offsets.
+        await consumer.wait(lambda: {m.body for m in after} <= set(bodies(received(consumer))), 60, "the second batch")
+        await wait_offsets_caught_up(ns, group, topic)
+        counts = bodies(received(consumer))
+        assert all(counts[m.body] == 1 for m in before), "nothing of the first batch again after the restart"
+        await consumer.close()
+
+
+def added_queues(proc: JsProcess, topic: str) -> int:
+    """How many queues of `topic` the ali-ons consumer has computed its start offset for and pulls."""
+    marker = f'add a new messageQueue, {{"topic":"{topic}"'
+    return sum(marker in line for line in proc.stderr_tail(5000).splitlines())
+
+
+@pytest.mark.timeout(150)
+async def test_ali_ons_consume_from_last_offset_and_from_timestamp(cluster_factory: Any, js: Js) -> None:
+    # accessMessageInMemoryMaxRatio=0: no stored message counts as "in memory", so a new group's
+    # QUERY_CONSUMER_OFFSET on a queue with messages is QUERY_NOT_FOUND (Java's rule) and ali-ons applies
+    # its ConsumeFromWhere: GET_MAX_OFFSET for LAST_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP for TIMESTAMP.
+    topic = "PyWhere"
+    async with cluster_with_topic(cluster_factory, js, topic, accessMessageInMemoryMaxRatio=0) as ns:
+        old = [Message(topic, f"old-{i}".encode(), tags="W") for i in range(8)]
+        await python_send(ns, "pg-py-where", old)
+        # A whole second (ali-ons' consumeTimestamp is YYYYMMDDHHmmss, local time) at least 1.5 s after the
+        # old messages: SEARCH_OFFSET_BY_TIMESTAMP answers the closest message, which must be a newer one.
+        boundary_s = int(time.time() + 1.5) + 1
+        await wait_for(lambda: time.time() >= boundary_s, timeout_s=5, what="the timestamp boundary")
+        middle = [Message(topic, f"middle-{i}".encode(), tags="W") for i in range(8)]
+        await python_send(ns, "pg-py-where", middle)
+        stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(boundary_s))
+        last = js.consumer(ns, "cg-js-last", topic, "*", consumeFromWhere="CONSUME_FROM_LAST_OFFSET")
+        by_time = js.consumer(ns, "cg-js-time", topic, "*", consumeFromWhere="CONSUME_FROM_TIMESTAMP", consumeTimestamp=stamp)
+        for proc in (last, by_time):
+            await proc.wait(lambda p=proc: added_queues(p, topic) == 4, 30, "its start offsets of the 4 queues")
+        new = [Message(topic, f"new-{i}".encode(), tags="W") for i in range(8)]
+        await python_send(ns, "pg-py-where", new)
+        await last.wait(lambda: bodies(received(last)) == Counter(m.body for m in new), 40, "the messages sent after its start")
+        await by_time.wait(lambda: bodies(received(by_time)) == Counter(m.body for m in middle + new), 40,
+                           "the messages stored since the timestamp")
+        await wait_offsets_caught_up(ns, "cg-js-last", topic)
+        await wait_offsets_caught_up(ns, "cg-js-time", topic)
+        assert bodies(received(last)) == Counter(m.body for m in new)
+        assert bodies(received(by_time)) == Counter(m.body for m in middle + new)
+        await last.close()
+        await by_time.close()

@@ -2,7 +2,8 @@
 // Runs an ali-ons push Consumer described by a JSON spec and prints one JSON line per delivery:
 //   node consume.js '{"namesrv": "127.0.0.1:9876", "group": "cg", "topic": "T", "expression": "A || B",
 //                     "broadcast": false, "consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET",
-//                     "retryFirstDeliveryOfTags": ["R"], "retryAlwaysTags": ["D"], "namespace": "ns1"}'
+//                     "retryFirstDeliveryOfTags": ["R"], "retryAlwaysTags": ["D"], "namespace": "ns1",
+//                     "options": {"maxReconsumeTimes": 1}}'
 // ("expression" may also be {"expressionType": "SQL92", "subString": "a > 1"}.)
 // Lines: {"event": "ready"} once started; {"event": "message", ...message fields, "action"} per delivery
 // ("action" is "retry" when the handler asked for ACTION_RETRY, else "ok"); {"event": "error", "message"}
@@ -25,9 +26,8 @@ async function main() {
   if (s.instanceName) {
     options.instanceName = s.instanceName;
   }
-  if (s.maxReconsumeTimes !== undefined) {
-    options.maxReconsumeTimes = s.maxReconsumeTimes;
-  }
+  // Any other ali-ons consumer option (maxReconsumeTimes, postSubscriptionWhenPull, pullBatchSize, ...).
+  Object.assign(options, s.options || {});
   if (s.consumeTimestamp) {
     options.consumeTimestamp = s.consumeTimestamp;
   }
