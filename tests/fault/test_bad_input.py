@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pytest
 import pytest_asyncio
 
+from rocketq.client import Message, MessageExt, Producer, SimpleConsumer
 from rocketq.common import constants as C
 from rocketq.common.msg_id import parse_offset_msg_id
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
@@ -268,11 +269,58 @@ async def test_errors_in_a_pipeline_do_not_disturb_the_requests_around_them(targ
     assert await target.observer.max_offset("Mixed", 0) == 10
 
 
-@pytest.mark.skip(reason="arrives with issue 6/7: SQL92 filtering (a bad SQL expression -> SUBSCRIPTION_PARSE_FAILED)")
-async def test_a_bad_sql_expression() -> None:
-    raise AssertionError("placeholder")
+async def test_a_bad_sql_expression(target: Target) -> None:
+    """A pull carrying a SQL92 subscription that does not parse, and CHECK_CLIENT_CONFIG with it."""
+    bad = "a > 3 AND (b = 'x'"
+    async with await RawConnection.open(target.broker.addr) as conn:
+        pull = pull_request("Observer", 0, 0)
+        assert pull.ext_fields is not None
+        pull.ext_fields.update({"subscription": bad, "expressionType": "SQL92"})
+        answer = await conn.request(pull)
+        assert answer.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED, (answer.code, answer.remark)
+        assert answer.remark and "SQL92" in answer.remark and "column 19" in answer.remark, answer.remark
+        body = (
+            b'{"clientId":"bad-sql@1","group":"probe_cg","subscriptionData":{"topic":"Observer",'
+            b'"expressionType":"SQL92","subString":"' + bad.encode() + b'","classFilterMode":false}}'
+        )
+        # Java's checkClientConfig asks enablePropertyFilter before it compiles (off on this broker).
+        check = await conn.call(RequestCode.CHECK_CLIENT_CONFIG, None, body)
+        assert check.code == ResponseCode.SYSTEM_ERROR, (check.code, check.remark)
+        assert check.remark == "The broker does not support consumer to filter message by SQL92"
+        assert not conn.is_closed
+    await target.still_serving()
 
 
-@pytest.mark.skip(reason="arrives with issue 6/7: POP consumption (a stale receipt handle on ACK_MESSAGE)")
-async def test_a_stale_receipt_handle() -> None:
-    raise AssertionError("placeholder")
+async def test_a_stale_receipt_handle(target: Target) -> None:
+    """ACK_MESSAGE twice with one receipt handle, and with a handle that is not one."""
+    await target.observer.create_topic("PopStale", queues=1)
+    namesrv = target.namesrv.addr
+    async with Producer("pg-pop-stale", namesrv_addr=namesrv) as producer:
+        await producer.send(Message("PopStale", b"once"))
+    async with SimpleConsumer("cg-pop-stale", namesrv_addr=namesrv, subscriptions={"PopStale": "*"}) as consumer:
+        received: list[MessageExt] = []
+
+        async def got_it() -> bool:
+            received.extend(await consumer.receive(1, invisible_duration_ms=60_000))
+            return bool(received)
+
+        await wait_for(got_it, timeout_s=20, what="the message popped")
+        msg = received[0]
+        fields = {
+            "consumerGroup": "cg-pop-stale",
+            "topic": "PopStale",
+            "queueId": msg.queue_id,
+            "extraInfo": " ".join(msg.properties[C.PROPERTY_POP_CK].split(" ")[:7]),
+            "offset": msg.queue_offset,
+        }
+        async with await RawConnection.open(target.broker.addr) as conn:
+            first = await conn.call(RequestCode.ACK_MESSAGE, fields)
+            assert first.code == ResponseCode.SUCCESS, first.remark
+            again = await conn.call(RequestCode.ACK_MESSAGE, fields)
+            assert again.code == ResponseCode.NO_MESSAGE, (again.code, again.remark)
+            assert again.remark and "stale receipt handle" in again.remark, again.remark
+            garbage = await conn.call(RequestCode.ACK_MESSAGE, {**fields, "extraInfo": "not a handle"})
+            assert garbage.code == ResponseCode.MESSAGE_ILLEGAL, (garbage.code, garbage.remark)
+            assert garbage.remark, "the answer says what is wrong with the handle"
+            assert not conn.is_closed
+    await target.still_serving()
