@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from rocketq.broker.filter.registry import ConsumerFilterManager
 from rocketq.broker.stats.counters import BrokerStatsManager
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
+from rocketq.remoting.errors import RemotingSendRequestError
+from rocketq.remoting.protocol.command import RemotingCommand
 
 if TYPE_CHECKING:
     from rocketq.broker.clients import ConsumerManager, ProducerManager
@@ -34,6 +36,10 @@ def _noop(*_args: Any) -> None:
 
 async def _noop_async(*_args: Any) -> None:
     return None
+
+
+async def _no_client_calls(*_args: Any) -> RemotingCommand:
+    raise RemotingSendRequestError("this broker context is not wired to a remoting server")
 
 
 @dataclass(slots=True)
@@ -56,6 +62,8 @@ class BrokerContext:
     register_broker_all: Callable[[], None] = field(default=_noop)
     register_increment: Callable[..., Awaitable[None]] = field(default=_noop_async)
     on_broker_config_changed: Callable[[set[str]], None] = field(default=_noop)
+    # A request to a client over its connection, answered (Broker2Client.call_client; 307 / 309).
+    call_client: Callable[[Any, RemotingCommand, float], Awaitable[RemotingCommand]] = field(default=_no_client_calls)
     boot_timestamp_ms: int = 0
     # Message lifecycle services (broker/message_lifecycle.py; None until the controller builds them):
     schedule_service: Any = None  # rocketq.store.schedule.ScheduleMessageService

@@ -63,6 +63,10 @@ class Broker2Client:
         self._server = server
         self.enabled = enabled
 
+    async def call_client(self, conn: Any, request: RemotingCommand, timeout_ms: float) -> RemotingCommand:
+        """A request answered by the client (GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY)."""
+        return await self._server.invoke_sync(conn, request, timeout_ms)
+
     def notify_consumer_ids_changed(self, group: str, conns: list[Any]) -> None:
         if not self.enabled:
             return

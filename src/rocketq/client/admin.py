@@ -17,31 +17,38 @@ from types import TracebackType
 from typing import Any, Self
 
 from rocketq.client.config import ClientConfig
-from rocketq.client.errors import MQClientError, NoRouteError
+from rocketq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.common import constants as C
+from rocketq.common.config import parse_properties
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.msg_id import parse_offset_msg_id
 from rocketq.remoting.errors import RequestCodeNotSupportedError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.admin import (
+    ConsumeMessageDirectlyResult,
     ConsumerConnection,
     ConsumeStats,
     OffsetWrapper,
+    ProducerConnection,
     SubscriptionGroupConfig,
     TopicList,
     TopicOffset,
     TopicStatsTable,
 )
-from rocketq.remoting.protocol.bodies.consumer import ResetOffsetBody
+from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ResetOffsetBody
 from rocketq.remoting.protocol.bodies.register import KVTable
 from rocketq.remoting.protocol.bodies.route import ClusterInfo, TopicRouteData
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.headers.admin import (
+    ConsumeMessageDirectlyResultRequestHeader,
     CreateTopicRequestHeader,
+    DeleteSubscriptionGroupRequestHeader,
     DeleteTopicRequestHeader,
     GetConsumerConnectionListRequestHeader,
+    GetConsumerRunningInfoRequestHeader,
     GetConsumeStatsRequestHeader,
+    GetProducerConnectionListRequestHeader,
     GetTopicStatsInfoRequestHeader,
     ResetOffsetRequestHeader,
 )
@@ -203,9 +210,54 @@ class Admin:
 
     async def consumer_connections(self, group: str) -> ConsumerConnection:
         inst = await self._inst()
+        addr = await self._group_broker(group)
+        resp = await inst.api.invoke(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, GetConsumerConnectionListRequestHeader(group))
+        return ConsumerConnection.decode(resp.body)
+
+    async def delete_subscription_group(
+        self, group: str, cluster: str | None = C.DEFAULT_CLUSTER, *, broker_addr: str | None = None, remove_offset: bool = False
+    ) -> list[str]:
+        """Delete a consumer group's settings on every master of `cluster` (or one broker); the brokers asked."""
+        inst = await self._inst()
+        targets = [broker_addr] if broker_addr else [addr for _, addr in await self._masters(cluster)]
+        for addr in targets:
+            await inst.api.invoke(addr, RequestCode.DELETE_SUBSCRIPTIONGROUP, DeleteSubscriptionGroupRequestHeader(group, remove_offset))
+        return targets
+
+    async def producer_connections(self, group: str, topic: str) -> ProducerConnection:
+        """The producers of `group` connected to the brokers of `topic` (mqadmin producerConnection)."""
+        inst = await self._inst()
+        merged = ProducerConnection()
+        errors: list[Exception] = []
+        for _, addr in await self._topic_masters(topic):
+            try:
+                resp = await inst.api.invoke(addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, GetProducerConnectionListRequestHeader(group))
+            except MQBrokerError as exc:  # a broker this group never sent to says "not exist"
+                errors.append(exc)
+                continue
+            merged.connection_set.extend(ProducerConnection.decode(resp.body).connection_set)
+        if not merged.connection_set and errors:
+            raise errors[0]
+        return merged
+
+    async def consumer_running_info(self, group: str, client_id: str, *, jstack: bool = False) -> ConsumerRunningInfo:
+        """One consumer's own report (properties, subscriptions, queues, rates), asked through a broker."""
+        inst = await self._inst()
+        header = GetConsumerRunningInfoRequestHeader(group, client_id, jstack)
+        resp = await inst.api.invoke(await self._group_broker(group), RequestCode.GET_CONSUMER_RUNNING_INFO, header)
+        return ConsumerRunningInfo.decode(resp.body)
+
+    async def consume_message_directly(self, group: str, client_id: str, msg_id: str) -> ConsumeMessageDirectlyResult:
+        """Have one consumer's listener consume the stored message `msg_id` (an offset message id) now."""
+        inst = await self._inst()
+        host, port, _ = parse_offset_msg_id(msg_id)
+        header = ConsumeMessageDirectlyResultRequestHeader(group, client_id, msg_id, None)
+        resp = await inst.api.invoke(f"{host}:{port}", RequestCode.CONSUME_MESSAGE_DIRECTLY, header)
+        return ConsumeMessageDirectlyResult.decode(resp.body)
+
+    async def _group_broker(self, group: str) -> str:
         for _, addr in await self._topic_masters(C.retry_topic(group)):
-            resp = await inst.api.invoke(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, GetConsumerConnectionListRequestHeader(group))
-            return ConsumerConnection.decode(resp.body)
+            return addr
         raise MQClientError(f"group {group} has no broker")
 
     async def consumer_progress(self, group: str, topic: str | None = None) -> list[QueueProgress]:
@@ -287,3 +339,15 @@ class Admin:
         inst = await self._inst()
         resp = await inst.api.invoke(broker_addr, RequestCode.GET_BROKER_RUNTIME_INFO)
         return dict(sorted(KVTable.from_json(fastjson.loads(resp.body)).table.items())) if resp.body else {}
+
+    async def broker_config(self, broker_addr: str) -> dict[str, str]:
+        """GET_BROKER_CONFIG: every broker and store setting, by its RocketMQ name."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_BROKER_CONFIG)
+        return dict(sorted(parse_properties(resp.body.decode("utf-8")).items()))
+
+    async def update_broker_config(self, broker_addr: str, settings: dict[str, str]) -> None:
+        """UPDATE_BROKER_CONFIG: change settings of a running broker (RocketMQ names, string values)."""
+        inst = await self._inst()
+        body = "".join(f"{k}={v}\n" for k, v in settings.items()).encode("utf-8")
+        await inst.api.invoke(broker_addr, RequestCode.UPDATE_BROKER_CONFIG, None, body)

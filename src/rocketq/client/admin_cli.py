@@ -137,6 +137,58 @@ async def update_sub_group(admin: Admin, a: argparse.Namespace) -> Rows:
     return [{"group": a.group, "broker": addr, **fields} for addr in addrs]
 
 
+async def delete_sub_group(admin: Admin, a: argparse.Namespace) -> Rows:
+    addrs = await admin.delete_subscription_group(
+        a.group, a.cluster if not a.broker else None, broker_addr=a.broker, remove_offset=a.remove_offset
+    )
+    return [{"group": a.group, "broker": addr, "deleted": True} for addr in addrs]
+
+
+def _connection_rows(connections: list[Any]) -> Rows:
+    return [
+        {"clientId": c.client_id, "clientAddr": c.client_addr, "language": c.language.name, "version": c.version}
+        for c in sorted(connections, key=lambda c: c.client_id)
+    ]
+
+
+async def producer_connection(admin: Admin, a: argparse.Namespace) -> Rows:
+    return _connection_rows((await admin.producer_connections(a.group, a.topic)).connection_set)
+
+
+async def consumer_connection(admin: Admin, a: argparse.Namespace) -> Rows:
+    found = await admin.consumer_connections(a.group)
+    rows = _connection_rows(found.connection_set)
+    for row in rows:
+        row["model"] = found.message_model.name if found.message_model else ""
+        row["subscriptions"] = ", ".join(f"{t}:{sd.sub_string}" for t, sd in sorted(found.subscription_table.items()))
+    return rows
+
+
+async def consumer_status(admin: Admin, a: argparse.Namespace) -> Rows:
+    """Per queue of each member (or of `-i` only): what the consumer itself reports (mqadmin consumerStatus)."""
+    clients = [a.client_id] if a.client_id else [c.client_id for c in (await admin.consumer_connections(a.group)).connection_set]
+    rows: Rows = []
+    for client_id in sorted(clients):
+        info = await admin.consumer_running_info(a.group, client_id)
+        for mq, pq in sorted(info.mq_table.items(), key=lambda kv: (kv[0].topic, kv[0].broker_name, kv[0].queue_id)):
+            rows.append({
+                "clientId": client_id, "topic": mq.topic, "broker": mq.broker_name, "queue": mq.queue_id,
+                "commitOffset": pq.commit_offset, "cachedMsgs": pq.cached_msg_count, "locked": pq.locked,
+            })
+        if not info.mq_table:
+            rows.append({"clientId": client_id, "topic": "-", "broker": "-", "queue": "-", "commitOffset": "-", "cachedMsgs": 0, "locked": False})
+    return rows
+
+
+async def get_broker_config(admin: Admin, a: argparse.Namespace) -> Rows:
+    return [{"key": k, "value": v} for k, v in (await admin.broker_config(a.broker)).items()]
+
+
+async def update_broker_config(admin: Admin, a: argparse.Namespace) -> Rows:
+    await admin.update_broker_config(a.broker, {a.key: a.value})
+    return [{"broker": a.broker, "key": a.key, "value": (await admin.broker_config(a.broker)).get(a.key, "")}]
+
+
 async def consumer_progress(admin: Admin, a: argparse.Namespace) -> Rows:
     rows = [
         {"topic": p.queue.topic, "broker": p.queue.broker_name, "queue": p.queue.queue_id, "brokerOffset": p.broker_offset,
@@ -239,6 +291,26 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Verb]]:
     p.add_argument("--retry-queue-nums", type=int)
     p.add_argument("--consume-broadcast-enable", type=_bool)
     p.add_argument("--consume-enable", type=_bool)
+    p = verb("delete-sub-group", delete_sub_group, "delete a consumer group's settings")
+    p.add_argument("-g", "--group", required=True)
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("-c", "--cluster", default="DefaultCluster")
+    target.add_argument("-b", "--broker")
+    p.add_argument("-r", "--remove-offset", type=_bool, default=False, help="also drop the group's committed offsets")
+    p = verb("producer-connection", producer_connection, "the producers of a group connected to a topic's brokers")
+    p.add_argument("-g", "--group", required=True)
+    p.add_argument("-t", "--topic", required=True)
+    p = verb("consumer-connection", consumer_connection, "the members of a consumer group and their subscriptions")
+    p.add_argument("-g", "--group", required=True)
+    p = verb("consumer-status", consumer_status, "per member and queue: what each consumer reports of itself")
+    p.add_argument("-g", "--group", required=True)
+    p.add_argument("-i", "--client-id", help="one member only")
+    p = verb("get-broker-config", get_broker_config, "every setting of a broker")
+    p.add_argument("-b", "--broker", required=True)
+    p = verb("update-broker-config", update_broker_config, "change one setting of a running broker")
+    p.add_argument("-b", "--broker", required=True)
+    p.add_argument("-k", "--key", required=True, help="RocketMQ name, e.g. statsInterval")
+    p.add_argument("-v", "--value", required=True)
     p = verb("consumer-progress", consumer_progress, "per queue: broker offset, consumer offset, lag")
     p.add_argument("-g", "--group", required=True)
     p.add_argument("-t", "--topic")
