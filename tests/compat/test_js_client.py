@@ -28,8 +28,11 @@ from typing import Any
 import pytest
 
 from rocketq.client import Admin, ConsumeFromWhere, LitePullConsumer, Message, MessageExt, Producer
+from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.headers.namesrv import PutKVConfigRequestHeader
 from rocketq.testing.cluster import LocalCluster
 from rocketq.testing.fixtures import cluster_factory
+from rocketq.testing.namesrv_client import NamesrvTestClient
 from rocketq.testing.waiting import WaitTimeoutError, wait_for
 
 __all__ = ["cluster_factory"]
@@ -277,7 +280,7 @@ async def test_ali_ons_producer_messages_reach_python_consumer_intact(cluster_fa
                 body = bytes(range(256)) * 20  # >= 4 KiB: ali-ons deflates it and sets the compressed sys flag
             specs.append({
                 "topic": topic, "tags": f"Tag{i % 3}", "keys": [f"key-{i}", f"order-{i // 4}"], "body": b64(body),
-                "properties": {"seq": str(i), "origin": "ali-ons"},
+                "properties": {"seq": str(i), "origin": "ali-ons"}, "flag": i % 5,
             })
         sent = await js.produce(ns, "pg-js", specs)
         assert [s["sendStatus"] for s in sent] == ["SEND_OK"] * n
@@ -294,6 +297,7 @@ async def test_ali_ons_producer_messages_reach_python_consumer_intact(cluster_fa
             assert m.tags == spec["tags"]
             assert m.keys == spec["keys"]
             assert m.properties["origin"] == "ali-ons"
+            assert m.flag == spec["flag"]
             assert m.topic == topic
             # ali-ons sets no UNIQ_KEY: its msgId is the broker's offset message id, the store address + offset.
             assert m.offset_msg_id == s["msgId"]
@@ -345,7 +349,8 @@ async def test_ali_ons_consumer_tag_filter_and_offsets_committed_on_our_broker(c
     topic, group = "PyProduced", "cg-js-filter"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
         tags = ["TagA", "TagB", "TagC"]
-        first = [Message(topic, f"first-{i}".encode() + b"\x00\xfe", tags=tags[i % 3], keys=[f"k{i}"]) for i in range(30)]
+        first = [Message(topic, f"first-{i}".encode() + b"\x00\xfe", tags=tags[i % 3], keys=[f"k{i}"], flag=i)
+                 for i in range(30)]
         await python_send(ns, "pg-py", first)
         wanted = Counter(m.body for m in first if m.tags in ("TagA", "TagC"))
 
@@ -357,7 +362,8 @@ async def test_ali_ons_consumer_tag_filter_and_offsets_committed_on_our_broker(c
         assert all(e["tags"] in ("TagA", "TagC") and e["reconsumeTimes"] == 0 for e in received(consumer))
         by_body = {m.body: m for m in first}
         for e in received(consumer):
-            assert e["keys"] == by_body[base64.b64decode(e["body"])].properties["KEYS"]
+            m = by_body[base64.b64decode(e["body"])]
+            assert (e["keys"], e["flag"]) == (m.properties["KEYS"], m.flag)
 
         async with Admin(namesrv_addr=ns) as admin:
             conn = await admin.consumer_connections(group)
@@ -621,3 +627,44 @@ async def test_ali_ons_consume_from_last_offset_and_from_timestamp(cluster_facto
         assert bodies(received(by_time)) == Counter(m.body for m in middle + new)
         await last.close()
         await by_time.close()
+
+
+@pytest.mark.timeout(120)
+async def test_ali_ons_ordered_topic_from_the_namesrv_order_config(cluster_factory: Any, js: Js) -> None:
+    # With orderMessageEnable the NameServer puts the ORDER_TOPIC_CONFIG KV entry of a topic into its route
+    # (orderTopicConf "broker:queues;..."); ali-ons then publishes to those queues only.
+    cluster = await cluster_factory(broker_overrides={"messageDelayLevel": DELAY_LEVELS},
+                                    namesrv_overrides={"orderMessageEnable": True})
+    ns, topic = cluster.namesrv_addr, "JsOrderConf"
+    async with diagnosed(cluster, js):
+        await create_topic(ns, topic)
+        async with NamesrvTestClient(ns) as namesrv:
+            header = PutKVConfigRequestHeader(namespace="ORDER_TOPIC_CONFIG", key=topic, value="broker-a:2")
+            assert (await namesrv.call(RequestCode.PUT_KV_CONFIG, header)).code == ResponseCode.SUCCESS
+            route = await namesrv.route(topic, version=121)
+            assert route is not None and route.order_topic_conf == "broker-a:2"
+        specs = [{"topic": topic, "tags": "O", "keys": [f"oc{i}"], "body": b64(f"oc-{i}".encode())} for i in range(12)]
+        sent = await js.produce(ns, "pg-js-order-conf", specs)
+        assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
+        assert {int(s["queueId"]) for s in sent} == {0, 1}
+        got = await python_receive(ns, "cg-py-order-conf", topic, len(specs))
+        assert Counter(m.body for m in got) == Counter(base64.b64decode(s["body"]) for s in specs)
+
+
+@pytest.mark.timeout(120)
+async def test_ali_ons_offsets_committed_on_close_reach_our_broker(cluster_factory: Any, js: Js) -> None:
+    # No periodic commit and pulls that hold for 15 s: the offsets reach the broker only by the oneway
+    # UPDATE_CONSUMER_OFFSETs ali-ons sends while closing, just before UNREGISTER_CLIENT and the socket close.
+    topic, group = "PyCloseCommit", "cg-js-close-commit"
+    async with cluster_with_topic(cluster_factory, js, topic) as ns:
+        consumer = js.consumer(ns, group, topic, "*", options={
+            "persistConsumerOffsetInterval": 600_000, "brokerSuspendMaxTimeMillis": 15_000,
+            "consumerTimeoutMillisWhenSuspend": 30_000,
+        })
+        await consumer.wait(lambda: added_queues(consumer, topic) == 4, 30, "its 4 queues")
+        msgs = [Message(topic, f"close-{i}".encode(), tags="C") for i in range(20)]
+        await python_send(ns, "pg-py-close", msgs)
+        await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in msgs), 40, "every message")
+        await consumer.close()
+        offsets = await wait_offsets_caught_up(ns, group, topic, timeout_s=10)
+        assert sum(offsets.values()) == len(msgs)

@@ -2,6 +2,7 @@
 // Shared by produce.js and consume.js: the client options for an open-source NameServer, a logger
 // that keeps stdout for the JSON lines the Python test reads, and the line writer.
 
+const fs = require('fs');
 const util = require('util');
 
 // ali-ons logs through options.logger; everything goes to stderr (the test shows it on failure).
@@ -36,15 +37,18 @@ function emit(event) {
 
 function spec() {
   if (process.argv.length < 3) {
-    throw new Error('usage: node script.js <JSON spec>');
+    throw new Error('usage: node script.js <JSON spec> | @<file with the JSON spec>');
   }
-  return JSON.parse(process.argv[2]);
+  const arg = process.argv[2];
+  // `@path`: the spec is in that file (a long message list does not fit in one argument).
+  return JSON.parse(arg.startsWith('@') ? fs.readFileSync(arg.slice(1), 'utf8') : arg);
 }
 
 function messageToJson(msg) {
   return {
     msgId: msg.msgId,
     topic: msg.topic,
+    flag: msg.flag,
     tags: msg.tags,
     keys: msg.keys,
     body: msg.body ? msg.body.toString('base64') : '',

@@ -2,7 +2,7 @@
 // Sends the messages of a JSON spec with an ali-ons Producer and prints one JSON line per send result:
 //   node produce.js '{"namesrv": "127.0.0.1:9876", "group": "pg", "messages": [
 //       {"topic": "T", "tags": "A", "keys": ["k1"], "body": "<base64>", "properties": {"a": "1"},
-//        "delayTimeLevel": 2, "startDeliverAfterMs": 3000, "shardingKey": "order-7"}],
+//        "flag": 3, "delayTimeLevel": 2, "startDeliverAfterMs": 3000, "shardingKey": "order-7"}],
 //       "namespace": "ns1"}'
 // Lines: {"event": "sent", "index": i, "sendStatus", "msgId", "queueId", "queueOffset", "brokerName"} or
 // {"event": "error", "index": i, "message"}; then {"event": "done"} after the producer closed.
@@ -25,6 +25,9 @@ async function main() {
     }
     for (const [ name, value ] of Object.entries(m.properties || {})) {
       msg.properties[name] = value;
+    }
+    if (m.flag) {
+      msg.flag = m.flag;
     }
     if (m.delayTimeLevel) {
       msg.delayTimeLevel = m.delayTimeLevel;
