@@ -483,14 +483,16 @@ async def test_ali_ons_message_beyond_max_reconsume_times_goes_to_the_dlq(cluste
 
 
 @pytest.mark.timeout(120)
-async def test_ali_ons_sql92_subscription_is_filtered_by_our_broker(cluster_factory: Any, js: Js) -> None:
+@pytest.mark.parametrize("post_subscription", [True, False], ids=["sub-in-pull", "heartbeat-only"])
+async def test_ali_ons_sql92_subscription_is_filtered_by_our_broker(cluster_factory: Any, js: Js, post_subscription: bool) -> None:
+    # heartbeat-only: the pulls carry no expression, our broker filters with the one the heartbeat registered.
     topic, group = "PySql", "cg-js-sql"
     async with cluster_with_topic(cluster_factory, js, topic, enablePropertyFilter=True) as ns:
         msgs = [Message(topic, f"sql-{i}".encode(), tags=["X", "Y"][i % 2], properties={"a": str(i), "b": "yes" if i % 3 else "no"})
                 for i in range(20)]
         await python_send(ns, "pg-py-sql", msgs)
         expression = {"expressionType": "SQL92", "subString": "a >= 5 AND a < 15 AND b = 'yes' AND TAGS = 'X'"}
-        consumer = js.consumer(ns, group, topic, expression)
+        consumer = js.consumer(ns, group, topic, expression, options={"postSubscriptionWhenPull": post_subscription})
         wanted = Counter(m.body for i, m in enumerate(msgs) if 5 <= i < 15 and i % 3 and i % 2 == 0)
         await consumer.wait(lambda: bodies(received(consumer)) == wanted, 40, f"the {len(wanted)} matching messages")
         await wait_offsets_caught_up(ns, group, topic)
