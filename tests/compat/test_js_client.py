@@ -670,3 +670,28 @@ async def test_ali_ons_offsets_committed_on_close_reach_our_broker(cluster_facto
         await consumer.close()
         offsets = await wait_offsets_caught_up(ns, group, topic, timeout_s=10)
         assert sum(offsets.values()) == len(msgs)
+
+
+@pytest.mark.timeout(120)
+async def test_ali_ons_fallback_send_to_the_retry_topic(cluster_factory: Any, js: Js) -> None:
+    # When CONSUMER_SEND_MSG_BACK fails, ali-ons sends the message itself to %RETRY%<group> with its
+    # RECONSUME_TIME / MAX_RECONSUME_TIMES properties moved into the SEND_MESSAGE_V2 header (fields j, l):
+    # at the maximum our broker redirects it to %DLQ%<group>, else it stays a retry message.
+    group = "cg-fallback"
+    retry_topic = f"%RETRY%{group}"
+    async with cluster_with_topic(cluster_factory, js, retry_topic) as ns:
+        common = {"RETRY_TOPIC": "Orders", "ORIGIN_MESSAGE_ID": "7F00000100002A9F0000000000000000", "DELAY": "0"}
+        specs = [
+            {"topic": retry_topic, "tags": "Fb", "keys": ["dead"], "body": b64(b"at the maximum"),
+             "properties": {**common, "RECONSUME_TIME": "4", "MAX_RECONSUME_TIMES": "4"}},
+            {"topic": retry_topic, "tags": "Fb", "keys": ["alive"], "body": b64(b"one more try"),
+             "properties": {**common, "RECONSUME_TIME": "1", "MAX_RECONSUME_TIMES": "4"}},
+        ]
+        sent = await js.produce(ns, "pg-js-fallback", specs)
+        assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
+        [dead] = await python_receive(ns, "cg-py-fb-dlq", f"%DLQ%{group}", 1)
+        [alive] = await python_receive(ns, "cg-py-fb-retry", retry_topic, 1)
+        assert (dead.body, dead.keys, dead.reconsume_times) == (b"at the maximum", ["dead"], 4)
+        assert (alive.body, alive.keys, alive.reconsume_times) == (b"one more try", ["alive"], 1)
+        for m in (dead, alive):
+            assert (m.properties["RETRY_TOPIC"], m.properties["ORIGIN_MESSAGE_ID"]) == ("Orders", common["ORIGIN_MESSAGE_ID"])
