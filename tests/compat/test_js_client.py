@@ -34,6 +34,7 @@ from rocketq.testing.cluster import LocalCluster
 from rocketq.testing.fixtures import cluster_factory
 from rocketq.testing.namesrv_client import NamesrvTestClient
 from rocketq.testing.waiting import WaitTimeoutError, wait_for
+from rocketq.testing.wire import RawConnection
 
 __all__ = ["cluster_factory"]
 
@@ -699,3 +700,32 @@ async def test_ali_ons_fallback_send_to_the_retry_topic(cluster_factory: Any, js
         assert (alive.body, alive.keys, alive.reconsume_times) == (b"one more try", ["alive"], 1)
         for m in (dead, alive):
             assert (m.properties["RETRY_TOPIC"], m.properties["ORIGIN_MESSAGE_ID"]) == ("Orders", common["ORIGIN_MESSAGE_ID"])
+
+
+@pytest.mark.timeout(120)
+async def test_ali_ons_pull_offset_moved_puts_the_consumer_back_in_range(cluster_factory: Any, js: Js) -> None:
+    # The group's committed offsets lie beyond the queues' ends: ali-ons pulls there, our broker answers
+    # PULL_OFFSET_MOVED with nextBeginOffset = the max offset (4.9.8's correction on a master) and ali-ons
+    # goes on from it: nothing old comes again, what is sent afterwards does.
+    topic, group = "PyMoved", "cg-js-moved"
+    cluster = await cluster_factory(broker_overrides={"messageDelayLevel": DELAY_LEVELS})
+    ns = cluster.namesrv_addr
+    async with diagnosed(cluster, js):
+        await create_topic(ns, topic)
+        old = [Message(topic, f"old-{i}".encode(), tags="M") for i in range(8)]
+        await python_send(ns, "pg-py-moved", old)
+        async with await RawConnection.open(cluster.brokers[0].addr) as conn:
+            for queue_id in range(4):
+                fields = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "commitOffset": 1000}
+                assert (await conn.call(RequestCode.UPDATE_CONSUMER_OFFSET, fields)).code == ResponseCode.SUCCESS
+        consumer = js.consumer(ns, group, topic, "*")
+        await consumer.wait(lambda: sum("offset illegal" in line for line in consumer.stderr_lines()) >= 4, 30,
+                            "PULL_OFFSET_MOVED on each queue")
+        offsets = await wait_offsets_caught_up(ns, group, topic)
+        assert sum(offsets.values()) == len(old)
+        new = [Message(topic, f"new-{i}".encode(), tags="M") for i in range(8)]
+        await python_send(ns, "pg-py-moved", new)
+        await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in new), 40, "the new messages")
+        await wait_offsets_caught_up(ns, group, topic)
+        assert bodies(received(consumer)) == Counter(m.body for m in new)
+        await consumer.close()
