@@ -75,9 +75,14 @@ class JsProcess:
         self.events: list[dict[str, Any]] = []
         self.lines: list[str] = []
         assert NODE is not None
+        arg = json.dumps(spec)
+        if len(arg) > 64 * 1024:  # more than one argument may hold: the scripts read `@file`
+            spec_path = log_dir / f"{self.name}.{time.monotonic_ns()}.spec.json"
+            spec_path.write_text(arg, encoding="utf-8")
+            arg = f"@{spec_path}"
         with open(self.stderr_path, "wb") as stderr:
             self.proc = subprocess.Popen(
-                [NODE, str(JS_DIR / script), json.dumps(spec)],
+                [NODE, str(JS_DIR / script), arg],
                 cwd=JS_DIR,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -728,4 +733,24 @@ async def test_ali_ons_pull_offset_moved_puts_the_consumer_back_in_range(cluster
         await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in new), 40, "the new messages")
         await wait_offsets_caught_up(ns, group, topic)
         assert bodies(received(consumer)) == Counter(m.body for m in new)
+        await consumer.close()
+
+
+@pytest.mark.timeout(120)
+async def test_ali_ons_large_messages_both_ways(cluster_factory: Any, js: Js) -> None:
+    # Incompressible bodies of 1.5 MiB: frames far beyond a pull's 256 KiB transfer budget (at least one
+    # message per pull), in both directions.
+    topic, group = "JsLarge", "cg-js-large"
+    async with cluster_with_topic(cluster_factory, js, topic) as ns:
+        big = [os.urandom(1536 * 1024) for _ in range(3)]
+        specs = [{"topic": topic, "tags": "Big", "keys": [f"big{i}"], "body": b64(b)} for i, b in enumerate(big)]
+        sent = await js.produce(ns, "pg-js-large", specs)
+        assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
+        got = await python_receive(ns, "cg-py-large", topic, len(big))
+        assert sorted(m.body for m in got) == sorted(big)
+
+        consumer = js.consumer(ns, group, topic, "Back")
+        back = [Message(topic, os.urandom(1536 * 1024), tags="Back") for _ in range(3)]
+        await python_send(ns, "pg-py-large", back)
+        await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in back), 60, "the large messages")
         await consumer.close()
