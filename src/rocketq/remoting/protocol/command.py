@@ -18,6 +18,8 @@ RPC_TYPE = 0x1  # flag bit 0: response
 RPC_ONEWAY = 0x2  # flag bit 1: oneway request
 
 _opaque_counter = itertools.count(1)
+# An enum member read through its class costs a descriptor call (~80 ns in 3.11); hot paths use these.
+_PYTHON = LanguageCode.PYTHON
 
 
 def next_opaque() -> int:
@@ -68,14 +70,17 @@ class RemotingCommand:
         serialize_type: SerializeType = SerializeType.JSON,
         remark: str | None = None,
     ) -> RemotingCommand:
+        # Positional, in field order (cheaper than keywords); next_opaque() inlined.
         return cls(
-            code=int(code),
-            opaque=next_opaque(),
-            flag=RPC_ONEWAY if oneway else 0,
-            ext_fields=ext_fields,
-            body=body,
-            serialize_type=serialize_type,
-            remark=remark,
+            int(code),
+            _PYTHON,
+            CURRENT_VERSION,
+            next(_opaque_counter) & 0x7FFFFFFF,
+            RPC_ONEWAY if oneway else 0,
+            remark,
+            ext_fields,
+            body,
+            serialize_type,
         )
 
     def make_response(
@@ -87,13 +92,15 @@ class RemotingCommand:
     ) -> RemotingCommand:
         """The response to this request: same opaque and serialize type, response flag set."""
         return RemotingCommand(
-            code=int(code),
-            opaque=self.opaque,
-            flag=RPC_TYPE,
-            remark=remark,
-            ext_fields=ext_fields,
-            body=body,
-            serialize_type=self.serialize_type,
+            int(code),
+            _PYTHON,
+            CURRENT_VERSION,
+            self.opaque,
+            RPC_TYPE,
+            remark,
+            ext_fields,
+            body,
+            self.serialize_type,
         )
 
     def ext(self, key: str, default: str | None = None) -> str | None:

@@ -11,7 +11,7 @@ import struct
 
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import FrameError
-from rocketq.remoting.protocol.header_codec import codec_for
+from rocketq.remoting.protocol.header_codec import HEADER_CODECS, codec_for
 
 # Netty counts its 16 MiB limit including the 4-byte length field (LengthFieldBasedFrameDecoder).
 MAX_FRAME_BYTES = 16 * 1024 * 1024
@@ -22,17 +22,31 @@ _TAG = struct.Struct(">I")
 _LENGTH = struct.Struct(">i")
 
 
+_codecs_get = HEADER_CODECS.get
+_pack_head = _HEAD.pack
+_unpack_head = _HEAD.unpack_from
+_join = b"".join
+
+
 def encode_frame_parts(cmd: RemotingCommand) -> tuple[bytes, bytes]:
     """(length + tag + header, body): a transport can write both without joining them (writelines)."""
-    header = codec_for(cmd.serialize_type).encode(cmd)
+    st = cmd.serialize_type
+    header = (_codecs_get(st) or codec_for(st)).encode(cmd)
     body = cmd.body or b""
-    return _HEAD.pack(4 + len(header) + len(body), (int(cmd.serialize_type) << 24) | len(header)) + header, body
+    return _pack_head(4 + len(header) + len(body), (st << 24) | len(header)) + header, body
 
 
 def encode_frame(cmd: RemotingCommand) -> bytes:
-    """The full frame of `cmd`, length prefix included, with the header codec of its serialize type."""
-    prefix, body = encode_frame_parts(cmd)
-    return prefix + body if body else prefix
+    """The full frame of `cmd`, length prefix included, with the header codec of its serialize type.
+
+    One buffer, built with one copy of the header and body (no intermediate prefix+header object).
+    """
+    st = cmd.serialize_type
+    header = (_codecs_get(st) or codec_for(st)).encode(cmd)
+    body = cmd.body
+    if body:
+        return _join((_pack_head(4 + len(header) + len(body), (st << 24) | len(header)), header, body))
+    return _pack_head(4 + len(header), (st << 24) | len(header)) + header
 
 
 def decode_frame_payload(payload: bytes | bytearray | memoryview) -> RemotingCommand:
@@ -68,16 +82,33 @@ class FrameDecoder:
         if self._failed is not None:
             raise self._failed
         buf = self._buf
-        # Common case: nothing buffered, so frames are cut straight from `data` and only an incomplete
-        # tail is copied into the buffer.
-        source: bytes | bytearray | memoryview
-        if buf:
-            buf += data
-            source = buf
-        else:
-            source = data
         out: list[RemotingCommand] = []
+        source: bytes | bytearray | memoryview
         try:
+            if not buf and type(data) is bytes and len(data) >= 8:
+                # Fast path: one read that is exactly one frame (request/response ping-pong). The
+                # header and body are cut from `data` by slicing (one copy of the body, as the general
+                # path makes); anything else (several frames, a partial one, a bad length or type)
+                # goes the general way below, which raises the errors.
+                length, tag = _unpack_head(data, 0)
+                header_end = 8 + (tag & 0xFFFFFF)
+                if (
+                    length + 4 == len(data)
+                    and header_end <= len(data)
+                    and 4 <= length <= self.max_frame_length
+                ):
+                    codec = _codecs_get(tag >> 24)
+                    if codec is not None:
+                        cmd = codec.decode(data[8:header_end])
+                        cmd.body = data[header_end:]
+                        return [cmd]
+            # Common case: nothing buffered, so frames are cut straight from `data` and only an
+            # incomplete tail is copied into the buffer.
+            if buf:
+                buf += data
+                source = buf
+            else:
+                source = data
             pos = self._cut(source, out)
         except FrameError as exc:
             self._failed = exc

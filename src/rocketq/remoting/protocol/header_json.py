@@ -28,7 +28,6 @@ from rocketq.remoting.protocol.errors import HeaderDecodeError
 Buffer = bytes | bytearray | memoryview
 
 
-
 def _no_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not a JSON string")
 
@@ -43,7 +42,15 @@ def _make_ext_encoder() -> Callable[[Any], str]:
     if c_make_encoder is None:  # pragma: no cover - interpreters without the C accelerator
         return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     encoder = c_make_encoder(
-        None, _no_default, json.encoder.encode_basestring, None, ":", ",", False, False, True  # type: ignore[attr-defined]
+        None,
+        _no_default,
+        json.encoder.encode_basestring,
+        None,
+        ":",
+        ",",
+        False,
+        False,
+        True,  # type: ignore[attr-defined]
     )
     return lambda value: "".join(encoder(value, 0))
 
@@ -55,6 +62,7 @@ _decode_json: Callable[[str], Any] = _JSON_DECODER.decode
 # The scanner alone skips JSONDecoder.decode's whitespace regexes; decode() handles the odd cases.
 _scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_JSON_DECODER)  # type: ignore[attr-defined, arg-type]
 
+_JSON = SerializeType.JSON  # an enum member read through its class costs a descriptor call
 _LANGUAGE_NAMES: dict[int, str] = {member: member.name for member in LanguageCode}
 _LANGUAGE_BY_NAME: dict[str, LanguageCode] = {member.name: member for member in LanguageCode}
 
@@ -77,7 +85,9 @@ def ext_value_to_str(value: Any) -> str:
 def stringify_ext(ext: Mapping[Any, Any]) -> dict[str, str]:
     """extFields with every key and value a string and null values dropped (the lenient path)."""
     return {
-        k if isinstance(k, str) else ext_value_to_str(k): ext_value_to_str(v) for k, v in ext.items() if v is not None
+        k if isinstance(k, str) else ext_value_to_str(k): ext_value_to_str(v)
+        for k, v in ext.items()
+        if v is not None
     }
 
 
@@ -179,7 +189,9 @@ class JsonHeaderCodec:
             if end != len(text) and not text[end:].isspace():
                 raise HeaderDecodeError(f"JSON header has trailing content at char {end}")
         except UnicodeDecodeError as exc:
-            raise HeaderDecodeError(f"JSON header is not valid UTF-8: {exc.reason} at byte {exc.start}") from None
+            raise HeaderDecodeError(
+                f"JSON header is not valid UTF-8: {exc.reason} at byte {exc.start}"
+            ) from None
         except RecursionError:
             raise HeaderDecodeError("JSON header is nested too deeply") from None
         except ValueError as exc:
@@ -212,7 +224,7 @@ class JsonHeaderCodec:
                 raise HeaderDecodeError("JSON header field 'extFields' is not an object")
             if not ext_is_clean(ext):
                 ext = stringify_ext(ext)
-        return RemotingCommand(code, language, version, opaque, flag, remark, ext, b"", SerializeType.JSON, len(data))
+        return RemotingCommand(code, language, version, opaque, flag, remark, ext, b"", _JSON, len(data))
 
 
 JSON_CODEC = JsonHeaderCodec()

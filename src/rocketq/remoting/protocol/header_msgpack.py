@@ -36,6 +36,22 @@ Buffer = bytes | bytearray | memoryview
 
 _LANGUAGES: dict[int, LanguageCode] = {member.value: member for member in LanguageCode}
 _unpackb = msgpack.unpackb
+_OTHER = LanguageCode.OTHER  # enum members as module constants: a class attribute read costs ~80 ns
+_MSGPACK = SerializeType.MSGPACK
+
+
+def _check_unpack_defaults() -> None:
+    """decode() calls unpackb without arguments: it relies on raw=False and strict_map_key=True."""
+    if msgpack.unpackb(b"\xa1a") != "a":  # pragma: no cover - guards a msgpack upgrade
+        raise ImportError("msgpack.unpackb must default to raw=False")
+    try:
+        msgpack.unpackb(b"\x81\x01\x01")
+    except ValueError:
+        return
+    raise ImportError("msgpack.unpackb must default to strict_map_key=True")  # pragma: no cover
+
+
+_check_unpack_defaults()
 _INT_KEYS = (("c", "code"), ("l", "language"), ("v", "version"), ("o", "opaque"), ("f", "flag"))
 
 
@@ -67,18 +83,28 @@ class MsgpackHeaderCodec:
     serialize_type = SerializeType.MSGPACK
 
     def encode(self, cmd: RemotingCommand) -> bytes:
-        obj: dict[str, Any] = {"c": cmd.code, "l": int(cmd.language), "v": cmd.version, "o": cmd.opaque, "f": cmd.flag}
-        if cmd.remark is not None:
-            obj["r"] = cmd.remark
+        # The Packer packs int subclasses (LanguageCode) as plain ints, so int() only where needed.
+        language: int = cmd.language
+        if type(language) is not LanguageCode and type(language) is not int:
+            language = int(language)
         ext = cmd.ext_fields
         if ext is not None:
-            obj["x"] = ext if ext_is_clean(ext) else stringify_ext(ext)
+            for key, value in ext.items():  # ext_is_clean, inlined
+                if type(value) is not str or type(key) is not str:
+                    ext = stringify_ext(ext)
+                    break
+        obj: dict[str, Any] = {"c": cmd.code, "l": language, "v": cmd.version, "o": cmd.opaque, "f": cmd.flag}
+        remark = cmd.remark
+        if remark is not None:
+            obj["r"] = remark
+        if ext is not None:
+            obj["x"] = ext
         return _packers.packer.pack(obj)  # type: ignore[no-any-return]
 
     def decode(self, data: Buffer) -> RemotingCommand:
         try:
-            obj = _unpackb(data, raw=False, strict_map_key=True)
-        except Exception as exc:  # msgpack raises ValueError, UnicodeDecodeError, FormatError, StackError, ...
+            obj = _unpackb(data)  # raw=False, strict_map_key=True: msgpack's defaults (checked at import)
+        except Exception as exc:  # ValueError, UnicodeDecodeError, FormatError, StackError, ...
             raise HeaderDecodeError(f"msgpack header does not unpack: {exc!r}") from None
         if type(obj) is not dict:
             raise HeaderDecodeError("msgpack header is not a map")
@@ -88,24 +114,35 @@ class MsgpackHeaderCodec:
         version = get("v", 0)
         opaque = get("o", 0)
         flag = get("f", 0)
-        if not (type(code) is int and type(language) is int and type(version) is int and type(opaque) is int and type(flag) is int):
+        if not (
+            type(code) is int
+            and type(language) is int
+            and type(version) is int
+            and type(opaque) is int
+            and type(flag) is int
+        ):
             raise _bad_int(obj)
         remark = get("r")
         if remark is not None and type(remark) is not str:
             raise _bad("remark", remark)
         ext = get("x")
         if ext is not None:
-            ext = self._check_ext(ext)
+            if type(ext) is not dict:
+                raise _bad("extFields", ext)
+            for key, value in ext.items():  # ext_is_clean, inlined
+                if type(value) is not str or type(key) is not str:
+                    ext = self._check_ext(ext)
+                    break
         return RemotingCommand(
             code,
-            _LANGUAGES.get(language, LanguageCode.OTHER),
+            _LANGUAGES.get(language, _OTHER),
             version,
             opaque,
             flag,
             remark,
             ext,
             b"",
-            SerializeType.MSGPACK,
+            _MSGPACK,
             len(data),
         )
 

@@ -36,7 +36,7 @@ from typing import Any, Protocol, cast
 from rocketq.remoting.errors import RemotingConnectError, RemotingSendRequestError
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import FrameError
-from rocketq.remoting.protocol.frame import FrameDecoder, encode_frame_parts
+from rocketq.remoting.protocol.frame import FrameDecoder, encode_frame, encode_frame_parts
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -309,7 +309,12 @@ class Connection(asyncio.Protocol):
         return True
 
     def _enqueue(self, cmd: RemotingCommand) -> None:
-        prefix, body = encode_frame_parts(cmd)
+        body = cmd.body
+        if body and len(body) >= _SEPARATE_BODY_BYTES:
+            prefix, body = encode_frame_parts(cmd)
+            frame = None
+        else:
+            frame = encode_frame(cmd)  # one buffer: header and body joined with one copy
         if self._same_loop and not (self._corked or self._flush_scheduled):
             # Nothing queued. Ping-pong traffic (a read since our last write) writes through at once,
             # the lowest latency for a lone request; a second write with no read in between starts
@@ -318,10 +323,10 @@ class Connection(asyncio.Protocol):
                 self._wrote_since_read = True
                 transport = self.transport
                 assert transport is not None
-                if len(body) >= _SEPARATE_BODY_BYTES:
+                if frame is None:
                     transport.writelines((prefix, body))
                 else:
-                    transport.write(prefix + body if body else prefix)
+                    transport.write(frame)
                 self._last_activity = self.owner_loop.time()
                 if not self._writable:
                     self._check_overflow(transport)
@@ -329,11 +334,11 @@ class Connection(asyncio.Protocol):
             self._flush_scheduled = True
             self.owner_loop.call_soon(self._flush)
         out = self._out
-        if len(body) >= _SEPARATE_BODY_BYTES:
+        if frame is None:
             out.append(prefix)
             out.append(body)
         else:
-            out.append(prefix + body if body else prefix)
+            out.append(frame)
         if not self._flush_scheduled:  # cross-thread (a same-loop flush was scheduled above or is corked)
             if not self._same_loop:
                 self._flush_scheduled = True

@@ -24,7 +24,8 @@ import logging
 import os
 import traceback
 from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from types import CoroutineType
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from rocketq.common.errors import IllegalStateError
@@ -36,6 +37,8 @@ from rocketq.remoting.transport.hooks import RPCHook, run_after, run_before
 log = logging.getLogger("rocketq.remoting")
 
 T = TypeVar("T")
+
+_CoroutineType = CoroutineType
 
 REJECT_REQUEST_REMARK = "[REJECTREQUEST]system busy, start flow control for a while"
 OVERLOAD_REMARK = "[OVERLOAD]system busy, start flow control for a while"
@@ -106,7 +109,7 @@ class ProcessorRegistry:
 JobFn = Callable[..., Coroutine[Any, Any, None]]
 
 
-async def _resume(coro: Coroutine[Any, Any, None], awaiting: Any) -> None:
+async def _resume(coro: Coroutine[Any, Any, T], awaiting: Any) -> T:
     """Drive `coro`, already started and suspended on `awaiting`, to its end inside the current task.
 
     `awaiting` is what the coroutine yielded: an asyncio future (from an `await` deep inside it) or
@@ -126,15 +129,15 @@ async def _resume(coro: Coroutine[Any, Any, None], awaiting: Any) -> None:
             if awaiting is None or not awaiting.cancelled():  # this task was cancelled, not the future
                 try:
                     awaiting = coro.throw(exc)
-                except StopIteration:
-                    return
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
                 continue
         except Exception:  # the coroutine's own await re-raises it, with its own traceback
             pass
         try:
             awaiting = coro.send(None)
-        except StopIteration:
-            return
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
 
 
 class Executor:
@@ -199,11 +202,18 @@ class Executor:
             self.running -= 1
             log.exception("executor %s: job crashed", self.name)
             return
+        self._continue(_resume(coro, awaiting), awaiting)
+
+    def _continue(self, job: Coroutine[Any, Any, None], awaiting: Any) -> None:
+        """Run `job`, which finishes a job started in place and suspended on `awaiting`, in a task.
+
+        The job already holds its slot (`running`); the task's end frees it.
+        """
         if awaiting is not None:
             # Clear the flag at once, as Task.__step does: until it is cleared, another job awaiting the
             # same future (puts sharing a group-commit round) fails with "await wasn't used with future".
             awaiting._asyncio_future_blocking = False
-        task = asyncio.get_running_loop().create_task(_resume(coro, awaiting), name=f"{self.name}-job")
+        task = asyncio.get_running_loop().create_task(job, name=f"{self.name}-job")
         self._tasks.add(task)
         task.add_done_callback(self._job_task_done)
 
@@ -292,7 +302,36 @@ class Dispatcher:
             return
         executor = entry.executor
         if executor.running < executor.workers and not executor._queue and not executor._closed:
-            executor._start(self._run, (entry, conn, cmd))  # submit's fast path, inlined
+            if self.hooks:
+                executor._start(self._run, (entry, conn, cmd))  # submit's fast path, inlined
+                return
+            # Without hooks the processor's own coroutine is started here (Executor._start without
+            # the _run wrapper: one coroutine less per request); the answers are _run's.
+            executor.running += 1
+            try:
+                coro = entry.processor.process_request(conn, cmd)
+                if type(coro) is not _CoroutineType:  # another awaitable: the general way
+                    executor.running -= 1
+                    executor._start(self._run_awaitable, (coro, conn, cmd))
+                    return
+                awaiting = coro.send(None)
+            except StopIteration as stop:
+                executor.running -= 1
+                response = stop.value
+            except (MissingHeaderFieldError, BadHeaderValueError) as exc:
+                executor.running -= 1
+                response = self._bad_header_response(conn, cmd, exc)
+            except Exception as exc:
+                executor.running -= 1
+                response = self._error_response(conn, cmd, exc)
+            except BaseException:  # as Executor._start: a cancellation or exit out of a processor
+                executor.running -= 1
+                log.exception("executor %s: job crashed", executor.name)
+                return
+            else:  # suspended: it continues in a task, holding its slot
+                executor._continue(self._run_rest(coro, awaiting, conn, cmd), awaiting)
+                return
+            self._respond(conn, cmd, response)
         elif not executor.submit(self._run, entry, conn, cmd):
             if executor.rejected % 10_000 == 1:  # Java samples this warning too
                 log.warning(
@@ -310,21 +349,55 @@ class Dispatcher:
             conn.send_response(response)
 
     async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand) -> None:
+        """A job: the processor (with the hooks around it), then its answer or the error's."""
+        await self._run_awaitable(self._process(entry, conn, cmd), conn, cmd)
+
+    async def _process(
+        self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand
+    ) -> RemotingCommand | None:
         hooks = self.hooks
+        if hooks:
+            run_before(hooks, conn.remote_addr, cmd)
+        response = await entry.processor.process_request(conn, cmd)
+        if hooks:
+            run_after(hooks, conn.remote_addr, cmd, response)
+        return response
+
+    async def _run_rest(
+        self,
+        coro: Coroutine[Any, Any, RemotingCommand | None],
+        awaiting: Any,
+        conn: Any,
+        cmd: RemotingCommand,
+    ) -> None:
+        """_run for a processor coroutine that dispatch() started and that suspended on `awaiting`."""
+        await self._run_awaitable(_resume(coro, awaiting), conn, cmd)
+
+    async def _run_awaitable(
+        self, awaitable: Awaitable[RemotingCommand | None], conn: Any, cmd: RemotingCommand
+    ) -> None:
+        """Await what the processor returned, then send its answer (or the error's)."""
         try:
-            if hooks:
-                run_before(hooks, conn.remote_addr, cmd)
-            response = await entry.processor.process_request(conn, cmd)
-            if hooks:
-                run_after(hooks, conn.remote_addr, cmd, response)
+            response = await awaitable
         except asyncio.CancelledError:
             raise
         except (MissingHeaderFieldError, BadHeaderValueError) as exc:
-            log.warning("%s: bad request header (code %s): %s", conn.remote_addr, cmd.code, exc)
-            response = cmd.make_response(ResponseCode.SYSTEM_ERROR, str(exc))
+            response = self._bad_header_response(conn, cmd, exc)
         except Exception as exc:
-            log.exception("%s: processing request code %s failed", conn.remote_addr, cmd.code)
-            response = cmd.make_response(ResponseCode.SYSTEM_ERROR, exception_description(exc))
+            response = self._error_response(conn, cmd, exc)
+        self._respond(conn, cmd, response)
+
+    @staticmethod
+    def _bad_header_response(conn: Any, cmd: RemotingCommand, exc: Exception) -> RemotingCommand:
+        log.warning("%s: bad request header (code %s): %s", conn.remote_addr, cmd.code, exc)
+        return cmd.make_response(ResponseCode.SYSTEM_ERROR, str(exc))
+
+    @staticmethod
+    def _error_response(conn: Any, cmd: RemotingCommand, exc: Exception) -> RemotingCommand:
+        log.error("%s: processing request code %s failed", conn.remote_addr, cmd.code, exc_info=exc)
+        return cmd.make_response(ResponseCode.SYSTEM_ERROR, exception_description(exc))
+
+    def _respond(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
         if response is None or cmd.flag & 2:  # no answer now, or a oneway request
             return
         response.opaque = cmd.opaque

@@ -135,23 +135,23 @@ class RemotingEndpoint:
             cmd.opaque = next_opaque()
 
     def _send_sync(self, conn: Connection, cmd: RemotingCommand, timeout_ms: float) -> asyncio.Future[Any]:
-        """Register `cmd` in the response table and send it; the future gets its response or error."""
+        """Send `cmd` and register it in the response table; the future gets its response or error.
+
+        The frame is written before the request is registered: nothing can answer it before this
+        loop runs again (a selector loop hands responses over through this one), and the peer starts
+        on it while we register. A request that cannot be sent is never registered.
+        """
         hooks = self.rpc_hooks
         if hooks:
             run_before(hooks, conn.remote_addr, cmd)
         table = self.responses
-        if cmd.opaque == 0 or cmd.opaque in table._pending:  # _prepare, inlined on the hot path
-            cmd.opaque = next_opaque()
+        opaque = cmd.opaque
+        if opaque == 0 or opaque in table._pending:  # _prepare, inlined on the hot path
+            cmd.opaque = opaque = next_opaque()
+        conn.send_request(cmd)
         loop = self.owner_loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
-        table.add(
-            ResponseFuture(cmd.opaque, conn, cmd, fut, loop.time() + timeout_ms / 1000, int(timeout_ms))
-        )
-        try:
-            conn.send_request(cmd)
-        except BaseException:
-            table.discard(cmd.opaque)
-            raise
+        table.insert(ResponseFuture(opaque, conn, cmd, fut, loop.time() + timeout_ms / 1000, int(timeout_ms)))
         return fut
 
     async def _invoke_sync_on(

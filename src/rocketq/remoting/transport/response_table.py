@@ -89,9 +89,13 @@ class ResponseTable:
         return iter(list(self._pending.values()))
 
     def add(self, rf: ResponseFuture) -> None:
+        if rf.opaque in self._pending:
+            raise ValueError(f"opaque {rf.opaque} is already waiting for a response")
+        self.insert(rf)
+
+    def insert(self, rf: ResponseFuture) -> None:
+        """add() for a caller that knows its opaque is not pending (the sync-request hot path)."""
         opaque = rf.opaque
-        if opaque in self._pending:
-            raise ValueError(f"opaque {opaque} is already waiting for a response")
         self._pending[opaque] = rf
         group = self._by_timeout.get(rf.timeout_ms)
         if group is None:
@@ -136,7 +140,9 @@ class ResponseTable:
         rf = self._pending.pop(opaque, None)  # _remove, inlined: this runs once per response
         if rf is None:
             if self._cancelled.pop(opaque, 0) is None:
-                log.debug("response with opaque %s (code %s) to a request cancelled here", opaque, response.code)
+                log.debug(
+                    "response with opaque %s (code %s) to a request cancelled here", opaque, response.code
+                )
             else:
                 log.warning(
                     "response with opaque %s (code %s) matches no request; it timed out or was never sent",

@@ -43,8 +43,15 @@ def commands(draw: st.DrawFn, serialize_type: SerializeType) -> RemotingCommand:
 
 
 def _frame(serialize_type: SerializeType = SerializeType.JSON, body: bytes = b"b", opaque: int = 1) -> bytes:
-    return encode_frame(RemotingCommand(code=30, opaque=opaque, ext_fields={"topic": "T", "queueId": "0"},
-                                        body=body, serialize_type=serialize_type))
+    return encode_frame(
+        RemotingCommand(
+            code=30,
+            opaque=opaque,
+            ext_fields={"topic": "T", "queueId": "0"},
+            body=body,
+            serialize_type=serialize_type,
+        )
+    )
 
 
 def _raw_frame(tag: int, header: bytes, body: bytes = b"", length: int | None = None) -> bytes:
@@ -71,7 +78,11 @@ def test_frames_round_trip_in_any_split(serialize_type: SerializeType, data: st.
 
 @pytest.mark.parametrize("serialize_type", ALL_TYPES, ids=lambda t: t.name)
 def test_one_byte_at_a_time(serialize_type: SerializeType) -> None:
-    stream = _frame(serialize_type, b"x" * 70, 1) + _frame(serialize_type, b"", 2) + _frame(serialize_type, b"y", 3)
+    stream = (
+        _frame(serialize_type, b"x" * 70, 1)
+        + _frame(serialize_type, b"", 2)
+        + _frame(serialize_type, b"y", 3)
+    )
     decoder = FrameDecoder()
     got = []
     for i in range(len(stream)):
@@ -170,7 +181,13 @@ def _mutate(rng: random.Random, frame: bytes) -> bytes:
 def test_bounded_fuzz_raises_only_frame_error() -> None:
     rng = random.Random(20240611)
     seeds = [_frame(t, rng.randbytes(rng.randint(0, 64)), i) for i, t in enumerate(ALL_TYPES * 3)]
-    seeds.append(encode_frame(RemotingCommand(code=10, remark="é", ext_fields={"k": "v" * 40}, serialize_type=SerializeType.ROCKETMQ)))
+    seeds.append(
+        encode_frame(
+            RemotingCommand(
+                code=10, remark="é", ext_fields={"k": "v" * 40}, serialize_type=SerializeType.ROCKETMQ
+            )
+        )
+    )
     outcomes = {"ok": 0, "error": 0}
     for i in range(2000):
         if i % 4 == 0:
@@ -190,3 +207,30 @@ def test_bounded_fuzz_raises_only_frame_error() -> None:
         except FrameError:
             outcomes["error"] += 1
     assert outcomes["ok"] > 0 and outcomes["error"] > 0
+
+
+@pytest.mark.parametrize("serialize_type", ALL_TYPES, ids=lambda t: t.name)
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_a_read_of_exactly_one_frame_decodes_as_the_general_path_does(
+    serialize_type: SerializeType, data: st.DataObject
+) -> None:
+    cmd = data.draw(commands(serialize_type))
+    frame = encode_frame(cmd)
+    (fast,) = FrameDecoder().feed(frame)  # bytes, exactly one frame: the fast path
+    (general,) = FrameDecoder().feed(bytearray(frame))  # any other buffer type: the general path
+    assert fast == general == cmd and type(fast.body) is bytes
+    assert fast.header_length == general.header_length
+
+
+def test_fast_path_errors_poison_the_decoder_like_the_general_path() -> None:
+    bad = _raw_frame((0x4D << 24) | 1, b"\xc1")
+    for stream in (bad, bytearray(bad)):
+        decoder = FrameDecoder()
+        with pytest.raises(FrameError, match="does not unpack"):
+            decoder.feed(stream)
+        with pytest.raises(FrameError, match="does not unpack"):
+            decoder.feed(_frame())
+    # a frame longer than the limit is refused even when it arrives whole
+    with pytest.raises(FrameError, match="outside"):
+        FrameDecoder(max_frame_length=64).feed(_frame(body=b"z" * 100))

@@ -375,3 +375,69 @@ def _line_of(answers: dict[str | None, int]) -> str:
     """The line suffix of the SYSTEM_ERROR remark (where the processor awaited the failing future)."""
     (remark,) = [r for r in answers if r and r.startswith("LookupError")]
     return remark.split("test_transport_dispatch.py:", 1)[1]
+
+
+async def test_a_processor_may_return_any_awaitable() -> None:
+    """dispatch() starts coroutines in place; another awaitable (a future) is awaited in a job."""
+
+    class FutureAnswer:
+        def __init__(self) -> None:
+            self.fut: asyncio.Future[RemotingCommand] | None = None
+
+        def process_request(self, conn: Any, request: RemotingCommand) -> asyncio.Future[RemotingCommand]:
+            self.fut = asyncio.get_running_loop().create_future()
+            return self.fut
+
+    processor = FutureAnswer()
+    executor = Executor("futures", workers=1)
+    conn = FakeConnection()
+    request = _request(10)
+    _dispatcher((10, processor, executor)).dispatch(conn, request)
+    assert conn.sent == [] and executor.running == 1
+    assert processor.fut is not None
+    processor.fut.set_result(RemotingCommand(code=0, remark="later"))
+    await asyncio.wait_for(executor.shutdown(5), 5)
+    (response,) = conn.sent
+    assert (response.remark, response.opaque, response.is_response) == ("later", request.opaque, True)
+    assert executor.running == 0
+
+
+async def test_a_processor_that_raises_before_its_coroutine_is_answered() -> None:
+    class NotAsync:
+        def process_request(self, conn: Any, request: RemotingCommand) -> Any:
+            raise ValueError("no coroutine")
+
+    executor = Executor("sync-error", workers=1)
+    conn = FakeConnection()
+    _dispatcher((10, NotAsync(), executor)).dispatch(conn, _request(10))
+    (response,) = conn.sent
+    assert response.code == ResponseCode.SYSTEM_ERROR and "ValueError: no coroutine" in (
+        response.remark or ""
+    )
+    assert executor.running == 0
+
+
+async def test_a_suspended_processor_that_fails_is_answered_and_frees_its_slot() -> None:
+    class FailLater:
+        async def process_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand:
+            await asyncio.sleep(0)
+            raise MissingHeaderFieldError("SendMessageRequestHeader", "topic")
+
+    executor = Executor("fail-later", workers=1)
+    conn = FakeConnection()
+    _dispatcher((10, FailLater(), executor)).dispatch(conn, _request(10))
+    assert conn.sent == [] and executor.running == 1
+    await asyncio.wait_for(executor.shutdown(5), 5)
+    (response,) = conn.sent
+    assert response.code == ResponseCode.SYSTEM_ERROR and "topic" in (response.remark or "")
+    assert executor.running == 0
+
+
+async def test_a_cancellation_out_of_a_processor_is_logged_not_answered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    executor = Executor("cancelled", workers=1)
+    conn = FakeConnection()
+    _dispatcher((10, Raising(asyncio.CancelledError()), executor)).dispatch(conn, _request(10))
+    assert conn.sent == [] and executor.running == 0
+    assert "job crashed" in caplog.text

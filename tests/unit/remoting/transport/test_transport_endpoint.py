@@ -6,12 +6,13 @@ import asyncio
 from typing import Any
 
 import pytest
-from transport_doubles import FakeConnection
+from transport_doubles import FakeConnection, MockTransport
 
 from rocketq.common.errors import ConfigError
-from rocketq.remoting.errors import RemotingConnectError
+from rocketq.remoting.errors import RemotingConnectError, RemotingSendRequestError
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.frame import FrameDecoder, encode_frame
 from rocketq.remoting.transport import (
     ClientConfig,
     ConnectionListener,
@@ -20,6 +21,7 @@ from rocketq.remoting.transport import (
     ServerConfig,
 )
 from rocketq.remoting.transport.client import parse_addr
+from rocketq.remoting.transport.connection import Connection
 from rocketq.remoting.transport.loops import LOOP_FACTORIES, loop_factory, run, uvloop_available
 from rocketq.remoting.transport.response_table import ResponseFuture
 
@@ -156,3 +158,24 @@ def test_response_code_constants_used_by_dispatch() -> None:
         2,
         3,
     )
+
+
+async def test_sync_request_is_written_then_registered_and_a_refused_one_never_is() -> None:
+    server = RemotingServer(ServerConfig.model_validate({"listen_port": 0}))
+    server._bind_loop()
+    transport = MockTransport()
+    conn = Connection(server, server.settings)
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    request = RemotingCommand.request(10, {"k": "v"}, b"body")
+    task = asyncio.ensure_future(server.invoke_sync(conn, request, 3000))
+    await asyncio.sleep(0)
+    (sent,) = FrameDecoder().feed(transport.data)
+    assert (sent.opaque, sent.body, sent.ext_fields) == (request.opaque, b"body", {"k": "v"})
+    assert request.opaque in server.responses
+    conn.data_received(encode_frame(request.make_response(0, remark="answered")))
+    assert (await asyncio.wait_for(task, 1)).remark == "answered"
+    assert len(server.responses) == 0
+    conn.close("test")
+    with pytest.raises(RemotingSendRequestError):
+        await server.invoke_sync(conn, RemotingCommand.request(10), 3000)
+    assert len(server.responses) == 0
