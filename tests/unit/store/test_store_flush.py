@@ -55,6 +55,48 @@ async def test_group_commit_wakes_for_every_round_of_writers_that_wait_in_turn(
     await store.shutdown()
 
 
+class _CountingLatch:
+    """The group commit's latch, counting releases and releases of the released latch."""
+
+    def __init__(self, inner: threading.Lock) -> None:
+        self.inner = inner
+        self.released = 0
+        self.refused = 0
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return self.inner.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        try:
+            self.inner.release()
+        except RuntimeError:
+            self.refused += 1
+            raise
+        self.released += 1
+
+
+async def test_a_burst_of_puts_signals_the_waiting_flush_thread_once(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    """The flush thread counts as idle until it has the GIL back, i.e. until the burst is over: the
+    first put of a burst signals it, the others neither signal again nor lose a wake-up."""
+    store = make_store(flushDiskType="SYNC_FLUSH", mappedFileSizeCommitLog=1 << 20, syncFlushTimeout=3000)
+    await store.start()
+    group = store._group_commit
+    assert group is not None
+    latch = _CountingLatch(group._signal)  # type: ignore[arg-type]
+    group._signal = latch  # type: ignore[assignment]
+
+    async def writer(n: int) -> list[PutMessageStatus]:
+        return [(await store.put_message(message(queue_id=n % 4, body=b"%d" % i))).status for i in range(20)]
+
+    statuses = await asyncio.gather(*(writer(n) for n in range(64)))
+    assert all(s is PutMessageStatus.PUT_OK for run in statuses for s in run)
+    assert latch.refused == 0 and 1 <= latch.released < 20 * 64  # not one a put
+    assert store.commit_log.queue.flushed_where == store.get_max_phy_offset()
+    await store.shutdown()
+
+
 async def test_a_stuck_flush_answers_flush_disk_timeout(
     make_store: StoreFactory, message: MessageFactory
 ) -> None:
