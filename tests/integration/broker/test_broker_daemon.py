@@ -10,6 +10,7 @@ from pathlib import Path
 from broker_client import SMALL_STORE, BrokerTestClient
 
 from rocketq.testing.fixtures import ClusterFactory
+from rocketq.testing.waiting import wait_for
 
 
 async def run_broker(*args: str, timeout_s: float = 30) -> tuple[int, str, str]:
@@ -68,7 +69,10 @@ async def test_sigterm_shuts_down_cleanly_and_persists(cluster_factory: ClusterF
 async def test_a_store_in_use_exits_1_and_is_left_alone(cluster_factory: ClusterFactory) -> None:
     cluster = await cluster_factory(broker_overrides=SMALL_STORE)
     running = cluster.brokers[0]
-    topics = (running.store_dir / "config" / "topics.json").read_bytes()
+    topics_json = running.store_dir / "config" / "topics.json"
+    # The built-in topics are written by the config group commit, which may come just after READY.
+    await wait_for(topics_json.exists, timeout_s=10, what="config/topics.json written")
+    topics = topics_json.read_bytes()
     code, out, err = await run_broker("--listen-port", "0", "--store-path-root-dir", str(running.store_dir))
     assert code == 1 and "READY" not in out
     assert "in use by another process" in err.strip().splitlines()[-1]
