@@ -146,6 +146,19 @@ class Admin:
         route = await self.topic_route(topic)
         return [(bd.broker_name, bd.master_addr) for bd in sorted(route.broker_datas, key=lambda b: b.broker_name) if bd.master_addr]
 
+    async def _topic_readers(self, topic: str) -> list[tuple[str, str]]:
+        """(broker name, address) per broker of `topic`: its master, or a slave while the master is gone.
+
+        Java's BrokerData.selectBrokerAddr, as mqadmin's queries and stats use it (for reads only).
+        """
+        route = await self.topic_route(topic)
+        out = []
+        for bd in sorted(route.broker_datas, key=lambda b: b.broker_name):
+            addrs = {int(k): v for k, v in bd.broker_addrs.items()}
+            if addrs:
+                out.append((bd.broker_name, addrs.get(0) or addrs[min(addrs)]))
+        return out
+
     # -- topics -------------------------------------------------------------------------------------------
     async def create_topic(
         self,
@@ -187,7 +200,7 @@ class Admin:
         """Per queue: min offset, max offset and the store time of the last message."""
         inst = await self._inst()
         out: dict[MessageQueue, TopicOffset] = {}
-        for _, addr in await self._topic_masters(topic):
+        for _, addr in await self._topic_readers(topic):
             resp = await inst.api.invoke(addr, RequestCode.GET_TOPIC_STATS_INFO, GetTopicStatsInfoRequestHeader(topic))
             out.update(TopicStatsTable.decode(resp.body).offset_table)
         return dict(sorted(out.items()))
@@ -229,7 +242,7 @@ class Admin:
         inst = await self._inst()
         merged = ProducerConnection()
         errors: list[Exception] = []
-        for _, addr in await self._topic_masters(topic):
+        for _, addr in await self._topic_readers(topic):
             try:
                 resp = await inst.api.invoke(addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, GetProducerConnectionListRequestHeader(group))
             except MQBrokerError as exc:  # a broker this group never sent to says "not exist"
@@ -330,7 +343,7 @@ class Admin:
         inst = await self._inst()
         end = end_ms if end_ms is not None else int(time.time() * 1000) + 60_000
         out: list[MessageExt] = []
-        for _, addr in await self._topic_masters(topic):
+        for _, addr in await self._topic_readers(topic):
             out.extend(await inst.api.query_message(addr, topic, key, max_num, begin_ms, end, unique_key=unique))
         return sorted(out, key=lambda m: m.store_timestamp)
 
