@@ -30,6 +30,12 @@ log = logging.getLogger("rocketq.store.ha")
 
 IDLE_POLL_S = 0.1  # Java's allWaitForRunning(100)
 READ_CHUNK = 64 * 1024
+_WAITERS_PRUNED_AT = 10_000  # waiters that timed out are dropped from the heap past this many
+
+
+def _expire(fut: asyncio.Future[bool]) -> None:
+    if not fut.done():
+        fut.set_result(False)
 
 
 class MasterStore(Protocol):
@@ -106,14 +112,17 @@ class HAService:
         """Whether a slave acknowledged everything below `offset` within `timeout_ms`."""
         if self.push2slave_max_offset >= offset:
             return True
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        # Timed by the loop, not asyncio.timeout: the broker may drive a put's coroutine outside a task.
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[bool] = loop.create_future()
+        if len(self._waiters) > _WAITERS_PRUNED_AT:
+            self._waiters = [w for w in self._waiters if not w[2].done()]
+            heapq.heapify(self._waiters)
         heapq.heappush(self._waiters, (offset, next(self._seq), fut))
+        timer = loop.call_later(timeout_ms / 1000, _expire, fut)
+        fut.add_done_callback(lambda _: timer.cancel())
         self.wakeup_all()
-        try:
-            async with asyncio.timeout(timeout_ms / 1000):
-                return await fut
-        except TimeoutError:
-            return self.push2slave_max_offset >= offset
+        return await fut or self.push2slave_max_offset >= offset
 
     def notify_transfer_some(self, offset: int) -> None:
         """A slave acknowledged everything below `offset`."""
