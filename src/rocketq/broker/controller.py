@@ -221,7 +221,6 @@ class BrokerController:
             self.ha_service = None
             raise BrokerStartError(f"cannot listen for slaves on {where} (haListenPort): {exc.strerror or exc}") from None
         store.ha = self.ha_service
-        store.add_arrival_listener(self.ha_service.on_message_arrival)
 
     async def _stop_ha(self) -> None:
         if self.ha_client is not None:

@@ -58,14 +58,8 @@ class SlaveSynchronize:
         return fastjson.loads(response.body) if response.body else None
 
     async def _sync_topic_config(self, addr: str) -> None:
-        data = await self._fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
         manager = self.ctx.topic_config_manager
-        if data is None or DataVersion.from_json(data.get("dataVersion")) == manager.data_version:
-            return
-        manager.topic_config_table.clear()
-        manager.decode(data)
-        manager.mark_dirty(urgent=False)
-        log.info("copied the topic configs of master %s", addr)
+        await self._sync_versioned(addr, RequestCode.GET_ALL_TOPIC_CONFIG, manager, manager.topic_config_table, "topic configs")
 
     async def _sync_consumer_offset(self, addr: str) -> None:
         data = await self._fetch(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
@@ -87,11 +81,16 @@ class SlaveSynchronize:
         service.persist()
 
     async def _sync_subscription_group(self, addr: str) -> None:
-        data = await self._fetch(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
         manager = self.ctx.subscription_group_manager
+        table = manager.subscription_group_table
+        await self._sync_versioned(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, manager, table, "subscription groups")
+
+    async def _sync_versioned(self, addr: str, code: int, manager: Any, table: dict[str, Any], what: str) -> None:
+        """A versioned table: replaced by the master's when the data versions differ (Java: clear, putAll)."""
+        data = await self._fetch(addr, code)
         if data is None or DataVersion.from_json(data.get("dataVersion")) == manager.data_version:
             return
-        manager.subscription_group_table.clear()
+        table.clear()
         manager.decode(data)
         manager.mark_dirty(urgent=False)
-        log.info("copied the subscription groups of master %s", addr)
+        log.info("copied the %s of master %s", what, addr)

@@ -6,8 +6,8 @@ HAConnection (ReadSocketService, WriteSocketService) of RocketMQ 4.9.8, on async
   reports 0 (an empty store), from the start of the master's last commit-log file;
 - each frame carries the bytes written from where the last one ended, up to haTransferBatchSize and
   never across a file end; when there is nothing to send, a heartbeat (size 0) every
-  haSendHeartbeatInterval; new data wakes the writers at once (the store's arrival listener and each
-  SYNC_MASTER put), else they look again every 100 ms as Java's do;
+  haSendHeartbeatInterval; new data wakes the writers at once (the store's arrival listener, added when the
+  first slave connects, and each SYNC_MASTER put), else they look again every 100 ms as Java's do;
 - every report is an ack: push2SlaveMaxOffset is the highest, and SYNC_MASTER puts waiting for an
   offset at or below it are released (GroupTransferService); a report past the master's end, a
   malformed stream or haHousekeepingInterval of silence closes the connection.
@@ -20,7 +20,7 @@ import heapq
 import itertools
 import logging
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
 from rocketq.common.service import spawn, wait_event
 from rocketq.store.config import MessageStoreConfig
@@ -45,6 +45,7 @@ class MasterStore(Protocol):
 
     def get_max_phy_offset(self) -> int: ...
     def read_commit_log(self, offset: int, max_bytes: int) -> bytes | None: ...
+    def add_arrival_listener(self, listener: Any, topic: str | None = None) -> None: ...
 
 
 class HAService:
@@ -60,6 +61,7 @@ class HAService:
         self._server: asyncio.Server | None = None
         self._waiters: list[tuple[int, int, asyncio.Future[bool]]] = []  # (offset, seq, future) heap
         self._seq = itertools.count()
+        self._listening = False  # the arrival listener is added with the first slave: no cost before
 
     @property
     def port(self) -> int:
@@ -88,6 +90,9 @@ class HAService:
         self._waiters = []
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not self._listening:
+            self._listening = True
+            self.store.add_arrival_listener(self.on_message_arrival)
         conn = HAConnection(self, reader, writer)
         self.connections.add(conn)
         log.info("HA connection from slave %s", conn.client_addr)
