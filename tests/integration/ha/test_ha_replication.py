@@ -37,16 +37,16 @@ SLAVE = {"brokerId": 1, "brokerRole": "SLAVE", **FAST_REGISTRATION}
 
 
 async def _master_and_slave(
-    cluster_factory: ClusterFactory, master: dict[str, Any] | None = None
+    cluster_factory: ClusterFactory, master: dict[str, Any] | None = None, both: dict[str, Any] | None = None
 ) -> tuple[LocalCluster, BrokerProcess, BrokerProcess]:
     cluster = await cluster_factory(
         broker_count=1,
-        broker_overrides={**FAST_REGISTRATION, **(master or {})},
+        broker_overrides={**FAST_REGISTRATION, **(master or {}), **(both or {})},
         namesrv_overrides={"scanNotActiveBrokerInterval": 500},
     )
     async with Admin(namesrv_addr=cluster.namesrv_addr, instance_name="ha-admin") as admin:
         await admin.create_topic(TOPIC, read_queues=QUEUES, write_queues=QUEUES)
-    slave = await cluster.add_broker("broker-a", SLAVE)
+    slave = await cluster.add_broker("broker-a", {**SLAVE, **(both or {})})
     return cluster, cluster.brokers[0], slave
 
 
@@ -74,10 +74,10 @@ async def _wait_caught_up(master: BrokerProcess, slave: BrokerProcess, timeout_s
     return end
 
 
-async def _send(producer: Producer, count: int, start: int = 0) -> dict[str, bytes]:
+async def _send(producer: Producer, count: int, start: int = 0, pad: int = 0) -> dict[str, bytes]:
     sent: dict[str, bytes] = {}
     for i in range(start, start + count):
-        body = f"ha-{i}-".encode() * (1 + i % 5)
+        body = f"ha-{i}-".encode() * (1 + i % 5) + bytes([i % 256]) * (pad + i % 7)
         result = await producer.send(Message(TOPIC, body, tags="T", keys=f"key-{i}"))
         assert result.status is SendStatus.SEND_OK, result
         sent[f"key-{i}"] = body
@@ -107,11 +107,12 @@ async def _query_key(addr: str, key: str) -> list[MessageExt]:
 
 @pytest.mark.timeout(120)
 async def test_what_the_master_stores_the_slave_stores(cluster_factory: ClusterFactory) -> None:
-    cluster, master, slave = await _master_and_slave(cluster_factory)
+    # Small commit-log files: the slave gets several, with the master's end-of-file blank records.
+    cluster, master, slave = await _master_and_slave(cluster_factory, both={"mappedFileSizeCommitLog": 256 * 1024})
     async with Producer("pg-ha", namesrv_addr=cluster.namesrv_addr, instance_name="ha-producer") as producer:
-        sent = await _send(producer, 200)
+        sent = await _send(producer, 200, pad=3000)
     end = await _wait_caught_up(master, slave)
-    assert end > 0
+    assert end > 2 * 256 * 1024
 
     async def slave_has_all() -> list[MessageExt]:  # the slave serves the topic once its config is copied
         got = await _pull_all(slave.addr)
