@@ -186,13 +186,13 @@ class BrokerController:
             raise BrokerStartError(f"the store under {self.root} cannot be opened: {exc}") from exc
         self._store_open = True  # from here on the store directory (and its config/) is ours
         self.store.add_arrival_listener(self.hold_service.on_message_arrival)
-        await self._start_ha()
         try:
             await self.lifecycle.start()
             await self.transactions.start()
         except ValueError as exc:
             raise BrokerStartError(str(exc)) from None
         await self.server.start()  # RemotingError (port in use) goes to the daemon
+        await self._start_ha()  # after the remoting port: a port in use is reported for that one first
         self._started = True
         self.ctx.port = self.server.port
         self.ctx.boot_timestamp_ms = self.clock.now_ms()

@@ -85,10 +85,14 @@ class HAClient:
             self._writer = writer
             self.connected = True
             self.sessions += 1
+            failed = False
             try:
                 await self._session(reader, writer)
             except (OSError, HAProtocolError, ValueError) as exc:
                 log.warning("HA connection to master %s: %s", address, exc)
+            except Exception:  # a bug, or the store failing: logged, and tried again after a pause
+                log.exception("HA connection to master %s failed", address)
+                failed = True
             finally:
                 self.connected = False
                 self._writer = None
@@ -98,6 +102,8 @@ class HAClient:
                 except (OSError, TimeoutError):
                     pass
             log.info("HA connection to master %s closed", address)
+            if failed:
+                await wait_event(self._address_changed, RECONNECT_INTERVAL_S)
 
     async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         cfg = self.config
