@@ -9,7 +9,10 @@ store, listen, start the services, register with every NameServer (then every re
 first 10 s after start). Stop order: stop the timers, answer the held pulls, close the server (running
 requests finish), shut the store (flush), unregister from the NameServers, persist offsets and configs.
 Registrations asked for by topic creation are coalesced: at most one runs, and one more follows if a
-change arrived meanwhile.
+change arrived meanwhile. Replication (rocketq.store.ha): a master opens haListenPort once it listens
+and registers that port as its haServerAddr; a slave starts its HA client, follows the master named by
+each registration answer (unless haMasterAddress is set) and copies the master's tables every 10 s
+(slave_sync.py). Both stop after the server and before the store.
 """
 
 from __future__ import annotations
