@@ -223,8 +223,23 @@ def load_broker_configs(
     if "namesrv_addr" not in broker_values and env.get(C.NAMESRV_ADDR_ENV):
         broker_values["namesrv_addr"] = env[C.NAMESRV_ADDR_ENV]
     broker = BrokerConfig.build(broker_values, source)
+    if "ha_listen_port" not in store_values:  # Java BrokerStartup: listenPort + 1 unless configured
+        store_values["ha_listen_port"] = broker.listen_port + 1 if 0 < broker.listen_port < 65535 else 0
+    if "broker_role" not in store_values and broker.broker_id > 0:
+        store_values["broker_role"] = "SLAVE"  # brokerId > 0 is a slave; brokerRole may say so too
     store = MessageStoreConfig.build(store_values, source)
-    return broker, store
+    return _check_role(broker, store, source), store
+
+
+def _check_role(broker: BrokerConfig, store: MessageStoreConfig, source: str) -> BrokerConfig:
+    """Java BrokerStartup: a slave's brokerId must be > 0; a master's is made 0."""
+    from rocketq.store.config import BrokerRole
+
+    if store.broker_role is BrokerRole.SLAVE and broker.broker_id <= 0:
+        raise ConfigError(f"{source}: brokerRole SLAVE needs a brokerId > 0, not {broker.broker_id}")
+    if store.broker_role is not BrokerRole.SLAVE and broker.broker_id > 0:
+        broker.broker_id = C.MASTER_ID
+    return broker
 
 
 def _canonical(model: type[RocketConfig], values: Mapping[str, Any]) -> dict[str, Any]:

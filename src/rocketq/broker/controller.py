@@ -9,7 +9,10 @@ store, listen, start the services, register with every NameServer (then every re
 first 10 s after start). Stop order: stop the timers, answer the held pulls, close the server (running
 requests finish), shut the store (flush), unregister from the NameServers, persist offsets and configs.
 Registrations asked for by topic creation are coalesced: at most one runs, and one more follows if a
-change arrived meanwhile.
+change arrived meanwhile. Replication (rocketq.store.ha): a master opens haListenPort once it listens
+and registers that port as its haServerAddr; a slave starts its HA client, follows the master named by
+each registration answer (unless haMasterAddress is set) and copies the master's tables every 10 s
+(slave_sync.py). Both stop after the server and before the store.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.processors.registry import build_registrations
 from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.slave_sync import FIRST_SYNC_DELAY_S, SYNC_INTERVAL_S, SlaveSynchronize
 from rocketq.broker.stats.publisher import BrokerStatsService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
@@ -39,7 +43,10 @@ from rocketq.common.errors import RocketQError
 from rocketq.common.service import PeriodicService, spawn
 from rocketq.remoting.protocol.bodies.register import DataVersion, TopicConfig, TopicConfigSerializeWrapper
 from rocketq.remoting.transport import ClientConfig, RemotingClient, RemotingServer, ServerConfig
+from rocketq.store.config import BrokerRole
 from rocketq.store.delay import DelayLevels
+from rocketq.store.ha.master import HAService
+from rocketq.store.ha.slave import HAClient
 
 log = logging.getLogger("rocketq.broker")
 
@@ -107,6 +114,16 @@ class BrokerController:
         self.server.add_connection_listener(self.housekeeping)
         self.client = RemotingClient(ClientConfig.model_validate({}))
         self.outer_api = BrokerOuterAPI(self.client, cfg.namesrv_addr_list)
+        # Replication (Java: the store's HAService, BrokerController.handleSlaveSynchronize): a master
+        # serves its slaves; a slave follows its master's commit log and copies its tables.
+        self.is_slave = getattr(store_config, "broker_role", None) is BrokerRole.SLAVE
+        self.ha_service: HAService | None = None
+        self.ha_client: HAClient | None = None
+        self.slave_sync: SlaveSynchronize | None = None
+        ha_master = getattr(store_config, "ha_master_address", None)
+        self._ha_master_from_namesrv = not (ha_master and len(ha_master) >= 6)  # Java's check
+        if self.is_slave:
+            self.slave_sync = SlaveSynchronize(self.ctx, self.client)
         self._services = self._build_services()
         self.stats_service = BrokerStatsService(self.ctx)  # sets ctx.stats, the counters the processors feed
         self._register_task: asyncio.Task[None] | None = None
@@ -134,7 +151,11 @@ class BrokerController:
             "register": PeriodicService(
                 "register-broker", cfg.register_period_ms / 1000, self._periodic_register, FIRST_REGISTER_DELAY_S
             ),
-        }
+        } | (
+            {"slave-sync": PeriodicService("slave-sync", SYNC_INTERVAL_S, self.slave_sync.sync_all, FIRST_SYNC_DELAY_S)}
+            if self.slave_sync is not None
+            else {}
+        )
 
     def _managers(self) -> tuple[Any, ...]:
         return (self.topic_config_manager, self.subscription_group_manager, self.consumer_offset_manager)
@@ -150,7 +171,7 @@ class BrokerController:
 
     def identity(self) -> BrokerIdentity:
         cfg = self.broker_config
-        ha_port = getattr(self.store_config, "ha_listen_port", cfg.listen_port + 1)
+        ha_port = self.ha_service.port if self.ha_service is not None else getattr(self.store_config, "ha_listen_port", cfg.listen_port + 1)
         return BrokerIdentity(
             cluster_name=cfg.broker_cluster_name,
             broker_addr=self.broker_addr,
@@ -174,6 +195,7 @@ class BrokerController:
         except ValueError as exc:
             raise BrokerStartError(str(exc)) from None
         await self.server.start()  # RemotingError (port in use) goes to the daemon
+        await self._start_ha()  # after the remoting port: a port in use is reported for that one first
         self._started = True
         self.ctx.port = self.server.port
         self.ctx.boot_timestamp_ms = self.clock.now_ms()
@@ -182,7 +204,32 @@ class BrokerController:
         await self.stats_service.start()  # creates the stats topics before the first registration
         await self.register_broker_all(check_order_config=True, oneway=False)
         await self._services["register"].start()
+        if "slave-sync" in self._services:
+            await self._services["slave-sync"].start()
         log.info("broker %s (%s) started at %s", self.broker_config.broker_name, self.broker_config.broker_cluster_name, self.broker_addr)
+
+    async def _start_ha(self) -> None:
+        cfg, store = self.broker_config, self.store
+        if not hasattr(store, "append_replica"):
+            return  # a store without replication (tests' fakes)
+        if self.is_slave:
+            self.ha_client = HAClient(store, None if self._ha_master_from_namesrv else self.store_config.ha_master_address)
+            await self.ha_client.start()
+            return
+        self.ha_service = HAService(store, cfg.bind_address or cfg.broker_ip2 or cfg.broker_ip1)
+        try:
+            await self.ha_service.start()
+        except OSError as exc:
+            where = f"{self.ha_service.host}:{self.ha_service.port}"
+            self.ha_service = None
+            raise BrokerStartError(f"cannot listen for slaves on {where} (haListenPort): {exc.strerror or exc}") from None
+        store.ha = self.ha_service
+
+    async def _stop_ha(self) -> None:
+        if self.ha_client is not None:
+            await self.ha_client.shutdown()
+        if self.ha_service is not None:
+            await self.ha_service.shutdown()
 
     def _load_tables(self) -> None:
         for manager in self._managers():
@@ -194,8 +241,9 @@ class BrokerController:
                 manager.mark_dirty(urgent=False)  # write the built-in topics/groups once
 
     async def shutdown(self) -> None:
-        for name in ("register", "client-scan", "pull-hold-check"):
-            await self._services[name].stop()
+        for name in ("register", "client-scan", "pull-hold-check", "slave-sync"):
+            if name in self._services:
+                await self._services[name].stop()
         await self.stats_service.stop()
         if self._register_task is not None:
             self._register_task.cancel()
@@ -204,6 +252,7 @@ class BrokerController:
         await self.transactions.shutdown()
         await self.server.shutdown()
         await self.lifecycle.shutdown()
+        await self._stop_ha()
         try:
             await self.store.shutdown()
         except Exception:
@@ -253,6 +302,15 @@ class BrokerController:
         )
         if results and check_order_config:
             self.topic_config_manager.update_order_topic_config(results[0].kv_table)
+        if results and self.is_slave:
+            self._follow_master(results[0].master_addr, results[0].ha_server_addr)
+
+    def _follow_master(self, master_addr: str | None, ha_server_addr: str | None) -> None:
+        """A slave's registration answer names its live master (Java BrokerController.registerBrokerAll)."""
+        if self.ha_client is not None and self._ha_master_from_namesrv and ha_server_addr:
+            self.ha_client.update_master_address(ha_server_addr)
+        if self.slave_sync is not None:
+            self.slave_sync.master_addr = master_addr
 
     async def register_increment(self, config: TopicConfig, version: DataVersion | None = None) -> None:
         """Register just `config` (after UPDATE_AND_CREATE_TOPIC) with the data version of its change.

@@ -332,11 +332,16 @@ class ClientInstance:
         return addrs.get(C.MASTER_ID) if addrs else None
 
     def find_broker_addr_in_subscribe(self, broker_name: str, broker_id: int = C.MASTER_ID, only_this: bool = False) -> str | None:
+        """Java findBrokerAddressInSubscribe: the broker id asked for (a slave's neighbour id + 1 when that
+        slave is gone), else, unless `only_this`, any node of the broker name: a slave when the master is
+        gone from the route, so consumers of a dead master read from its slave."""
         addrs = self.broker_addrs.get(broker_name)
         if not addrs:
             return None
         if broker_id in addrs:
             return addrs[broker_id]
+        if broker_id != C.MASTER_ID and broker_id + 1 in addrs:
+            return addrs[broker_id + 1]
         if only_this:
             return None
         return addrs[min(addrs)]

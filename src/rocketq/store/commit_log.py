@@ -23,7 +23,7 @@ from rocketq.remoting.protocol.message_codec import (
     pack_host,
 )
 from rocketq.store.config import MessageStoreConfig
-from rocketq.store.mapped_file import MADV_POPULATE_WRITE, MappedFile
+from rocketq.store.mapped_file import MADV_POPULATE_WRITE, MappedFile, offset_to_file_name
 from rocketq.store.mapped_file_queue import FileAllocator, MappedFileQueue, Reservation
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.record import (
@@ -128,6 +128,10 @@ class CommitLog:
         self._hosts: dict[tuple[str, int], _Host] = {}
         self._host_pairs: dict[tuple[tuple[str, int], tuple[str, int]], _HostPair] = {}
         self.last_store_timestamp = 0
+        # How far the consume queues and the index hold every record; None: the end of the log (the
+        # put path dispatches inline). A slave's log runs ahead of its dispatch by a record split
+        # between two replication frames (see rocketq.store.ha).
+        self.dispatch_end: int | None = None
 
     # -- positions -----------------------------------------------------------------------------------
     @property
@@ -299,6 +303,57 @@ class CommitLog:
         mapped.wrote_position = pos
         self.last_store_timestamp = store_ts
         return base + first, sizes, store.msg_id_prefix
+
+    # -- replication ---------------------------------------------------------------------------------
+    def append_raw(self, offset: int, data: bytes) -> MappedFile:
+        """Replication: write `data` (bytes of the master's commit log) at `offset`, which must be the
+        end of this log, or on an empty log the start of a file (Java CommitLog.appendData); the data
+        must not cross a file end. Returns the file written. Raises ValueError (the caller reconnects)."""
+        end = self.queue.max_offset
+        if end == 0 and offset > 0:
+            self._restart_at(offset)
+        elif offset != end:
+            raise ValueError(f"replicated data at offset {offset}, but the commit log ends at {end}")
+        mapped = self._cur
+        if mapped is None or mapped.closed or mapped.is_full:
+            mapped = self._cur = self.queue.get_last_or_create(offset)
+        pos = offset - mapped.file_from_offset
+        if pos != mapped.wrote_position or pos + len(data) > self.file_size:
+            raise ValueError(
+                f"replicated data of {len(data)} bytes at offset {offset} does not fit {mapped.path.name} "
+                f"(written up to {mapped.wrote_position} of {self.file_size})"
+            )
+        self._check_at = -1  # the put path finds its file again (a slave puts nothing, but a changed role may)
+        if pos + len(data) > mapped.reserved:
+            self._reserve(mapped, pos + len(data))
+        mapped.mm[pos : pos + len(data)] = data
+        mapped.wrote_position = pos + len(data)
+        return mapped
+
+    def _restart_at(self, offset: int) -> None:
+        """An empty log takes its first replicated bytes at `offset` (the master's last file start)."""
+        if offset % self.file_size:
+            raise ValueError(f"an empty commit log cannot start at {offset}: not a file start")
+        allocator = self.queue.allocator
+        for mapped in self.queue.files:
+            if allocator is not None:
+                allocator.discard(self.queue.directory / offset_to_file_name(mapped.file_end_offset))
+            mapped.destroy()
+        self.queue.files = []
+        self.queue.flushed_where = offset
+        self._cur = None
+
+    def read_available(self, offset: int, max_bytes: int) -> bytes | None:
+        """Up to `max_bytes` written bytes from `offset` to the end of its file (what the master sends a
+        slave, Java getCommitLogData); None when nothing is written there yet or it is deleted."""
+        mapped = self.queue.find(offset)
+        if mapped is None or mapped.closed:
+            return None
+        pos = offset - mapped.file_from_offset
+        size = min(max_bytes, mapped.wrote_position - pos)
+        if size <= 0:
+            return None
+        return mapped.mm[pos : pos + size]
 
     # -- read ----------------------------------------------------------------------------------------
     def read(self, offset: int, size: int) -> bytes | None:

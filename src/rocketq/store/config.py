@@ -165,8 +165,35 @@ class MessageStoreConfig(RocketConfig):
     # -- roles and HA (read by the broker) -----------------------------------------------------------
     broker_role: BrokerRole = Field(BrokerRole.ASYNC_MASTER, alias="brokerRole")
     offset_check_in_slave: bool = Field(False, alias="offsetCheckInSlave")
-    ha_listen_port: int = Field(10912, alias="haListenPort", ge=0, le=65535)
-    ha_master_address: str | None = Field(None, alias="haMasterAddress")
+    ha_listen_port: int = Field(
+        10912,
+        alias="haListenPort",
+        ge=0,
+        le=65535,
+        description="where a master accepts its slaves (0: any free port); the broker's loader makes it "
+        "listenPort + 1 unless set, as Java's BrokerStartup does",
+    )
+    ha_master_address: str | None = Field(
+        None, alias="haMasterAddress", description="a slave's master HA address; default: from the NameServer"
+    )
+    ha_send_heartbeat_interval_ms: int = Field(
+        5000, alias="haSendHeartbeatInterval", ge=1, description="idle master and slave say so this often"
+    )
+    ha_housekeeping_interval_ms: int = Field(
+        20_000, alias="haHousekeepingInterval", ge=1, description="an HA connection silent this long is closed"
+    )
+    ha_transfer_batch_size_bytes: int = Field(
+        32 * 1024, alias="haTransferBatchSize", ge=1, description="most commit-log bytes in one HA frame"
+    )
+    ha_slave_fallbehind_max_bytes: int = Field(
+        256 * 1024 * 1024,
+        alias="haSlaveFallbehindMax",
+        ge=0,
+        description="SYNC_MASTER: a slave further behind than this is not available (SLAVE_NOT_AVAILABLE)",
+    )
+    slave_timeout_ms: int = Field(
+        3000, alias="slaveTimeout", ge=1, description="SYNC_MASTER: a put waits this long for a slave's ack"
+    )
 
     @field_validator("mapped_file_size_consume_queue_bytes")
     @classmethod

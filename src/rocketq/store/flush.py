@@ -273,10 +273,11 @@ class QueueFlushService(PeriodicService):
 
 def dispatched_offset(commit_log: CommitLog, index: IndexService | None) -> int:
     """How far the queues and the index hold every record (loop thread): the commit log's end, once
-    the index's pending entries are written."""
+    the index's pending entries are written (a slave's: where its dispatch of replicated records is)."""
     if index is not None:
         index.drain()
-    return commit_log.max_offset
+    end = commit_log.dispatch_end
+    return commit_log.max_offset if end is None else end
 
 
 def flush_queues(

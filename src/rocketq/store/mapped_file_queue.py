@@ -54,6 +54,16 @@ class FileAllocator:
                 log.warning("pre-creating %s failed (%r); creating it now", path, exc)
         return MappedFile(path, offset, size)
 
+    def discard(self, path: Path) -> None:
+        """Delete the file prepared at `path`, if one was (its queue will not use it)."""
+        future = self._pending.pop(path, None)
+        if future is None:
+            return
+        try:
+            future.result().destroy()
+        except Exception as exc:
+            log.warning("discarding the prepared %s failed: %r", path, exc)
+
     def reserve_async(self, mapped: MappedFile, upto: int, reserve: Reservation) -> None:
         """Reserve [mapped.reserved, upto) in the background unless a reservation is under way."""
         key = id(mapped)

@@ -42,9 +42,11 @@ from rocketq.store.flush import (
     CommitLogFlusher,
     GroupCommitService,
     QueueFlushService,
+    dispatched_offset,
     flush_queues,
 )
 from rocketq.store.get_service import GetService
+from rocketq.store.ha.replica import ReplicaWriter
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file_queue import FileAllocator
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
@@ -109,6 +111,13 @@ class MessageStoreAPI(Protocol):
     def runtime_info(self) -> dict[str, Any]: ...
 
 
+class ReplicaAcks(Protocol):
+    """What a SYNC_MASTER put asks of replication (rocketq.store.ha.master.HAService)."""
+
+    def is_slave_ok(self, master_put_where: int) -> bool: ...
+    async def wait_for_slave(self, offset: int, timeout_ms: int) -> bool: ...
+
+
 class MessageStore:
     """The store: CommitLog, ConsumeQueues and IndexFiles on mapped files, with flush, recovery, cleanup.
 
@@ -153,6 +162,10 @@ class MessageStore:
         self._state = "created"  # created -> open -> running -> closed
         self._sync = config.flush_disk_type is FlushDiskType.SYNC_FLUSH
         self._writable = False  # open and a master: the put path's one check (disk full aside)
+        # SYNC_MASTER: a put waits for a slave's ack through `ha` (set by the broker; None: no slave).
+        self._sync_master = config.broker_role is BrokerRole.SYNC_MASTER
+        self.ha: ReplicaAcks | None = None
+        self._replica: ReplicaWriter | None = None  # a slave's writer of replicated data
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def open(self) -> RecoveryReport:
@@ -236,8 +249,9 @@ class MessageStore:
         self._writable = False
         self.flush()
         assert self.checkpoint is not None
-        self.checkpoint.physic_offset = self.checkpoint.logics_offset = self.commit_log.max_offset
-        self.checkpoint.index_offset = self.commit_log.max_offset
+        dispatched = dispatched_offset(self.commit_log, self.index)  # a slave's may lag by a split record
+        self.checkpoint.physic_offset = self.commit_log.max_offset
+        self.checkpoint.logics_offset = self.checkpoint.index_offset = dispatched
         self.checkpoint.flush()
         remove_abort_file(self.config.abort_path)
         self._close_files()
@@ -294,6 +308,8 @@ class MessageStore:
                 assert append is not None
                 if not await group.request(append.wrote_offset + append.wrote_bytes):
                     self._flush_timed_out(result)
+        if self._sync_master and result.status in _REPLICATED and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false":
+            await self._wait_for_slave(result)
         return result
 
     async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
@@ -305,7 +321,32 @@ class MessageStore:
         result = self._put.put_batch(batch)
         if self._sync and result.status is PutMessageStatus.PUT_OK:
             await self._wait_for_flush(result, True)
+        if self._sync_master and result.status in _REPLICATED:
+            await self._wait_for_slave(result)
         return result
+
+    async def _wait_for_slave(self, result: PutResult) -> None:
+        """SYNC_MASTER (Java CommitLog.submitReplicaRequest): SLAVE_NOT_AVAILABLE without a slave close
+        enough, FLUSH_SLAVE_TIMEOUT when none acknowledges the bytes within slaveTimeout."""
+        append = result.append
+        assert append is not None
+        end = append.wrote_offset + append.wrote_bytes
+        ha = self.ha
+        if ha is None or not ha.is_slave_ok(end):
+            result.status = PutMessageStatus.SLAVE_NOT_AVAILABLE
+        elif not await ha.wait_for_slave(end, self.config.slave_timeout_ms):
+            log.warning("no slave acknowledged offset %d within %d ms", end, self.config.slave_timeout_ms)
+            result.status = PutMessageStatus.FLUSH_SLAVE_TIMEOUT
+
+    # -- replication (a slave) -------------------------------------------------------------------------
+    def append_replica(self, offset: int, data: bytes) -> int:
+        """A slave: write the master's commit-log bytes at `offset` and dispatch the records they complete;
+        returns the new end of the commit log. Raises ValueError on a gap or an overlap."""
+        if not self.is_open:
+            raise ValueError("the message store is not open")
+        if self._replica is None:
+            self._replica = ReplicaWriter(self.commit_log, self.dispatcher)
+        return self._replica.append(offset, data)
 
     async def _wait_for_flush(self, result: PutResult, wait: bool) -> None:
         append = result.append
@@ -408,6 +449,10 @@ class MessageStore:
         (a put pays nothing for listeners of other topics)."""
         self.dispatcher.add_listener(listener, topic)
 
+    def read_commit_log(self, offset: int, max_bytes: int) -> bytes | None:
+        """Up to `max_bytes` commit-log bytes from `offset` within its file (what a slave is sent)."""
+        return self.commit_log.read_available(offset, max_bytes)
+
     def get_max_phy_offset(self) -> int:
         return self.commit_log.max_offset
 
@@ -415,7 +460,8 @@ class MessageStore:
         return self.commit_log.min_offset
 
     def dispatch_behind_bytes(self) -> int:
-        return 0  # dispatch is inline (see dispatch.py)
+        end = self.commit_log.dispatch_end  # a slave's: a record split between two frames
+        return 0 if end is None else self.commit_log.max_offset - end  # else dispatch is inline
 
     def is_os_page_cache_busy(self) -> bool:
         return False  # one writer on the loop thread: a put never waits for a lock
@@ -431,10 +477,11 @@ class MessageStore:
             "commitLogMaxOffset": str(self.get_max_phy_offset()),
             "commitLogDiskRatio": str(self.cleanup.disk_usage(cfg.commit_log_dir)),
             "consumeQueueDiskRatio": str(self.cleanup.disk_usage(cfg.consume_queue_dir)),
-            "dispatchBehindBytes": "0",
+            "dispatchBehindBytes": str(self.dispatch_behind_bytes()),
             "earliestMessageTimeStamp": str(self.get_earliest_message_time_in_store()),
         }
 
 
 _PUT_OK = PutMessageStatus.PUT_OK
+_REPLICATED = frozenset({PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT})
 _ALWAYS_KEPT_TOPICS = frozenset({C.RMQ_SYS_SCHEDULE_TOPIC, C.RMQ_SYS_TRANS_OP_HALF_TOPIC})

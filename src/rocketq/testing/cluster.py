@@ -338,6 +338,8 @@ class BrokerProcess(DaemonProcess):
             "store-path-root-dir": str(self.store_dir),
             # Test stores are small: a 1 GiB commit-log file costs seconds to create and to flush.
             "mappedFileSizeCommitLog": TEST_COMMIT_LOG_FILE_BYTES,
+            # Slaves' port: any free one (not listenPort + 1, which a restart on the same port may find taken).
+            "haListenPort": 0,
         }
         super().__init__("broker", name, work_dir, options, overrides, **kw)
 

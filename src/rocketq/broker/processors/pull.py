@@ -171,8 +171,8 @@ class PullMessageProcessor(Processor):
         suggest = C.MASTER_ID
         if ctx.broker_config.slave_read_enable:
             suggest = group_config.which_broker_when_consume_slowly if result.suggest_pulling_from_slave else group_config.broker_id
-        if is_slave_role(ctx.store_config) and not ctx.broker_config.slave_read_enable:
-            code, suggest = ResponseCode.PULL_RETRY_IMMEDIATELY, C.MASTER_ID
+        # A slave serves pulls whatever slaveReadEnable says (the consumers of a dead master read from it):
+        # Java 4.9.8 sets PULL_RETRY_IMMEDIATELY there, then overwrites it with the code of the status.
         ext = PullMessageResponseHeader(
             suggest_which_broker_id=suggest,
             next_begin_offset=result.next_begin_offset,

@@ -1,13 +1,16 @@
-"""SEARCH_OFFSET_BY_TIMESTAMP (29), GET_MAX_OFFSET (30), GET_MIN_OFFSET (31), GET_EARLIEST_MSG_STORETIME (32).
+"""SEARCH_OFFSET_BY_TIMESTAMP (29), GET_MAX_OFFSET (30), GET_MIN_OFFSET (31), GET_EARLIEST_MSG_STORETIME (32),
+GET_ALL_CONSUMER_OFFSET (43).
 
 Port of the offset handlers of org.apache.rocketmq.broker.processor.AdminBrokerProcessor (4.9.8;
 protocol.md 2.7): straight reads of the store, always code 0 (0 for a queue that does not exist).
+GET_ALL_CONSUMER_OFFSET answers consumerOffset.json's content (what a slave copies every 10 s).
 """
 
 from __future__ import annotations
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.common import Connection, Processor, decode_header, ok
+from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.offset import (
@@ -31,7 +34,13 @@ class OffsetAdminProcessor(Processor):
             RequestCode.GET_MAX_OFFSET: self.get_max_offset,
             RequestCode.GET_MIN_OFFSET: self.get_min_offset,
             RequestCode.GET_EARLIEST_MSG_STORETIME: self.get_earliest_msg_storetime,
+            RequestCode.GET_ALL_CONSUMER_OFFSET: self.get_all_consumer_offset,
         }
+
+    async def get_all_consumer_offset(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
+        table = self.ctx.consumer_offset_manager.offset_table
+        wrapper = {"offsetTable": {key: dict(sorted(queues.items())) for key, queues in table.items()}}
+        return ok(request, body=fastjson.dumps(wrapper, unquoted_int_keys=True))  # Integer keys, as fastjson
 
     async def search_offset_by_timestamp(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(SearchOffsetRequestHeader, request)
