@@ -97,15 +97,19 @@ async def test_a_slave_rebuilds_queues_and_index_from_bytes_split_anywhere(
     assert len(slave.query_message("TopicHA", "U00000042", 10, 0, 1 << 62).records) == 1
 
 
-async def test_a_split_record_waits_for_its_rest(make_store: StoreFactory, message: MessageFactory, tmp_path) -> None:
+async def test_a_split_record_waits_for_its_rest(
+    make_store: StoreFactory, message: MessageFactory, tmp_path, caplog: pytest.LogCaptureFixture
+) -> None:
     master = make_store(root=tmp_path / "master")
     slave = make_store(root=tmp_path / "slave", brokerRole="SLAVE")
     await _fill(master, message, 1)
     data = bytes(master.read_commit_log(0, 1 << 20) or b"")
-    slave.append_replica(0, data[:50])
+    slave.append_replica(0, data[:2])  # not even the record's size yet
+    slave.append_replica(2, data[2:50])
     assert slave.get_max_offset_in_queue("TopicHA", 0) == 0 and slave.dispatch_behind_bytes() == 50
     slave.append_replica(50, data[50:])
     assert slave.get_max_offset_in_queue("TopicHA", 0) == 1 and slave.dispatch_behind_bytes() == 0
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], "a record on its way is not damage"
 
 
 async def test_gaps_and_overlaps_are_refused(make_store: StoreFactory, message: MessageFactory, tmp_path) -> None:

@@ -147,8 +147,7 @@ class HAService:
 
     def on_message_arrival(self, *_args: object) -> None:
         """The store's arrival listener: wake the writers."""
-        for conn in self.connections:
-            conn.data.set()
+        self.wakeup_all()
 
 
 class HAConnection:

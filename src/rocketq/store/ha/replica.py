@@ -54,18 +54,22 @@ class ReplicaWriter:
             if mapped is None or mapped.closed:
                 break
             pos = at - mapped.file_from_offset
-            if pos >= mapped.wrote_position:
+            written = mapped.wrote_position
+            if written - pos < 4:
                 break
-            result = check_record(mapped.mm, pos, mapped.wrote_position, check_crc=False)
+            total = int.from_bytes(mapped.mm[pos : pos + 4], "big", signed=True)
+            if written < pos + total <= commit_log.file_size:
+                break  # the rest of the record (or of the end-of-file blank) is still on its way
+            result = check_record(mapped.mm, pos, written, check_crc=False)
             if result.kind is RecordCheck.BLANK:
                 at = mapped.file_end_offset
                 continue
             record = result.record
             if result.kind is not RecordCheck.VALID or record is None:
-                if result.kind is RecordCheck.CORRUPT and at != self._stalled_at and _whole(result.problem):
+                if result.kind is RecordCheck.CORRUPT and at != self._stalled_at:
                     self._stalled_at = at
                     log.error("replicated commit log: the record at %d does not check out: %s", at, result.problem)
-                break  # the rest of the record is still on its way
+                break
             dispatcher.redispatch(record)
             commit_log.last_store_timestamp = record.store_timestamp
             if is_consumable(record.sys_flag):
@@ -77,7 +81,3 @@ class ReplicaWriter:
         commit_log.dispatch_end = at
         return count
 
-
-def _whole(problem: str) -> bool:
-    """Whether a check failed on bytes that are all there (not a record cut short by a frame end)."""
-    return "does not fit" not in problem and "blank record" not in problem

@@ -12,6 +12,7 @@ consumeMessage works against this broker.
 
 from __future__ import annotations
 
+from rocketq.broker.clients import ClientChannelInfo
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header, ok
 from rocketq.common.errors import RocketQError
@@ -33,13 +34,12 @@ CALL_CONSUMER_TIMEOUT_MS = 10_000  # Java Broker2Client.callClient
 MIN_CALLABLE_VERSION = 62  # MQVersion.Version.V3_1_8_SNAPSHOT.ordinal(): older clients do not answer 307/309
 
 
-def _connection(ch: object) -> ClientConnection:
-    language = getattr(ch, "language", LanguageCode.JAVA)
+def _connection(ch: ClientChannelInfo) -> ClientConnection:
     return ClientConnection(
-        client_id=getattr(ch, "client_id", ""),
-        client_addr=getattr(getattr(ch, "conn", None), "remote_addr", ""),
-        language=language if isinstance(language, LanguageCode) else LanguageCode.JAVA,
-        version=getattr(ch, "version", 0),
+        client_id=ch.client_id,
+        client_addr=getattr(ch.conn, "remote_addr", ""),
+        language=ch.language if isinstance(ch.language, LanguageCode) else LanguageCode.JAVA,
+        version=ch.version,
     )
 
 
