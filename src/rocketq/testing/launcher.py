@@ -86,7 +86,8 @@ async def run(cluster: LocalCluster) -> int:
     brokers = ",".join(f"{b.name}={b.addr}" for b in cluster.brokers)
     print(f"READY cluster namesrv={cluster.namesrv_addr} brokers={brokers}", flush=True)
     print(f"logs and stores under {cluster.tmp_dir}; Ctrl-C stops the cluster", file=sys.stderr, flush=True)
-    follower = asyncio.ensure_future(follow_logs(cluster))
+    positions: dict[Path, int] = {}
+    follower = asyncio.ensure_future(follow_logs(cluster, positions))
     exited = asyncio.ensure_future(_first_exit(cluster))
     stopped = asyncio.ensure_future(stop.wait())
     await asyncio.wait({exited, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -97,8 +98,9 @@ async def run(cluster: LocalCluster) -> int:
         print(f"rocketq cluster: {exited.result()} exited; stopping the cluster", file=sys.stderr)
         code = 1
     await cluster.close()
-    await asyncio.sleep(0.3)  # let the follower print the daemons' last (shutdown) lines
     follower.cancel()
+    await asyncio.gather(follower, return_exceptions=True)
+    print_new_lines(cluster, positions)  # the daemons have exited: their shutdown lines are all written
     return code
 
 
@@ -112,17 +114,21 @@ def _read_from(path: Path, offset: int) -> bytes:
         return b""
 
 
-async def follow_logs(cluster: LocalCluster, interval_s: float = 0.2) -> None:
-    """Print every daemon's log lines to stdout as they are written, each prefixed `[name] `."""
-    positions: dict[Path, int] = {}
+def print_new_lines(cluster: LocalCluster, positions: dict[Path, int]) -> None:
+    """Print the whole log lines written since `positions` (per log file), each prefixed `[name] `."""
+    for daemon in cluster.daemons:
+        path = daemon.stderr_path
+        chunk = _read_from(path, positions.get(path, 0))
+        complete = chunk[: chunk.rfind(b"\n") + 1]  # whole lines only; the rest next round
+        positions[path] = positions.get(path, 0) + len(complete)
+        for line in complete.decode("utf-8", "replace").splitlines():
+            print(f"[{daemon.name}] {line}", flush=True)
+
+
+async def follow_logs(cluster: LocalCluster, positions: dict[Path, int], interval_s: float = 0.2) -> None:
+    """Print every daemon's log lines to stdout as they are written (a file tail: polled)."""
     while True:
-        for daemon in cluster.daemons:
-            path = daemon.stderr_path
-            chunk = _read_from(path, positions.get(path, 0))
-            complete = chunk[: chunk.rfind(b"\n") + 1]  # whole lines only; the rest next round
-            positions[path] = positions.get(path, 0) + len(complete)
-            for line in complete.decode("utf-8", "replace").splitlines():
-                print(f"[{daemon.name}] {line}", flush=True)
+        print_new_lines(cluster, positions)
         await asyncio.sleep(interval_s)
 
 

@@ -90,7 +90,7 @@ async def test_harness_kill_pause_and_restart(cluster_factory: ClusterFactory) -
     assert cluster.log_tails().startswith("==== namesrv namesrv-0")
 
 
-def _run_launcher(work: Path) -> tuple[str, int, str]:
+def _run_launcher(work: Path) -> tuple[str, int, str, str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "rocketq", "cluster", "up", "--brokers", "0", "--namesrv-port", "0", "--dir", str(work)],
         stdout=subprocess.PIPE,
@@ -102,19 +102,21 @@ def _run_launcher(work: Path) -> tuple[str, int, str]:
         assert proc.stdout is not None
         ready = proc.stdout.readline().strip()
         proc.send_signal(signal.SIGTERM)
-        _out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    return ready, proc.returncode, err
+    return ready, proc.returncode, out, err
 
 
 async def test_cluster_launcher_runs_and_stops(tmp_path: Path) -> None:
-    ready, code, err = await asyncio.to_thread(_run_launcher, tmp_path)
+    ready, code, out, err = await asyncio.to_thread(_run_launcher, tmp_path)
     assert ready.startswith("READY cluster namesrv=127.0.0.1:"), err
     assert code == 0, err
     assert "the Name Server stopped" in (tmp_path / "namesrv-0" / "namesrv.stderr.log").read_text()
+    # The daemons' last lines reach the launcher's output once they have exited.
+    assert "the Name Server stopped" in out.splitlines()[-1], out[-500:]
 
 
 _ORPHAN_SCRIPT = """
