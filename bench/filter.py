@@ -18,7 +18,7 @@ from collections.abc import Callable
 from rocketq.broker.filter import Sql92MessageFilter, compile_sql92, record_properties
 from rocketq.broker.filter.sql92 import compile_expression
 from rocketq.common.message import MessageExt
-from rocketq.remoting.protocol.message_codec import encode_record
+from rocketq.common.record.codec import encode_record
 
 PROPERTIES = {
     "TAGS": "TagA",

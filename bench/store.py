@@ -35,10 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rocketq.common.record.check import check_record
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.message_store import MessageStore
-from rocketq.store.record import check_record
 
 BODY = os.urandom(1024)
 TOPIC = "BenchTopic"

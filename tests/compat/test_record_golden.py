@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from rocketq.common.message import MessageExt
-from rocketq.remoting.protocol.message_codec import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    body_crc,
-    decode_record,
-    decode_records,
-    encode_record,
-)
+from rocketq.common.record.codec import decode_record, decode_records, encode_record
+from rocketq.common.record.layout import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, body_crc
 
 # The first 0x80 bytes exactly as printed in protocol.md 4.1.
 GOLDEN_PREFIX = bytes.fromhex(

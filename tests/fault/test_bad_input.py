@@ -24,9 +24,9 @@ import pytest_asyncio
 from rocketq.client import Message, MessageExt, Producer, SimpleConsumer
 from rocketq.common import constants as C
 from rocketq.common.msg_id import parse_offset_msg_id
+from rocketq.common.record.codec import decode_record
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.frame import encode_frame
-from rocketq.remoting.protocol.message_codec import decode_record
 from rocketq.testing.broker_probe import SMALL_STORE_OVERRIDES, BrokerProbe, pull_request, send_request
 from rocketq.testing.cluster import DaemonProcess, LocalCluster
 from rocketq.testing.waiting import wait_for

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.message_codec import decode_records
 from rocketq.testing.broker_probe import (
     SMALL_STORE_OVERRIDES,
     BrokerProbe,

@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from rocketq.common.message import MessageExt
+from rocketq.common.record.codec import decode_record
+from rocketq.common.record.layout import MESSAGE_MAGIC_CODE, body_crc
 from rocketq.remoting.protocol.codes import ResponseCode
-from rocketq.remoting.protocol.message_codec import MESSAGE_MAGIC_CODE, body_crc, decode_record
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.testing.broker_probe import SMALL_STORE_OVERRIDES, BrokerProbe
 from rocketq.testing.cluster import BrokerProcess, DaemonStartError

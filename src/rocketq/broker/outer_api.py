@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 
 from rocketq.common.errors import RocketQError
+from rocketq.common.record.layout import body_crc
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.register import KVTable, RegisterBrokerBody, TopicConfigSerializeWrapper
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
@@ -23,7 +24,6 @@ from rocketq.remoting.protocol.headers.namesrv import (
     RegisterBrokerResponseHeader,
     UnRegisterBrokerRequestHeader,
 )
-from rocketq.remoting.protocol.message_codec import body_crc
 from rocketq.remoting.transport import RemotingClient
 
 log = logging.getLogger("rocketq.broker.outer")

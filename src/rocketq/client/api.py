@@ -16,6 +16,8 @@ from typing import Any, Protocol
 from rocketq.client.errors import broker_error
 from rocketq.client.model import PullResult, PullStatus, SendResult, SendStatus
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.record.codec import decode_records
+from rocketq.common.record.lazy import decode_records_lazy
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import (
     GetConsumerListByGroupResponseBody,
@@ -55,7 +57,6 @@ from rocketq.remoting.protocol.headers.send import (
     SendMessageResponseHeader,
 )
 from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestHeader
-from rocketq.remoting.protocol.message_codec import decode_records
 
 log = logging.getLogger("rocketq.client.api")
 
@@ -195,7 +196,8 @@ class MQClientAPI:
         if status is None:
             raise broker_error(resp.code, resp.remark)
         rh = PullMessageResponseHeader.from_ext_fields(resp.ext_fields)
-        msgs = decode_records(resp.body) if status is PullStatus.FOUND and resp.body else []
+        # Views over the pull body: a field is decoded when the listener (or the filter) first reads it.
+        msgs = decode_records_lazy(resp.body) if status is PullStatus.FOUND and resp.body else []
         return PullResult(status, rh.next_begin_offset, rh.min_offset, rh.max_offset, msgs, rh.suggest_which_broker_id)
 
     # -- offsets ------------------------------------------------------------------------------------

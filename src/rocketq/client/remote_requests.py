@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from rocketq.common import constants as C
+from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.bodies.consumer import GetConsumerStatusBody, ResetOffsetBody
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -23,7 +24,6 @@ from rocketq.remoting.protocol.headers.admin import (
     ResetOffsetRequestHeader,
 )
 from rocketq.remoting.protocol.headers.client import NotifyConsumerIdsChangedRequestHeader
-from rocketq.remoting.protocol.message_codec import decode_records
 
 if TYPE_CHECKING:
     from rocketq.client.instance import ClientInstance

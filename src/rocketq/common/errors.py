@@ -36,3 +36,9 @@ class IllegalStateError(ClientError):
 
 class ConfigError(RocketQError):
     """A configuration key or value is wrong; the message names the key."""
+
+
+class BodyDecodeError(RocketQError, ValueError):
+    """A JSON body does not parse (bad syntax, bad UTF-8, trailing content) or lacks its shape."""
+
+    retry = RetryClass.NEVER

@@ -13,25 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocketq.common import constants as C
+from rocketq.common.record.properties import decode_properties, encode_properties
 
-
-def encode_properties(props: Mapping[str, str]) -> str:
-    """The properties string: name U+0001 value, joined with U+0002, no trailing separator."""
-    return C.PROPERTY_SEPARATOR.join(f"{k}{C.NAME_VALUE_SEPARATOR}{v}" for k, v in props.items() if v is not None)
-
-
-def decode_properties(text: str) -> dict[str, str]:
-    """Java string2messageProperties: a segment counts only with >= 1 char each side of U+0001."""
-    props: dict[str, str] = {}
-    if not text:
-        return props
-    separator = C.NAME_VALUE_SEPARATOR
-    for segment in text.split(C.PROPERTY_SEPARATOR):
-        # Split at the first U+0001; no separator, an empty name or an empty value skips the segment.
-        name, _, value = segment.partition(separator)
-        if name and value:
-            props[name] = value
-    return props
+__all__ = ["Message", "MessageExt", "MessageQueue", "decode_properties", "encode_properties"]
 
 
 class Message:

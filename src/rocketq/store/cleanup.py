@@ -19,11 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rocketq.common.clock import Clock
+from rocketq.common.record.check import RecordCheck, check_record
+from rocketq.common.record.layout import store_timestamp_of
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.index_service import IndexService
-from rocketq.store.record import RecordCheck, check_record, store_timestamp_of
 
 log = logging.getLogger("rocketq.store")
 

@@ -1,7 +1,7 @@
 """CommitLog: the single append-only log of every record, on a MappedFileQueue.
 
 Port of org.apache.rocketmq.store.CommitLog (4.9.8): DefaultAppendMessageCallback.doAppend and
-MessageExtBatchEncoder (record layout of protocol.md 4.1, written straight into the mapping with
+MessageExtBatchEncoder (the record layout of rocketq.common.record.layout, written straight into the mapping with
 struct.pack_into), the end-of-file blank record, getMessage/getData, pickupStoreTimestamp and
 rollNextFile. One writer (the event-loop thread): no lock. A record or a batch never spans two files:
 when it does not fit with 8 bytes to spare, the rest of the file becomes a blank record.
@@ -10,48 +10,36 @@ when it does not fit with 8 bytes to spare, the rest of the file becomes a blank
 from __future__ import annotations
 
 import struct
-from typing import Final, NamedTuple
+from typing import NamedTuple
 from zlib import crc32
 
-from rocketq.remoting.protocol.message_codec import (
+from rocketq.common.record.layout import (
     BLANK_MAGIC_CODE,
-    BORNHOST_V6_FLAG,
+    BLANK_RECORD,
+    CRC_MASK,
+    END_FILE_MIN_BLANK_LENGTH,
     FIXED_SIZE_V4,
+    LAYOUT_FLAGS,
+    LAYOUTS,
     MESSAGE_MAGIC_CODE,
-    RECORD_HEADER,
-    STOREHOST_V6_FLAG,
+    RECORD_HEAD,
+    UNIT_RECORD_HEAD,
+    V6_FLAGS,
+    RecordTooLargeError,
+    msg_id_prefix,
     pack_host,
+    store_timestamp_of,
+    topic_block,
 )
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.mapped_file import MADV_POPULATE_WRITE, MappedFile, offset_to_file_name
 from rocketq.store.mapped_file_queue import FileAllocator, MappedFileQueue, Reservation
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
-from rocketq.store.record import (
-    BLANK_RECORD,
-    END_FILE_MIN_BLANK_LENGTH,
-    UNIT_RECORD_HEAD,
-    store_timestamp_of,
-)
 
-_SHORT = struct.Struct(">h")
-_INT = struct.Struct(">i")
-_RECORD_HEAD = struct.Struct(">ii20xq")  # TOTALSIZE, MAGICCODE, PHYSICALOFFSET
-_CRC_MASK: Final = 0x7FFFFFFF
-_V6_BITS: Final = BORNHOST_V6_FLAG | STOREHOST_V6_FLAG
+__all__ = ["CommitLog", "RecordTooLargeError", "topic_block"]
+
 # Slack Java allows a whole record over maxMessageSize (topic, properties and fixed fields).
-RECORD_OVERHEAD_ALLOWANCE: Final = 64 * 1024
-
-
-class RecordTooLargeError(ValueError):
-    """A record that can never be stored (over the size limit or larger than a file)."""
-
-
-def topic_block(topic: str) -> bytes:
-    """TOPICLEN and TOPIC as a record holds them (raises RecordTooLargeError past 127 bytes)."""
-    raw = topic.encode("utf-8")
-    if len(raw) > 127:
-        raise RecordTooLargeError(f"topic of {len(raw)} bytes; a record holds at most 127")
-    return bytes((len(raw),)) + raw
+RECORD_OVERHEAD_ALLOWANCE = 64 * 1024
 
 
 class _Host:
@@ -63,17 +51,9 @@ class _Host:
         self.ip = pack_host(host[0])
         self.port = host[1]
         self.v6 = len(self.ip) == 16
-        self.msg_id_prefix = (self.ip + _INT.pack(self.port)).hex().upper()
+        self.msg_id_prefix = msg_id_prefix(self.ip, self.port)
 
 
-# Record layouts indexed by (born v6) * 2 + (store v6), with the sysFlag bits they imply.
-_LAYOUTS = [
-    RECORD_HEADER[(False, False)],
-    RECORD_HEADER[(False, True)],
-    RECORD_HEADER[(True, False)],
-    RECORD_HEADER[(True, True)],
-]
-_LAYOUT_FLAGS = [0, STOREHOST_V6_FLAG, BORNHOST_V6_FLAG, BORNHOST_V6_FLAG | STOREHOST_V6_FLAG]
 _HOST_PAIRS_KEPT = 65536
 
 
@@ -90,9 +70,9 @@ class _HostPair(NamedTuple):
 
 
 def _host_pair(born: _Host, store: _Host) -> _HostPair:
-    kind = (2 if born.v6 else 0) + (1 if store.v6 else 0)
+    kind = (1 if born.v6 else 0) + (2 if store.v6 else 0)  # LAYOUTS index: bit 0 born v6, bit 1 store v6
     return _HostPair(
-        _LAYOUTS[kind], _LAYOUT_FLAGS[kind], born.ip, born.port, store.ip, store.port, store.msg_id_prefix
+        LAYOUTS[kind], LAYOUT_FLAGS[kind], born.ip, born.port, store.ip, store.port, store.msg_id_prefix
     )
 
 
@@ -240,8 +220,8 @@ class CommitLog:
         mm = mapped.mm
         _, v6_flags, born_ip, born_port, store_ip, store_port, msg_id_prefix = hosts
         layout.pack_into(
-            mm, pos, total, MESSAGE_MAGIC_CODE, crc32(body) & _CRC_MASK, msg.queue_id, msg.flag, queue_offset,
-            phys, (msg.sys_flag & ~_V6_BITS) | v6_flags, msg.born_timestamp, born_ip, born_port,
+            mm, pos, total, MESSAGE_MAGIC_CODE, crc32(body) & CRC_MASK, msg.queue_id, msg.flag, queue_offset,
+            phys, (msg.sys_flag & ~V6_FLAGS) | v6_flags, msg.born_timestamp, born_ip, born_port,
             store_ts, store_ip, store_port, msg.reconsume_times, msg.prepared_transaction_offset, body_len,
         )  # fmt: skip
         body_end = pos + head + body_len
@@ -265,9 +245,9 @@ class CommitLog:
         topic_block = self._topic_block(batch.topic)
         born = self.host(batch.born_host)
         store = self.host(batch.store_host)
-        kind = (2 if born.v6 else 0) + (1 if store.v6 else 0)
-        layout = _LAYOUTS[kind]
-        sys_flag = (batch.sys_flag & ~_V6_BITS) | _LAYOUT_FLAGS[kind]
+        kind = (1 if born.v6 else 0) + (2 if store.v6 else 0)  # LAYOUTS index: bit 0 born v6, bit 1 store v6
+        layout = LAYOUTS[kind]
+        sys_flag = (batch.sys_flag & ~V6_FLAGS) | LAYOUT_FLAGS[kind]
         head = layout.size
         tails = [topic_block + len(p).to_bytes(2, "big") + p for p in props]
         sizes = [head + len(entry[1]) + len(tail) for entry, tail in zip(batch.entries, tails, strict=True)]
@@ -291,7 +271,7 @@ class CommitLog:
         for (flag, body, _), tail, size in zip(batch.entries, tails, sizes, strict=True):
             body_len = len(body)
             pack(
-                mm, pos, size, MESSAGE_MAGIC_CODE, crc32(body) & _CRC_MASK, queue_id, flag, queue_offset,
+                mm, pos, size, MESSAGE_MAGIC_CODE, crc32(body) & CRC_MASK, queue_id, flag, queue_offset,
                 base + pos, sys_flag, born_ts, born_ip, born_port, store_ts, store_ip, store_port,
                 reconsume, 0, body_len,
             )  # fmt: skip
@@ -373,10 +353,10 @@ class CommitLog:
         `offset` and its TOTALSIZE is `size` (when given) and at least the fixed part: a wrong offset
         (a bad msgId, a damaged unit) never returns bytes that are not one whole record.
         """
-        head = self.read(offset, _RECORD_HEAD.size)
+        head = self.read(offset, RECORD_HEAD.size)
         if head is None:
             return None
-        total, magic, phys = _RECORD_HEAD.unpack(head)
+        total, magic, phys = RECORD_HEAD.unpack(head)
         if magic != MESSAGE_MAGIC_CODE or phys != offset or total < FIXED_SIZE_V4:
             return None
         if size is not None and total != size:

@@ -14,12 +14,12 @@ import logging
 from collections.abc import Callable
 
 from rocketq.common import constants as C
+from rocketq.common.record.check import ParsedRecord, is_consumable
 from rocketq.common.tags import java_hash_code
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.delay import DelayLevels
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFile
-from rocketq.store.record import ParsedRecord, is_consumable
 
 log = logging.getLogger("rocketq.store")
 

@@ -21,13 +21,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rocketq.common import constants as C
-from rocketq.remoting.protocol.message_codec import FIXED_SIZE_V4, MESSAGE_MAGIC_CODE
+from rocketq.common.record.check import RecordCheck, check_record, unit_record_problem
+from rocketq.common.record.layout import FIXED_SIZE_V4, MESSAGE_MAGIC_CODE, UNIT_RECORD_HEAD
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import BrokerRole, MessageStoreConfig
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.index_service import IndexService
-from rocketq.store.record import UNIT_RECORD_HEAD, RecordCheck, check_record, unit_record_problem
 from rocketq.store.status import GetMessageStatus, GetResult, QueryResult
 
 if TYPE_CHECKING:

@@ -27,8 +27,9 @@ from typing import Any, Protocol
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt
+from rocketq.common.record.codec import decode_record
+from rocketq.common.record.layout import RecordDecodeError
 from rocketq.common.service import PeriodicService, Service
-from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.checkpoint import StoreCheckpoint, StoreLock, create_abort_file, remove_abort_file
 from rocketq.store.cleanup import CleanupService, DiskUsage, disk_used_ratio
 from rocketq.store.commit_log import CommitLog

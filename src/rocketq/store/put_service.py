@@ -19,6 +19,8 @@ from typing import Final, NamedTuple
 
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK
+from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
+from rocketq.common.record.properties import encode_properties_bytes
 from rocketq.store.commit_log import CommitLog, RecordTooLargeError, topic_block
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queues import ConsumeQueueTable
@@ -29,9 +31,6 @@ from rocketq.store.status import AppendResult, PutMessageStatus, PutResult
 
 log = logging.getLogger("rocketq.store")
 
-MAX_PROPERTIES_BYTES: Final = 32767
-_NV: Final = C.NAME_VALUE_SEPARATOR
-_SEP: Final = C.PROPERTY_SEPARATOR
 _UNIQ: Final = C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 _KEYS: Final = C.PROPERTY_KEYS
 _TAGS: Final = C.PROPERTY_TAGS
@@ -47,13 +46,6 @@ class _Topic(NamedTuple):
     record_topic: bytes  # TOPICLEN + TOPIC as a record holds them
     key_prefix: int  # index key hashes continue from this CRC of "topic#"
     listeners: list[ArrivalListener]  # every arrival listener for this topic's records
-
-
-def encode_properties(props: dict[str, str]) -> bytes:
-    """protocol.md 4.3 properties string, UTF-8 (entries with a None value are left out)."""
-    if not props:
-        return b""
-    return _SEP.join([k + _NV + v for k, v in props.items() if v is not None]).encode("utf-8")
 
 
 def illegal(status: PutMessageStatus, remark: str) -> PutResult:
@@ -122,10 +114,7 @@ class PutService:
                 return bad
             kept = self._topic(topic)
         props_dict = msg.properties
-        try:
-            props = _SEP.join(map(_NV.join, props_dict.items())).encode()
-        except TypeError:  # a None value: left out, as Java does
-            props = encode_properties(props_dict)
+        props = encode_properties_bytes(props_dict)  # a None value is left out, as Java does
         if len(props) > MAX_PROPERTIES_BYTES:
             return illegal(
                 PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
@@ -179,16 +168,12 @@ class PutService:
             return bad
         total_body = 0
         props_list: list[bytes] = []
-        join_entry = _NV.join
         for _flag, body, props_dict in batch.entries:
             total_body += len(body)
             delay = props_dict.get(C.PROPERTY_DELAY_TIME_LEVEL)
             if delay and delay != "0":
                 return illegal(PutMessageStatus.MESSAGE_ILLEGAL, "a batch cannot carry delayed messages")
-            try:
-                props = _SEP.join(map(join_entry, props_dict.items())).encode()
-            except TypeError:
-                props = encode_properties(props_dict)
+            props = encode_properties_bytes(props_dict)
             if len(props) > MAX_PROPERTIES_BYTES:
                 return illegal(
                     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,

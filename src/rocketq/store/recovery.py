@@ -24,7 +24,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from rocketq.remoting.protocol.message_codec import FIXED_SIZE_V4, MESSAGE_MAGIC_CODE
+from rocketq.common.record.check import RecordCheck, check_record
+from rocketq.common.record.layout import (
+    FIXED_SIZE_V4,
+    LONG,
+    MESSAGE_MAGIC_BYTES,
+    MESSAGE_MAGIC_CODE,
+    PHYSICALOFFSET_POS,
+)
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.consume_queue import ConsumeQueue
@@ -33,11 +40,9 @@ from rocketq.store.dispatch import Dispatcher
 from rocketq.store.errors import StoreCorruptError
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFile
-from rocketq.store.record import RecordCheck, check_record
 
 log = logging.getLogger("rocketq.store")
 
-_MAGIC_BYTES = MESSAGE_MAGIC_CODE.to_bytes(4, "big", signed=True)
 _RESYNC_CANDIDATES = 10_000
 TAIL_UNITS_CHECKED = 16  # the last units of each queue checked against the commit log at open
 _NOWHERE = 1 << 62
@@ -223,7 +228,8 @@ def _scan(
 
 
 def _phys_offset_at(mapped: MappedFile, pos: int) -> int:
-    return int.from_bytes(mapped.mm[pos + 28 : pos + 36], "big", signed=True)
+    (phys,) = LONG.unpack_from(mapped.mm, pos + PHYSICALOFFSET_POS)
+    return int(phys)
 
 
 def _valid_data_after(files: list[MappedFile], at_file: int, end: int) -> bool:
@@ -233,7 +239,7 @@ def _valid_data_after(files: list[MappedFile], at_file: int, end: int) -> bool:
             return True
     mapped = files[at_file]
     start = end - mapped.file_from_offset
-    hit = mapped.mm.find(_MAGIC_BYTES, start + 5)
+    hit = mapped.mm.find(MESSAGE_MAGIC_BYTES, start + 5)
     tries = 0
     while hit >= 0 and tries < _RESYNC_CANDIDATES:
         tries += 1
@@ -244,7 +250,7 @@ def _valid_data_after(files: list[MappedFile], at_file: int, end: int) -> bool:
             and _phys_offset_at(mapped, candidate) == mapped.file_from_offset + candidate
         ):
             return True
-        hit = mapped.mm.find(_MAGIC_BYTES, hit + 1)
+        hit = mapped.mm.find(MESSAGE_MAGIC_BYTES, hit + 1)
     return False
 
 

@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocketq.common import constants as C
+from rocketq.common import fastjson
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
+from rocketq.common.record.codec import decode_record
+from rocketq.common.record.layout import RecordDecodeError
 from rocketq.common.service import spawn, wait_event
-from rocketq.remoting.protocol.bodies import fastjson
-from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.delay import DelayLevels
 from rocketq.store.message import BrokerMessage

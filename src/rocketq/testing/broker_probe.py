@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 from rocketq.common.constants import PullSysFlag
 from rocketq.common.message import MessageExt, encode_properties
+from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.admin import CreateTopicRequestHeader
 from rocketq.remoting.protocol.headers.offset import GetMaxOffsetRequestHeader
 from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
 from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
-from rocketq.remoting.protocol.message_codec import decode_records
 from rocketq.testing.wire import DEFAULT_TIMEOUT_S, RawConnection
 
 _probe_ids = itertools.count(1)

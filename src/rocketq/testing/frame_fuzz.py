@@ -24,11 +24,11 @@ from collections import Counter
 from typing import Any, NamedTuple
 
 from rocketq.common.message import Message, encode_properties
+from rocketq.common.record.codec import encode_batch
 from rocketq.remoting.protocol.codes import LanguageCode, RequestCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.frame import MAX_FRAME_LENGTH, encode_frame
 from rocketq.remoting.protocol.headers import admin, client, offset, pull, query, retry, send, transaction
-from rocketq.remoting.protocol.message_codec import encode_batch
 
 EXCLUDED_CODES = frozenset(
     {RequestCode.UPDATE_BROKER_CONFIG, RequestCode.WIPE_WRITE_PERM_OF_BROKER, RequestCode.ADD_WRITE_PERM_OF_BROKER}

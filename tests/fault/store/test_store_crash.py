@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.remoting.protocol.message_codec import decode_record
+from rocketq.common.record.check import RecordCheck, check_record
+from rocketq.common.record.codec import decode_record
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.message_store import MessageStore
-from rocketq.store.record import RecordCheck, check_record
 from rocketq.store.status import GetMessageStatus
 
 WRITER = Path(__file__).with_name("crash_writer.py")

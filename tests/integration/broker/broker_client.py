@@ -9,6 +9,7 @@ from typing import Any, Self
 
 from rocketq.common.constants import PullSysFlag
 from rocketq.common.message import Message, MessageExt, encode_properties
+from rocketq.common.record.codec import decode_records, encode_batch
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.admin import CreateTopicRequestHeader
@@ -20,7 +21,6 @@ from rocketq.remoting.protocol.headers.offset import (
 )
 from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
 from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
-from rocketq.remoting.protocol.message_codec import decode_records, encode_batch
 from rocketq.remoting.transport import RemotingClient
 
 TIMEOUT_MS = 5000

@@ -8,9 +8,10 @@ from broker_client import SMALL_STORE, BrokerTestClient
 
 from rocketq.common.message import Message
 from rocketq.common.msg_id import parse_offset_msg_id
+from rocketq.common.record.codec import decode_records, iter_record_spans
+from rocketq.common.record.layout import body_crc
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.headers.query import QueryMessageRequestHeader, ViewMessageRequestHeader
-from rocketq.remoting.protocol.message_codec import body_crc, decode_records, iter_record_spans
 from rocketq.testing.fixtures import ClusterFactory
 
 TOPIC = "Orders"

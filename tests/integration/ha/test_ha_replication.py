@@ -20,10 +20,10 @@ from rocketq.client import Admin, ConsumeResult, Message, Producer, PushConsumer
 from rocketq.client.config import ConsumeFromWhere
 from rocketq.client.model import SendStatus
 from rocketq.common.message import MessageExt
+from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.headers.query import QueryMessageRequestHeader
-from rocketq.remoting.protocol.message_codec import decode_records
 from rocketq.testing.broker_probe import BrokerProbe
 from rocketq.testing.cluster import BrokerProcess, LocalCluster
 from rocketq.testing.failover import FAST_REGISTRATION, wait_route

@@ -5,11 +5,11 @@ from broker_fakes import FakeConnection, FakeStore, make_context
 
 from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.common.message import Message, encode_properties
+from rocketq.common.record.codec import encode_batch
 from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
-from rocketq.remoting.protocol.message_codec import encode_batch
 from rocketq.store.status import PutMessageStatus
 
 PROPS = {"UNIQ_KEY": "ABC", "WAIT": "true", "TAGS": "TagA", "KEYS": "k1 k2"}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rocketq.client.remote_requests import ClientRemotingProcessor
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.record.codec import encode_record
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ResetOffsetBody
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.message_codec import encode_record
 
 MQ = MessageQueue("T", "broker-a", 1)
 

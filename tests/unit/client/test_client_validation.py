@@ -74,7 +74,7 @@ def test_properties_string_limit() -> None:
 def test_the_fast_properties_encoding_equals_encode_properties(props: dict) -> None:
     from rocketq.client.producer.validation import properties_string
     from rocketq.common.message import encode_properties
-    from rocketq.remoting.protocol.message_codec import decode_batch, encode_batch
+    from rocketq.common.record.codec import decode_batch, encode_batch
 
     if len(encode_properties(props).encode()) <= 32767:
         assert properties_string(props) == encode_properties(props)
@@ -119,7 +119,7 @@ def test_decode_properties_keeps_javas_rules(text: str) -> None:
 
 
 def test_record_hosts_are_texts_of_their_bytes() -> None:
-    from rocketq.remoting.protocol.message_codec import unpack_host
+    from rocketq.common.record.layout import unpack_host
 
     assert unpack_host(b"\x7f\x00\x00\x01") == "127.0.0.1" == unpack_host(b"\x7f\x00\x00\x01")
     assert unpack_host(bytes(15) + b"\x01") == "::1"

@@ -13,8 +13,8 @@ from rocketq.broker.filter import (
     record_properties,
 )
 from rocketq.common.message import MessageExt
+from rocketq.common.record.codec import encode_record
 from rocketq.common.tags import parse_tag_expression, tags_code
-from rocketq.remoting.protocol.message_codec import encode_record
 from rocketq.store.message_store import MessageFilter
 
 

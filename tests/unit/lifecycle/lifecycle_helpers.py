@@ -12,7 +12,7 @@ from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.common.message import MessageExt
-from rocketq.remoting.protocol.message_codec import decode_records
+from rocketq.common.record.codec import decode_records
 from rocketq.store.delay import DelayLevels
 from rocketq.store.message import BrokerMessage
 from rocketq.store.message_store import MessageStore

@@ -20,6 +20,7 @@ from rocketq.broker.topic_config import RW
 from rocketq.common import constants as C
 from rocketq.common.clock import ManualClock
 from rocketq.common.message import MessageExt
+from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.bodies.register import TopicConfig
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -34,7 +35,6 @@ from rocketq.remoting.protocol.headers.pop import (
     offset_info_key,
     parse_start_offset_info,
 )
-from rocketq.remoting.protocol.message_codec import decode_records
 from rocketq.store.message_store import MessageStore
 
 GROUP, TOPIC = "sg", "T"

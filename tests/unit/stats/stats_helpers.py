@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from rocketq.common.message import MessageExt
-from rocketq.remoting.protocol.message_codec import decode_records
+from rocketq.common.record.codec import decode_records
 from rocketq.store.message_store import MessageStore
 
 T0 = 1_700_000_000_000  # the ManualClock's start (epoch ms)

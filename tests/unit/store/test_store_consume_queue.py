@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rocketq.common.clock import ManualClock
+from rocketq.common.record.check import RecordCheck, check_record
 from rocketq.store.consume_queue import ConsumeQueue, decode_unit, encode_unit, find_written_end
-from rocketq.store.record import RecordCheck, check_record
 
 if TYPE_CHECKING:
     from conftest import MessageFactory, StoreFactory

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from rocketq.remoting.protocol.message_codec import body_crc, decode_record
+from rocketq.common.record.codec import decode_record
+from rocketq.common.record.layout import body_crc
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.recovery import TAIL_UNITS_CHECKED
 

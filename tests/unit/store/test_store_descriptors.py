@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from rocketq.remoting.protocol.message_codec import decode_record
+from rocketq.common.record.codec import decode_record
 from rocketq.store.status import PutMessageStatus
 
 if TYPE_CHECKING:

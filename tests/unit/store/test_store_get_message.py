@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from rocketq.remoting.protocol.message_codec import decode_record
+from rocketq.common.record.codec import decode_record
 from rocketq.store.status import GetMessageStatus as S
 
 if TYPE_CHECKING:

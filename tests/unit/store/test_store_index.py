@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocketq.common.clock import ManualClock
-from rocketq.remoting.protocol.message_codec import decode_record
+from rocketq.common.record.codec import decode_record
 from rocketq.store.index_file import (
     INDEX_HEADER_SIZE,
     IndexFile,

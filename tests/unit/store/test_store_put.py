@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from rocketq.common import constants as C
 from rocketq.common.clock import ManualClock
 from rocketq.common.msg_id import parse_offset_msg_id
-from rocketq.remoting.protocol.message_codec import BLANK_MAGIC_CODE, decode_record, decode_records
+from rocketq.common.record.codec import decode_record, decode_records
+from rocketq.common.record.layout import BLANK_MAGIC_CODE
 from rocketq.store.delay import DelayLevels, redirect_to_schedule
 from rocketq.store.message import BrokerMessageBatch
 from rocketq.store.status import GetMessageStatus, PutMessageStatus

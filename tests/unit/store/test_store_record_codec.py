@@ -1,4 +1,4 @@
-"""Record and batch codec (remoting/protocol/message_codec.py): round trips and malformed input."""
+"""Record and batch codec (rocketq.common.record): round trips and malformed input."""
 
 from __future__ import annotations
 
@@ -10,17 +10,19 @@ from hypothesis import strategies as st
 
 from rocketq.common.constants import MessageSysFlag
 from rocketq.common.message import Message, MessageExt
-from rocketq.remoting.protocol.message_codec import (
-    BORNHOST_V6_FLAG,
-    STOREHOST_V6_FLAG,
-    RecordDecodeError,
-    body_crc,
+from rocketq.common.record.codec import (
     decode_batch,
     decode_record,
     decode_records,
     encode_batch,
     encode_record,
     iter_record_spans,
+)
+from rocketq.common.record.layout import (
+    BORNHOST_V6_FLAG,
+    STOREHOST_V6_FLAG,
+    RecordDecodeError,
+    body_crc,
     record_size,
 )
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from rocketq.remoting.protocol.message_codec import decode_record, decode_records
+from rocketq.common.record.codec import decode_record, decode_records
 from rocketq.store.errors import StoreCorruptError, StoreLockedError
 from rocketq.store.status import GetMessageStatus, PutMessageStatus
 

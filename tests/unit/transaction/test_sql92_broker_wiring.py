@@ -16,6 +16,7 @@ from rocketq.broker.processors.client_manage import ClientManageProcessor
 from rocketq.broker.processors.pull import PullMessageProcessor
 from rocketq.common.clock import ManualClock
 from rocketq.common.constants import PullSysFlag
+from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.bodies.heartbeat import (
     CheckClientRequestBody,
     ConsumerData,
@@ -27,7 +28,6 @@ from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.client import UnregisterClientRequestHeader
 from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
-from rocketq.remoting.protocol.message_codec import decode_records
 from rocketq.store.message import BrokerMessage
 from rocketq.store.message_store import MessageStore
 

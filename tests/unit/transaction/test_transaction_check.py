@@ -11,9 +11,9 @@ from rocketq.broker.transaction.bridge import TRANS_GROUP
 from rocketq.common import constants as C
 from rocketq.common.clock import ManualClock
 from rocketq.common.msg_id import parse_offset_msg_id
+from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.headers.transaction import CheckTransactionStateRequestHeader
-from rocketq.remoting.protocol.message_codec import decode_records
 
 HALF, OP, REAL = C.RMQ_SYS_TRANS_HALF_TOPIC, C.RMQ_SYS_TRANS_OP_HALF_TOPIC, "TopicTx"
 TIMEOUT_MS = 6_000

@@ -14,10 +14,10 @@ from rocketq.common.clock import ManualClock
 from rocketq.common.constants import MessageSysFlag
 from rocketq.common.message import Message, encode_properties
 from rocketq.common.msg_id import parse_offset_msg_id
+from rocketq.common.record.codec import encode_batch
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
-from rocketq.remoting.protocol.message_codec import encode_batch
 
 HALF, OP, REAL = C.RMQ_SYS_TRANS_HALF_TOPIC, C.RMQ_SYS_TRANS_OP_HALF_TOPIC, "TopicTx"
 

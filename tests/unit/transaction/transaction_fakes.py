@@ -22,11 +22,11 @@ from rocketq.common.clock import ManualClock
 from rocketq.common.constants import MessageSysFlag
 from rocketq.common.message import MessageExt, encode_properties
 from rocketq.common.msg_id import parse_offset_msg_id
+from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import LanguageCode, RemotingCommand
 from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
 from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestHeader
-from rocketq.remoting.protocol.message_codec import decode_records
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.delay import DelayLevels
 from rocketq.store.message_store import MessageStore

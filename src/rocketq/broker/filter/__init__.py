@@ -61,13 +61,14 @@ from rocketq.broker.filter.message_filter import (
     build_tag_filter,
     is_tag_type,
 )
-from rocketq.broker.filter.properties import PropertySelector, record_properties
+from rocketq.broker.filter.properties import PropertySelector
 from rocketq.broker.filter.registry import (
     ConsumerFilterData,
     ConsumerFilterManager,
     compile_filter_expression,
 )
 from rocketq.broker.filter.sql92 import CompiledExpression, compile_sql92
+from rocketq.common.record.codec import record_properties
 
 __all__ = [
     "EXPRESSION_TYPE_SQL92",

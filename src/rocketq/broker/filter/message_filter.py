@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from rocketq.broker.filter.properties import PropertySelector, record_properties, record_properties_text
+from rocketq.broker.filter.properties import PropertySelector
 from rocketq.broker.filter.sql92 import CompiledExpression
 from rocketq.common import constants as C
+from rocketq.common.record.codec import record_properties, record_properties_text
 from rocketq.common.tags import SUB_ALL
 
 if TYPE_CHECKING:

@@ -47,6 +47,8 @@ from rocketq.broker.topic_config import RW
 from rocketq.common import constants as C
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt
+from rocketq.common.record.codec import decode_record
+from rocketq.common.record.layout import RecordDecodeError
 from rocketq.common.service import spawn, wait_event
 from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.headers.pop import (
@@ -55,7 +57,6 @@ from rocketq.remoting.protocol.headers.pop import (
     offset_info_entry,
     pop_retry_topic_v1,
 )
-from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.message import BrokerMessage
 from rocketq.store.message_store import MessageFilter
 from rocketq.store.status import GetMessageStatus

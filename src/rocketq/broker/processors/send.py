@@ -46,6 +46,8 @@ from rocketq.broker.transaction.half import prepare_half_message
 from rocketq.common import constants as C
 from rocketq.common.constants import MessageSysFlag, PermName
 from rocketq.common.message import decode_properties
+from rocketq.common.record.codec import decode_batch
+from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
 from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
@@ -56,7 +58,6 @@ from rocketq.remoting.protocol.headers.send import (
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
 )
-from rocketq.remoting.protocol.message_codec import decode_batch
 from rocketq.store.delay import redirect_to_schedule
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import PutMessageStatus, PutResult
@@ -65,7 +66,6 @@ from rocketq.store.timer import TimerMessageIllegal, drop_timer_request, is_time
 log = logging.getLogger("rocketq.broker.send")
 
 DLQ_NUMS_PER_GROUP = 1
-MAX_PROPERTIES_LENGTH = 32767
 V3_4_9 = 121  # MQVersion ordinal from which the header's maxReconsumeTimes is honoured
 
 _STORED_CODES = {
@@ -207,10 +207,10 @@ class SendMessageProcessor(Processor):
                 ResponseCode.MESSAGE_ILLEGAL,
                 f"the message body is {len(request.body)} bytes, more than maxMessageSize {self.ctx.max_message_size}",
             )
-        if header.properties is not None and len(header.properties) > MAX_PROPERTIES_LENGTH:
+        if header.properties is not None and len(header.properties) > MAX_PROPERTIES_BYTES:
             raise RequestError(
                 ResponseCode.MESSAGE_ILLEGAL,
-                f"the message properties are {len(header.properties)} characters, more than {MAX_PROPERTIES_LENGTH}",
+                f"the message properties are {len(header.properties)} characters, more than {MAX_PROPERTIES_BYTES}",
             )
         return config
 

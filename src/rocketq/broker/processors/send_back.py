@@ -23,10 +23,11 @@ from rocketq.broker.topic_config import RW, build_topic_sys_flag
 from rocketq.common import constants as C
 from rocketq.common.constants import PermName
 from rocketq.common.message import MessageExt
+from rocketq.common.record.codec import decode_record
+from rocketq.common.record.layout import RecordDecodeError
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.retry import ConsumerSendMsgBackRequestHeader
-from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.delay import redirect_to_schedule
 from rocketq.store.reput import reput_message
 from rocketq.store.status import PutMessageStatus

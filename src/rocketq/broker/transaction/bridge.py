@@ -14,7 +14,6 @@ an outcome reported for any copy settles all of them (see service.py).
 from __future__ import annotations
 
 import logging
-import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,13 +23,9 @@ from rocketq.common import constants as C
 from rocketq.common.constants import MessageSysFlag
 from rocketq.common.message import MessageExt
 from rocketq.common.msg_id import UniqueIdGenerator
+from rocketq.common.record.codec import decode_record, record_body
+from rocketq.common.record.layout import RecordDecodeError
 from rocketq.common.tags import java_hash_code
-from rocketq.remoting.protocol.message_codec import (
-    RECORD_HEADER,
-    SYSFLAG_POS,
-    RecordDecodeError,
-    decode_record,
-)
 from rocketq.store.message import BrokerMessage
 from rocketq.store.status import GetResult, PutResult
 
@@ -58,17 +53,7 @@ def parse_long(text: str | None, default: int = -1) -> int:
         return default
 
 
-_INT = struct.Struct(">i")
-# Header size by the two host-width bits of the sys flag (BORNHOST_V6 0x10, STOREHOST_V6 0x20).
-_HEADER_SIZES = tuple(RECORD_HEADER[(bool(i & 1), bool(i & 2))].size for i in range(4))
-
-
-def op_body(record: bytes) -> bytes:
-    """The body of a stored record without decoding the rest (BODYLEN ends the fixed header)."""
-    (sys_flag,) = _INT.unpack_from(record, SYSFLAG_POS)
-    size = _HEADER_SIZES[(sys_flag >> 4) & 3]
-    (body_len,) = _INT.unpack_from(record, size - 4)
-    return bytes(record[size : size + body_len])
+op_body = record_body  # the body of an op record: the half message's queue offset as text
 
 
 def tags_code_of(properties: dict[str, str]) -> int:

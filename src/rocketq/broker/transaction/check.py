@@ -31,11 +31,11 @@ from rocketq.broker.transaction.service import TransactionalMessageService
 from rocketq.common import constants as C
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt
+from rocketq.common.record.codec import encode_record
 from rocketq.common.service import PeriodicService
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.transaction import CheckTransactionStateRequestHeader
-from rocketq.remoting.protocol.message_codec import encode_record
 from rocketq.store.status import GetMessageStatus
 
 log = logging.getLogger("rocketq.broker.transaction")

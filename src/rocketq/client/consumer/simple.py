@@ -27,6 +27,7 @@ from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import MessageSelector
 from rocketq.common import constants as C
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.record.lazy import decode_records_lazy
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, ConsumeType, SubscriptionData
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
@@ -42,7 +43,6 @@ from rocketq.remoting.protocol.headers.pop import (
     offset_info_key,
     parse_start_offset_info,
 )
-from rocketq.remoting.protocol.message_codec import decode_records
 
 log = logging.getLogger("rocketq.client.simple")
 
@@ -144,7 +144,7 @@ class SimpleConsumer:
             return []
         rh = PopMessageResponseHeader.from_ext_fields(resp.ext_fields)
         starts = parse_start_offset_info(rh.start_offset_info)
-        msgs = decode_records(resp.body)
+        msgs = decode_records_lazy(resp.body)
         for msg in msgs:
             start = starts.get(offset_info_key(msg.topic, msg.queue_id), msg.queue_offset)
             extra = build_extra_info(start, rh.pop_time, rh.invisible_time, rh.revive_qid, msg.topic, broker, msg.queue_id)

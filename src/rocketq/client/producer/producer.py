@@ -33,10 +33,10 @@ from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.errors import RetryClass
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
+from rocketq.common.record.codec import encode_batch
 from rocketq.common.service import spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingConnectError, RemotingError
 from rocketq.remoting.protocol.header_json import EncodedExt
-from rocketq.remoting.protocol.message_codec import encode_batch
 
 log = logging.getLogger("rocketq.client.producer")
 

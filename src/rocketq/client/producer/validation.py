@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 from rocketq.client.errors import MessageIllegalError
 from rocketq.common import constants as C
-from rocketq.common.message import Message, encode_properties
+from rocketq.common.message import Message
+from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
+from rocketq.common.record.properties import encode_properties
 
-MAX_PROPERTIES_BYTES = 32767
 _WAIT = C.PROPERTY_WAIT_STORE_MSG_OK
 _DELAY_PROPERTIES = frozenset({C.PROPERTY_DELAY_TIME_LEVEL, C.PROPERTY_TIMER_DELIVER_MS, C.PROPERTY_START_DELIVER_TIME})
 _FORBIDDEN_CHARS = (C.NAME_VALUE_SEPARATOR, C.PROPERTY_SEPARATOR)
-_NV, _SEP = C.NAME_VALUE_SEPARATOR, C.PROPERTY_SEPARATOR
 
 
 _VALID_TOPICS: set[str] = set()  # names already checked (a producer sends to few topics, many times)
@@ -85,10 +85,7 @@ def check_batch(msgs: Sequence[Message], max_body_bytes: int) -> str:
 
 
 def properties_string(props: dict[str, str]) -> str:
-    try:  # encode_properties for the common case (every value a str), at C speed
-        text = _SEP.join(map(_NV.join, props.items()))
-    except TypeError:  # a None (left out) or non-str value
-        text = encode_properties(props)
+    text = encode_properties(props)
     # A character takes at most 3 UTF-8 bytes here (U+FFFF and below; 4 for a surrogate pair of 2 chars).
     if len(text) * 3 > MAX_PROPERTIES_BYTES and len(text.encode("utf-8")) > MAX_PROPERTIES_BYTES:
         raise MessageIllegalError(f"the properties are longer than {MAX_PROPERTIES_BYTES} bytes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rocketq.common.errors import BodyDecodeError as BodyDecodeError  # it moved with fastjson
 from rocketq.common.errors import RetryClass, RocketQError
 
 
@@ -37,7 +38,3 @@ class BadHeaderValueError(RocketQError):
         self.field = field
 
 
-class BodyDecodeError(RocketQError, ValueError):
-    """A JSON body does not parse (bad syntax, bad UTF-8, trailing content) or lacks its shape."""
-
-    retry = RetryClass.NEVER

@@ -3,7 +3,7 @@
 Port of what a 4.9.8 slave does with HA data: CommitLog.appendData at the offset the master names,
 then ReputMessageService builds the consume queues and the index from the records read back and tells
 the long-polling listeners (a slave has no put path). Records are checked and parsed by
-rocketq.store.record (no CRC, as Java's reput) and dispatched by Dispatcher.redispatch; a record split
+rocketq.common.record.check (no CRC, as Java's reput) and dispatched by Dispatcher.redispatch; a record split
 between two frames waits for the rest. `dispatch_end` on the commit log tells the flush how far the
 queues are complete, so a checkpoint never vouches for a record not dispatched yet.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 
+from rocketq.common.record.check import RecordCheck, check_record, is_consumable
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.dispatch import Dispatcher
-from rocketq.store.record import RecordCheck, check_record, is_consumable
 
 log = logging.getLogger("rocketq.store.ha")
 

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
+from rocketq.common.record.codec import decode_record
+from rocketq.common.record.layout import RecordDecodeError
 from rocketq.common.service import spawn, wait_event
-from rocketq.remoting.protocol.message_codec import RecordDecodeError, decode_record
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.message import BrokerMessage
 from rocketq.store.reput import real_destination, reput_message

@@ -1,4 +1,4 @@
-"""Checking and parsing stored records in place: what recovery and re-dispatch read from the commit log.
+"""Checking and parsing stored records in place: what recovery, dispatch and replication read from the commit log.
 
 Port of CommitLog.checkMessageAndReturnSize (4.9.8). A record is valid when its MAGICCODE is the
 message magic, its fields walk to exactly TOTALSIZE bytes, and (when asked) BODYCRC matches the body.
@@ -14,23 +14,22 @@ import zlib
 from typing import Any, NamedTuple
 
 from rocketq.common import constants as C
-from rocketq.common.message import decode_properties
-from rocketq.remoting.protocol.message_codec import (
+from rocketq.common.record.layout import (
     BLANK_MAGIC_CODE,
-    BORNHOST_V6_FLAG,
+    CRC_MASK,
     FIXED_SIZE_V4,
+    INT,
+    LAYOUTS,
+    MAX_TOPIC_BYTES,
     MESSAGE_MAGIC_CODE,
-    RECORD_HEADER,
-    STOREHOST_V6_FLAG,
+    SHORT,
+    SYSFLAG_POS,
+    UNIT_RECORD_HEAD,
+    V6_SHIFT,
 )
+from rocketq.common.record.properties import decode_properties
 
 _SIZE_MAGIC = struct.Struct(">ii")
-_SHORT = struct.Struct(">h")
-BLANK_RECORD = struct.Struct(">ii")  # TOTALSIZE = the rest of the file, BLANK_MAGIC_CODE
-END_FILE_MIN_BLANK_LENGTH = 8
-# What a consume-queue unit vouches for, read from the head of the record it points at:
-# TOTALSIZE, MAGICCODE, QUEUEID, QUEUEOFFSET, PHYSICALOFFSET (BODYCRC and FLAG skipped).
-UNIT_RECORD_HEAD = struct.Struct(">ii4xi4xqq")
 
 
 class RecordCheck(enum.Enum):
@@ -86,8 +85,8 @@ def check_record(
 
 
 def _walk(buf: Any, pos: int, total: int, check_crc: bool, parse: bool) -> CheckResult:
-    (sys_flag,) = struct.unpack_from(">i", buf, pos + 36)
-    layout = RECORD_HEADER[(bool(sys_flag & BORNHOST_V6_FLAG), bool(sys_flag & STOREHOST_V6_FLAG))]
+    (sys_flag,) = INT.unpack_from(buf, pos + SYSFLAG_POS)
+    layout = LAYOUTS[(sys_flag >> V6_SHIFT) & 3]
     fields = layout.unpack_from(buf, pos)
     crc, queue_id, queue_offset, phys_offset, store_ts, body_len = (
         fields[2],
@@ -101,16 +100,16 @@ def _walk(buf: Any, pos: int, total: int, check_crc: bool, parse: bool) -> Check
     end = pos + total
     if body_len < 0 or p + body_len + 3 > end:
         return CheckResult(RecordCheck.CORRUPT, problem=f"body length {body_len} overruns the record")
-    if check_crc and zlib.crc32(buf[p : p + body_len]) & 0x7FFFFFFF != crc:
+    if check_crc and zlib.crc32(buf[p : p + body_len]) & CRC_MASK != crc:
         return CheckResult(RecordCheck.CORRUPT, problem="body CRC mismatch")
     p += body_len
     topic_len = buf[p]
     p += 1
-    if topic_len > 127 or p + topic_len + 2 > end:
+    if topic_len > MAX_TOPIC_BYTES or p + topic_len + 2 > end:
         return CheckResult(RecordCheck.CORRUPT, problem=f"topic length {topic_len} overruns the record")
     topic_at = p
     p += topic_len
-    (props_len,) = _SHORT.unpack_from(buf, p)
+    (props_len,) = SHORT.unpack_from(buf, p)
     p += 2
     if props_len < 0 or p + props_len != end:
         return CheckResult(RecordCheck.CORRUPT, problem=f"TOTALSIZE {total} does not match the fields")
@@ -141,15 +140,7 @@ def unit_record_problem(record: Any, phys: int, size: int, queue_id: int, queue_
     return ""
 
 
-def store_timestamp_of(buf: Any, pos: int) -> int:
-    """STORETIMESTAMP of the record at `pos` (its position depends on the born host's width)."""
-    (sys_flag,) = struct.unpack_from(">i", buf, pos + 36)
-    at = pos + 48 + (20 if sys_flag & BORNHOST_V6_FLAG else 8)
-    (ts,) = struct.unpack_from(">q", buf, at)
-    return int(ts)
-
-
 def is_consumable(sys_flag: int) -> bool:
-    """PREPARED and ROLLBACK records get no consume-queue entry (protocol.md 6.5)."""
+    """PREPARED and ROLLBACK records get no consume-queue entry (Java CommitLog dispatch)."""
     tran = sys_flag & 0xC
     return tran in (C.MessageSysFlag.TRANSACTION_NOT_TYPE, C.MessageSysFlag.TRANSACTION_COMMIT_TYPE)
