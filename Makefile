@@ -6,9 +6,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test lint unit integration fault soak bench venv clean spark-venv
+.PHONY: run test lint unit unit-pure integration fault soak bench venv clean spark-venv
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py src/rocketq/common/record/_crecord.pyx
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
 	@$(PY) -m pip install -q -e '.[dev]'
@@ -45,9 +45,14 @@ lint: $(STAMP)
 
 test: $(SPARK_STAMP) $(JS_STAMP) lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory unit-pure
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit tests/compat $(PYTEST_ARGS)
+
+# The unit tests again on the pure-Python record codec (the compiled accelerators switched off).
+unit-pure: $(STAMP)
+	ROCKETQ_NO_EXTENSIONS=1 $(PY) -m pytest tests/unit -q $(PYTEST_ARGS)
 
 integration: $(STAMP)
 	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
@@ -63,4 +68,5 @@ bench: $(STAMP)
 	$(PY) bench/store.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache run-data
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache run-data build
+	rm -f src/rocketq/common/record/_crecord.c src/rocketq/common/record/_crecord.*.so

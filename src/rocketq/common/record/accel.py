@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
+API_VERSION = 3  # _crecord.pyx's, raised when its functions change
 NO_EXTENSIONS = os.environ.get("ROCKETQ_NO_EXTENSIONS", "") not in ("", "0")
 
 
@@ -20,6 +21,8 @@ def _load() -> ModuleType | None:
     try:
         from rocketq.common.record import _crecord  # type: ignore[attr-defined]
     except ImportError:
+        return None
+    if getattr(_crecord, "API_VERSION", None) != API_VERSION:  # built from an older _crecord.pyx
         return None
     return _crecord  # type: ignore[no-any-return]
 

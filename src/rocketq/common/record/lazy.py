@@ -15,6 +15,7 @@ fields are all read (or the message is dropped).
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -94,37 +95,52 @@ def _scan(buf: Any, pos: int) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
+# What a view's lazy slots hold until their field is first read.
+UNSET: Any = type("Unset", (), {"__slots__": (), "__repr__": lambda self: "<not decoded yet>"})()
+
+
 class _DecodedOnFirstRead:
-    """A field of LazyMessageExt: kept in the parent's slot once decoded (or assigned), decoded from
-    the record by `decode` on the first read before that."""
+    """A field of LazyMessageExt: the parent's slot holds UNSET until the field is first read, when
+    `decode` decodes it from the record; then (or once assigned) the slot holds the value."""
 
-    __slots__ = ("decode", "slot")
+    __slots__ = ("decode", "get", "set")
 
-    def __init__(self, slot: Any, decode: Callable[[LazyMessageExt], Any]) -> None:
-        self.slot = slot
+    def __init__(self, slot: Any, decode: Callable[[Any], Any]) -> None:
+        self.get = slot.__get__
+        self.set = slot.__set__
         self.decode = decode
 
-    def __get__(self, msg: LazyMessageExt | None, owner: type | None = None) -> Any:
+    def __get__(self, msg: Any, owner: type | None = None) -> Any:
         if msg is None:
             return self
-        try:
-            return self.slot.__get__(msg)
-        except AttributeError:
+        value = self.get(msg)
+        if value is UNSET:
             value = self.decode(msg)
-            self.slot.__set__(msg, value)
-            return value
+            self.set(msg, value)
+        return value
 
-    def __set__(self, msg: LazyMessageExt, value: Any) -> None:
-        self.slot.__set__(msg, value)
+    def __set__(self, msg: Any, value: Any) -> None:
+        self.set(msg, value)
+
+
+def _field(slot: Any, decode: Callable[[Any], Any], compiled_decode: str = "") -> Any:
+    if compiled is not None:
+        return compiled.DecodedOnFirstRead(slot, getattr(compiled, compiled_decode, decode), UNSET)
+    return _DecodedOnFirstRead(slot, decode)
+
+# A view's _raw: where its lazy fields lie. (body, record start, body start, body length,
+# properties start, properties length, born ip bytes, born port, store ip bytes, store port)
+_BUF, _POS, _BODY_AT, _BODY_LEN, _PROPS_AT, _PROPS_LEN, _BORN_IP, _BORN_PORT, _STORE_IP, _STORE_PORT = range(10)
 
 
 def _where(msg: LazyMessageExt) -> str:
-    return f"record at commit-log offset {msg.commit_log_offset} (byte {msg._pos} of its body)"
+    return f"record at commit-log offset {msg.commit_log_offset} (byte {msg._raw[_POS]} of its body)"
 
 
 def _decode_body(msg: LazyMessageExt) -> bytes:
-    at = msg._body_at
-    body = bytes(msg._buf[at : at + msg._body_len])
+    raw = msg._raw
+    at = raw[_BODY_AT]
+    body = bytes(raw[_BUF][at : at + raw[_BODY_LEN]])
     if msg.sys_flag & COMPRESSED_FLAG and body:
         try:
             body = decompress_body(body, msg.sys_flag)
@@ -134,47 +150,42 @@ def _decode_body(msg: LazyMessageExt) -> bytes:
 
 
 def _decode_properties(msg: LazyMessageExt) -> dict[str, str]:
-    if not msg._props_len:
+    raw = msg._raw
+    size = raw[_PROPS_LEN]
+    if not size:
         return {}
-    at = msg._props_at
+    at = raw[_PROPS_AT]
     try:
-        text = bytes(msg._buf[at : at + msg._props_len]).decode("utf-8")
+        text = bytes(raw[_BUF][at : at + size]).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RecordDecodeError(f"{_where(msg)}: properties are not UTF-8: {exc}") from None
     return decode_properties(text)
 
 
 def _decode_born_host(msg: LazyMessageExt) -> tuple[str, int]:
-    ip, port = msg._born_ip
-    return unpack_host(ip), port
+    return unpack_host(msg._raw[_BORN_IP]), msg._raw[_BORN_PORT]
 
 
 def _decode_store_host(msg: LazyMessageExt) -> tuple[str, int]:
-    return store_host_of(*msg._store_ip)[0]
+    return store_host_of(msg._raw[_STORE_IP], msg._raw[_STORE_PORT])[0]
 
 
 def _decode_offset_msg_id(msg: LazyMessageExt) -> str:
-    return store_host_of(*msg._store_ip)[1] + f"{msg.commit_log_offset & 0xFFFFFFFFFFFFFFFF:016X}"
+    prefix = store_host_of(msg._raw[_STORE_IP], msg._raw[_STORE_PORT])[1]
+    return prefix + f"{msg.commit_log_offset & 0xFFFFFFFFFFFFFFFF:016X}"
 
 
 class LazyMessageExt(MessageExt):
     """A MessageExt whose body, properties, hosts and offset msgId are decoded from the record on first read."""
 
-    __slots__ = ("_body_at", "_body_len", "_born_ip", "_buf", "_pos", "_props_at", "_props_len", "_store_ip")
-    _buf: Any  # the pull body the record lies in
-    _pos: int  # where the record starts in it
-    _body_at: int
-    _body_len: int
-    _props_at: int
-    _props_len: int
-    _born_ip: tuple[bytes, int]  # BORNHOST ip bytes and port
-    _store_ip: tuple[bytes, int]  # STOREHOST ip bytes and port
+    __slots__ = ("_raw",)
+    _raw: tuple[Any, ...]  # where the lazy fields lie in the body (see _BUF .. _STORE_PORT)
 
-    body = _DecodedOnFirstRead(Message.__dict__["body"], _decode_body)  # type: ignore[assignment]
-    properties = _DecodedOnFirstRead(Message.__dict__["properties"], _decode_properties)  # type: ignore[assignment]
-    born_host = _DecodedOnFirstRead(MessageExt.__dict__["born_host"], _decode_born_host)  # type: ignore[assignment]
-    store_host = _DecodedOnFirstRead(MessageExt.__dict__["store_host"], _decode_store_host)  # type: ignore[assignment]
-    offset_msg_id = _DecodedOnFirstRead(MessageExt.__dict__["offset_msg_id"], _decode_offset_msg_id)  # type: ignore[assignment]
+    body = _field(Message.__dict__["body"], _decode_body, "lazy_body")
+    properties = _field(Message.__dict__["properties"], _decode_properties, "lazy_properties")
+    born_host = _field(MessageExt.__dict__["born_host"], _decode_born_host)
+    store_host = _field(MessageExt.__dict__["store_host"], _decode_store_host)
+    offset_msg_id = _field(MessageExt.__dict__["offset_msg_id"], _decode_offset_msg_id)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Pickle and copy as the plain MessageExt it stands for (every field decoded), not the body it views.
@@ -182,6 +193,11 @@ class LazyMessageExt(MessageExt):
 
 
 _FIELDS = (*Message.__slots__, *MessageExt.__slots__)
+_unset_body = Message.__dict__["body"].__set__
+_unset_properties = Message.__dict__["properties"].__set__
+_unset_born_host = MessageExt.__dict__["born_host"].__set__
+_unset_store_host = MessageExt.__dict__["store_host"].__set__
+_unset_offset_msg_id = MessageExt.__dict__["offset_msg_id"].__set__
 
 
 def _plain_message(values: dict[str, Any]) -> MessageExt:
@@ -196,13 +212,15 @@ def _new_view(buf: Any, pos: int, f: tuple[Any, ...]) -> LazyMessageExt:
     (
         msg.store_size, msg.body_crc, msg.queue_id, msg.flag, msg.queue_offset, msg.commit_log_offset,
         msg.sys_flag, msg.born_timestamp, born_ip, born_port, msg.store_timestamp, store_ip, store_port,
-        msg.reconsume_times, msg.prepared_transaction_offset, msg._body_at, msg._body_len, msg.topic,
-        msg._props_at, msg._props_len, _,
+        msg.reconsume_times, msg.prepared_transaction_offset, body_at, body_len, msg.topic,
+        props_at, props_len, _,
     ) = f  # fmt: skip
-    msg._born_ip = (born_ip, born_port)
-    msg._store_ip = (store_ip, store_port)
-    msg._buf = buf
-    msg._pos = pos
+    msg._raw = (buf, pos, body_at, body_len, props_at, props_len, born_ip, born_port, store_ip, store_port)
+    _unset_body(msg, UNSET)
+    _unset_properties(msg, UNSET)
+    _unset_born_host(msg, UNSET)
+    _unset_store_host(msg, UNSET)
+    _unset_offset_msg_id(msg, UNSET)
     msg.transaction_id = None
     msg.broker_name = ""
     return msg
@@ -223,5 +241,8 @@ def _decode_records_lazy(body: bytes | bytearray | memoryview) -> list[MessageEx
     return out
 
 
-decode_records_lazy = _decode_records_lazy
 scan_record = compiled.scan_record if compiled is not None else scan_record_py
+decode_records_lazy: Callable[[bytes | bytearray | memoryview], list[MessageExt]] = _decode_records_lazy
+if compiled is not None:
+    compiled.set_fallbacks(_decode_body, _decode_properties)
+    decode_records_lazy = functools.partial(compiled.decode_records_lazy, LazyMessageExt, UNSET)
