@@ -131,3 +131,16 @@ async def test_consumer_connections_and_who_consumes() -> None:
     ctx.consumer_offset_manager.commit_offset("c", "old", "T", 0, 1)
     resp = await proc.process_request(FakeConnection(), RemotingCommand.request(300, QueryTopicConsumeByWhoRequestHeader(topic="T").to_ext_fields()))
     assert resp is not None and GroupList.decode(resp.body).group_list == ["cg", "old"]
+
+
+def test_fast_failure_bounds_the_queues_java_bounds() -> None:
+    """BrokerFastFailure's queues and waits: send 200 ms, pull 5 s, heartbeat 31 s, end-transaction 3 s."""
+
+    def waits(**cfg: object) -> dict[str, float]:
+        registrations, _ = build_registrations(make_context(FakeStore(), **cfg))
+        return {r.executor.name: r.executor.max_wait_ms for r in registrations}
+
+    bounded = {k: v for k, v in waits().items() if v}
+    assert bounded == {"send": 200, "pull": 5000, "heartbeat": 31000, "end-transaction": 3000}
+    assert waits(waitTimeMillsInSendQueue=50)["send"] == 50
+    assert not any(waits(brokerFastFailureEnable=False).values())

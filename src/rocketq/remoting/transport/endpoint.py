@@ -80,6 +80,12 @@ class RemotingEndpoint:
 
     def _register(self, code: int, processor: RequestProcessor, executor: Executor) -> None:
         self.registry.register(code, processor, executor)
+        self._adopt_executor(executor)
+
+    def _adopt_executor(self, executor: Executor) -> None:
+        """Requests this executor drops after waiting too long are answered by our dispatcher."""
+        if executor.on_expired is None:
+            executor.on_expired = self.dispatcher.expire
 
     async def _scan_once(self) -> None:
         self.responses.scan()

@@ -81,7 +81,9 @@ class RemotingServer(RemotingEndpoint):
         self, processor: RequestProcessor, executor: Executor | None = None
     ) -> None:
         """Serve every code without its own processor (the namesrv's DefaultRequestProcessor)."""
-        self.registry.register_default(processor, executor or self.default_executor)
+        executor = executor or self.default_executor
+        self.registry.register_default(processor, executor)
+        self._adopt_executor(executor)
 
     # -- lifecycle -----------------------------------------------------------------------------------
     @property
