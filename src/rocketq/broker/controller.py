@@ -93,6 +93,7 @@ class BrokerController:
                     "listen_port": cfg.listen_port,
                     "bind_address": cfg.bind_address or cfg.broker_ip1,
                     "server_channel_max_idle_time_s": cfg.server_channel_max_idle_time_s,
+                    **cfg.limit_values(),
                 }
             )
         )

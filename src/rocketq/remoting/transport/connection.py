@@ -21,7 +21,17 @@ Strategy:
 - Flow control: above the high-water mark `is_writable` turns false and `drain()` waits; a peer that
   lets more than `max_write_buffer_bytes` pile up is disconnected (the buffer stays bounded).
 - Idle: one timer per connection that re-arms itself for the remaining time instead of being reset
-  on every read/write (a read or write only stores the loop time).
+  on every read/write (a write or a read that completes a frame only stores the loop time; bytes of
+  an incomplete frame are not activity, so a frame trickled in byte by byte cannot keep a peer alive).
+- Limits (rocketq.remoting.transport.limits, docs/limits.md), checked as each request is admitted
+  and as each is answered, not once per read: a request is dispatched only while the connection has
+  fewer than `max_in_flight` requests unanswered and its unsent answers are below the high-water
+  mark; otherwise it waits in the connection's backlog and reading pauses until answers free room
+  (the pull of a peer that never reads its answers stops after a couple of them, instead of
+  buffering every answer of a pipelined batch). Unsent bytes are checked at every answer against
+  `max_write_buffer` and the server-wide output budget; a large frame reserves its length from the
+  server-wide input budget; the server's scan closes a connection whose frame has not completed
+  within `frame_timeout_s` of its first bytes.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from rocketq.remoting.errors import RemotingConnectError, RemotingSendRequestErr
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import FrameError
 from rocketq.remoting.protocol.frame import FrameDecoder, encode_frame, encode_frame_parts
+from rocketq.remoting.transport.limits import RESERVE_ABOVE_BYTES, BufferBudget
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -44,6 +55,11 @@ _ids = itertools.count(1)
 
 # Bodies at least this large are queued as their own buffer instead of being copied into the frame.
 _SEPARATE_BODY_BYTES = 64 * 1024
+
+# Why reading is paused (bits of Connection._paused): a frame waits for input budget; requests wait
+# in the backlog.
+_PAUSE_INPUT = 1
+_PAUSE_BACKLOG = 2
 
 
 class ConnectionOwner(Protocol):
@@ -59,6 +75,8 @@ class ConnectionOwner(Protocol):
 
     def on_idle(self, conn: Connection) -> None: ...
 
+    def on_backlog_ready(self, conn: Connection) -> None: ...
+
     def on_frame_error(self, conn: Connection, exc: FrameError) -> None: ...
 
 
@@ -66,10 +84,13 @@ class ConnectionSettings:
     """The per-connection knobs, shared by every connection of one server or client."""
 
     __slots__ = (
+        "budget",
+        "frame_timeout_s",
         "high_water",
         "idle_s",
         "low_water",
         "max_frame_length",
+        "max_in_flight",
         "max_write_buffer",
         "rcvbuf",
         "sndbuf",
@@ -85,7 +106,13 @@ class ConnectionSettings:
         max_frame_length: int | None = None,
         sndbuf: int = 0,
         rcvbuf: int = 0,
+        max_in_flight: int = 0,
+        frame_timeout_s: float = 0.0,
+        budget: BufferBudget | None = None,
     ) -> None:
+        self.max_in_flight = max_in_flight
+        self.frame_timeout_s = frame_timeout_s
+        self.budget = budget
         self.idle_s = idle_s
         self.high_water = high_water
         self.low_water = min(low_water, high_water)
@@ -107,6 +134,8 @@ class Connection(asyncio.Protocol):
 
     __slots__ = (
         "__weakref__",
+        "_backlog",
+        "_backlog_scheduled",
         "_closed_event",
         "_closing",
         "_corked",
@@ -114,10 +143,16 @@ class Connection(asyncio.Protocol):
         "_drain_waiters",
         "_flush_scheduled",
         "_idle_handle",
+        "_inflight",
         "_last_activity",
+        "_limit_logged",
         "_lost",
         "_out",
+        "_out_bytes",
+        "_partial_since",
+        "_paused",
         "_read_failed",
+        "_reserved",
         "_same_loop",
         "_writable",
         "_wrote_since_read",
@@ -161,6 +196,14 @@ class Connection(asyncio.Protocol):
         self._idle_handle: asyncio.TimerHandle | None = None
         self._read_failed = False
         self._closed_event = asyncio.Event()
+        self._backlog: deque[RemotingCommand] = deque()
+        self._backlog_scheduled = False
+        self._inflight = 0  # requests admitted and not yet answered
+        self._out_bytes = 0  # bytes queued in _out (not yet handed to the transport)
+        self._paused = 0  # _PAUSE_* bits
+        self._reserved = 0  # input budget held for the frame being received
+        self._partial_since = 0.0  # io-loop time the incomplete frame at the buffer's head began
+        self._limit_logged = False
 
     def __repr__(self) -> str:
         state = "closed" if self._lost else ("closing" if self._closing else "active")
@@ -217,12 +260,26 @@ class Connection(asyncio.Protocol):
         if self._read_failed:
             return
         self._wrote_since_read = False
-        self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
+        decoder = self._decoder
         try:
-            cmds = self._decoder.feed(data)
+            cmds = decoder.feed(data)
         except FrameError as exc:
             self._on_frame_error(exc)
             return
+        now = self.io_loop.time()  # type: ignore[union-attr]
+        if cmds:
+            self._last_activity = now
+            if self._reserved:  # the reserved frame was the one at the buffer's head: it is complete
+                self._release_input()
+        if decoder.buffered:
+            if cmds or not self._partial_since:
+                self._partial_since = now
+            if not self._reserved and self.settings.budget is not None:
+                pending = decoder.pending_length
+                if pending > RESERVE_ABOVE_BYTES:
+                    self._reserve_input(pending + 4)
+        else:
+            self._partial_since = 0.0
         if cmds:
             if self._same_loop:
                 self.owner.on_commands(self, cmds)
@@ -247,12 +304,26 @@ class Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._writable = True
-        self._to_owner(self._wake_drain_waiters, None)
+        self._to_owner(self._on_writable)
+
+    def _on_writable(self) -> None:
+        self._wake_drain_waiters(None)
+        budget = self.settings.budget
+        if budget is not None:
+            budget.note_output(self, 0)
+        if self._backlog:
+            self.schedule_backlog()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
         self._closing = True
         self._writable = True
+        self._partial_since = 0.0
+        budget = self.settings.budget
+        if budget is not None:
+            budget.forget_input_waiter(self.id)
+            if self._reserved:
+                self._release_input()
         if self._idle_handle is not None:
             self._idle_handle.cancel()
             self._idle_handle = None
@@ -262,11 +333,171 @@ class Connection(asyncio.Protocol):
         self._to_owner(self._finish_lost, exc)
 
     def _finish_lost(self, exc: BaseException | None) -> None:
+        self._backlog.clear()
+        budget = self.settings.budget
+        if budget is not None:
+            budget.note_output(self, 0)
         self._wake_drain_waiters(RemotingConnectError(f"connection to {self.remote_addr} closed"))
         try:
             self.owner.on_connection_lost(self, exc)
         finally:
             self._closed_event.set()
+
+    # -- limits: requests in flight and the backlog (owner loop) -------------------------------------
+    @property
+    def backlog_size(self) -> int:
+        """Requests read and waiting for room (reading is paused while there are any)."""
+        return len(self._backlog)
+
+    @property
+    def in_flight(self) -> int:
+        return self._inflight
+
+    def admit(self, cmd: RemotingCommand) -> bool:
+        """Count a request as in flight and return True, or keep it in the backlog (False).
+
+        Requests leave in order: once one waits, every later one waits behind it.
+        """
+        if self._backlog or not self._has_room():
+            if self._closing:
+                return False  # closed for a limit: nothing will answer it
+            self._hold(cmd)
+            return False
+        self._inflight += 1
+        return True
+
+    def _has_room(self) -> bool:
+        limit = self.settings.max_in_flight
+        return (
+            (not limit or self._inflight < limit)
+            and self._writable
+            and self._out_bytes < self.settings.high_water
+            and not self._closing
+        )
+
+    def _hold(self, cmd: RemotingCommand) -> None:
+        self._backlog.append(cmd)
+        if not self._paused & _PAUSE_BACKLOG:
+            self._paused |= _PAUSE_BACKLOG
+            self._on_io(self._pause_reading)
+            if not self._limit_logged:
+                self._limit_logged = True
+                log.info(
+                    "paused reading %s: %d requests unanswered (maxInFlightRequestsPerConnection %d), "
+                    "%d answer bytes unsent (high-water mark %d); it is read again as answers leave",
+                    self.remote_addr,
+                    self._inflight,
+                    self.settings.max_in_flight,
+                    self._out_bytes + (self.transport.get_write_buffer_size() if self.transport else 0),
+                    self.settings.high_water,
+                )
+
+    def request_done(self) -> None:
+        """A request admitted earlier was answered (or needs no answer now)."""
+        self._inflight -= 1
+        if self._backlog and not self._backlog_scheduled:
+            self.schedule_backlog()
+
+    def schedule_backlog(self) -> None:
+        """Let the owner dispatch backlogged requests soon (once room is back)."""
+        if not self._backlog_scheduled and self._has_room():
+            self._backlog_scheduled = True
+            self.owner_loop.call_soon(self.owner.on_backlog_ready, self)
+
+    def next_admitted(self) -> RemotingCommand | None:
+        """The next backlogged request, counted in flight, while there is room; None otherwise.
+
+        The owner dispatches each before asking for the next, so every answer is counted before the
+        next request is let in. An empty backlog resumes reading.
+        """
+        self._backlog_scheduled = False
+        backlog = self._backlog
+        if backlog and self._has_room():
+            self._inflight += 1
+            return backlog.popleft()
+        if not backlog and self._paused & _PAUSE_BACKLOG:
+            self._paused &= ~_PAUSE_BACKLOG
+            self._on_io(self._resume_reading)
+        return None
+
+    # -- limits: reading (io loop) ---------------------------------------------------------------------
+    def _on_io(self, fn: Any) -> None:
+        if self._same_loop or self.io_loop is None:
+            fn()
+        else:
+            try:
+                self.io_loop.call_soon_threadsafe(fn)
+            except RuntimeError:  # io loop stopped: the connection is going anyway
+                pass
+
+    def _pause_reading(self) -> None:
+        if self.transport is not None and not self._closing:
+            self.transport.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self.transport is not None and not self._closing and not self._paused:
+            self.transport.resume_reading()
+
+    def _reserve_input(self, length: int) -> None:
+        budget = self.settings.budget
+        assert budget is not None
+        if budget.reserve_input(length, self.id, self._input_room_back):
+            self._reserved = length
+            if self._paused & _PAUSE_INPUT:
+                self._paused &= ~_PAUSE_INPUT
+                self._resume_reading()
+            return
+        if not self._paused & _PAUSE_INPUT:
+            self._paused |= _PAUSE_INPUT
+            self._pause_reading()
+            if not self._limit_logged:
+                self._limit_logged = True
+                log.info(
+                    "paused reading %s: its %d-byte frame does not fit in maxTotalBufferedInputBytes "
+                    "(%d of %d taken by frames being received); it is read again when others complete",
+                    self.remote_addr,
+                    length,
+                    budget.input_used,
+                    budget.input_limit,
+                )
+
+    def _input_room_back(self) -> None:
+        """The budget has room again (called from any thread): retry the reservation on the io loop."""
+        if not self._lost:
+            self._on_io(self._retry_reserve)
+
+    def _retry_reserve(self) -> None:
+        if self._lost or self._reserved or not self._decoder.buffered:
+            return
+        self._reserve_input(self._decoder.pending_length + 4)
+
+    def _release_input(self) -> None:
+        reserved, self._reserved = self._reserved, 0
+        budget = self.settings.budget
+        if budget is not None and reserved:
+            budget.release_input(reserved)
+
+    def check_frame_deadline(self) -> None:
+        """Close the connection if its incomplete frame began more than frame_timeout_s ago (io loop)."""
+        timeout = self.settings.frame_timeout_s
+        since = self._partial_since
+        if not timeout or not since or self._closing or self.io_loop is None:
+            return
+        if self.io_loop.time() - since <= timeout:
+            return
+        log.warning(
+            "%s sent %d bytes of a %d-byte frame and not the rest within %.0fs (frameReadTimeoutMillis), "
+            "closing the connection",
+            self.remote_addr,
+            self._decoder.buffered,
+            self._decoder.pending_length + 4,
+            timeout,
+        )
+        self.close_reason = "frame not complete in time"
+        self._to_owner(self.owner.on_idle, self)
+        self._closing = True
+        if self.transport is not None:
+            self.transport.abort()
 
     # -- idle ---------------------------------------------------------------------------------------
     def _check_idle(self) -> None:
@@ -337,8 +568,15 @@ class Connection(asyncio.Protocol):
         if frame is None:
             out.append(prefix)
             out.append(body)
+            self._out_bytes += len(prefix) + len(body)
         else:
             out.append(frame)
+            self._out_bytes += len(frame)
+        if self._out_bytes > self.settings.high_water or not self._writable:
+            # Checked at every answer, corked or not: a batch of answers to a peer that does not read
+            # must not pile up past the bounds before the batch ends.
+            if self.transport is not None:
+                self._check_overflow(self.transport)
         if not self._flush_scheduled:  # cross-thread (a same-loop flush was scheduled above or is corked)
             if not self._same_loop:
                 self._flush_scheduled = True
@@ -366,6 +604,7 @@ class Connection(asyncio.Protocol):
     def _write_out(self) -> None:
         out = self._out
         transport = self.transport
+        self._out_bytes = 0
         if transport is None or self._lost:
             out.clear()
             return
@@ -381,19 +620,38 @@ class Connection(asyncio.Protocol):
         self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
         if not self._writable:
             self._check_overflow(transport)
+        if self._backlog:  # _out_bytes just fell to 0: backlogged requests may have room now
+            self._to_owner(self.schedule_backlog)
 
     def _check_overflow(self, transport: asyncio.Transport) -> None:
-        """Drop a peer that lets more than max_write_buffer bytes pile up (it does not read)."""
-        unsent = transport.get_write_buffer_size()
-        if unsent > self.settings.max_write_buffer:
-            log.warning(
-                "%s does not read what we send (%d bytes unsent), closing the connection",
-                self.remote_addr,
-                unsent,
+        """Drop a peer that lets more than max_write_buffer bytes pile up (it does not read), or that
+        holds more than its share of the server's output budget while that budget is exceeded."""
+        if self._closing:
+            return
+        unsent = transport.get_write_buffer_size() + self._out_bytes
+        settings = self.settings
+        if unsent > settings.max_write_buffer:
+            why = f"more than maxWriteBufferBytes ({settings.max_write_buffer})"
+        elif settings.budget is not None and settings.budget.note_output(self, unsent):
+            budget = settings.budget
+            why = (
+                f"more than its share of maxTotalBufferedOutputBytes ({budget.output_limit}; "
+                f"{budget.output_used} unsent over all connections)"
             )
-            self.close_reason = "write buffer overflow"
-            self._closing = True
-            transport.abort()
+        else:
+            return
+        log.warning(
+            "%s does not read what we send (%d bytes unsent, %s), closing the connection",
+            self.remote_addr,
+            unsent,
+            why,
+        )
+        self.close_reason = "write buffer overflow"
+        self._out.clear()
+        self._out_bytes = 0
+        if self.settings.budget is not None:
+            self.settings.budget.note_output(self, 0)
+        self.abort()
 
     async def drain(self) -> None:
         """Wait until the connection is writable again (owner loop)."""

@@ -419,6 +419,7 @@ class Dispatcher:
         self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, TIMEOUT_CLEAN_QUEUE_REMARK % (waited_ms, queued))
 
     def _answer_now(self, conn: Any, cmd: RemotingCommand, code: int, remark: str) -> None:
+        conn.request_done()
         if not cmd.is_oneway:
             response = cmd.make_response(code, remark)
             response.version = self.version
@@ -474,6 +475,7 @@ class Dispatcher:
         return cmd.make_response(ResponseCode.SYSTEM_ERROR, exception_description(exc))
 
     def _respond(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
+        conn.request_done()  # the connection's in-flight count (a held long poll is done here too)
         if response is None or cmd.flag & 2:  # no answer now, or a oneway request
             return
         response.opaque = cmd.opaque
