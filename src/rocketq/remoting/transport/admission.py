@@ -129,7 +129,15 @@ class AdmissionControl(asyncio.Protocol):
 
         Requests leave in order: once one waits, every later one waits behind it.
         """
-        if self._backlog or not self._has_room():
+        settings = self.settings  # _has_room(), inlined: this runs for every request
+        limit = settings.max_in_flight
+        if (
+            self._backlog
+            or not self._writable
+            or self._closing
+            or self._out_bytes >= settings.high_water
+            or (limit and self._inflight >= limit)
+        ):
             if self._closing:
                 return False  # closed for a limit: nothing will answer it
             self._hold(cmd)
