@@ -102,6 +102,24 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 
+_FAMILIES_BY_NAME = {family.name: family for family in FAMILIES}
+
+# The BrokerConfig keys apply_fast_failure reads (a change through UPDATE_BROKER_CONFIG applies them again).
+FAST_FAILURE_KEYS = frozenset(
+    {
+        "brokerFastFailureEnable", "waitTimeMillsInSendQueue", "waitTimeMillsInPullQueue",
+        "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue",
+    }
+)  # fmt: skip
+
+
+def apply_fast_failure(executor: Executor, config: Any) -> None:
+    """Set the executor's queue-wait bound from the config (0 when fast failure is off or not its family)."""
+    family = _FAMILIES_BY_NAME.get(executor.name)
+    bound = family.max_wait(config) if family is not None and config.broker_fast_failure_enable else 0
+    executor.max_wait_ms = bound
+
+
 @dataclass(frozen=True, slots=True)
 class Registration:
     code: int
@@ -117,8 +135,7 @@ def build_registrations(ctx: BrokerContext) -> tuple[list[Registration], dict[st
         processor = family.make(ctx)
         processors[family.name] = processor
         executor = Executor(family.name, family.workers, family.capacity(ctx.broker_config))
-        if ctx.broker_config.broker_fast_failure_enable:
-            executor.max_wait_ms = family.max_wait(ctx.broker_config)
+        apply_fast_failure(executor, ctx.broker_config)
         for code in sorted(processor.codes):
             if code in table:
                 raise ValueError(f"request code {code} is claimed by {table[code].executor.name} and {family.name}")
