@@ -21,12 +21,13 @@ from pydantic import Field, field_validator
 from rocketq.common import constants as C
 from rocketq.common.config import RocketConfig, parse_cli_overrides, read_config_file
 from rocketq.common.errors import ConfigError
+from rocketq.remoting.transport.config import ConnectionLimits
 
 if TYPE_CHECKING:
     from rocketq.store.config import MessageStoreConfig
 
 
-class BrokerConfig(RocketConfig):
+class BrokerConfig(ConnectionLimits):
     """Everything the broker role needs that is not the store's (MessageStoreConfig holds those)."""
 
     # -- identity and addresses ------------------------------------------------------------------
@@ -141,6 +142,15 @@ class BrokerConfig(RocketConfig):
     )
     heartbeat_thread_pool_queue_capacity: int = Field(50_000, alias="heartbeatThreadPoolQueueCapacity", ge=1)
     admin_thread_pool_queue_capacity: int = Field(10_000, alias="adminBrokerThreadPoolQueueCapacity", ge=1)
+    # Fast failure (Java's BrokerFastFailure): a request that waited this long in its executor's queue is
+    # answered SYSTEM_BUSY "[TIMEOUT_CLEAN_QUEUE]..." at once, so the client retries on another broker.
+    broker_fast_failure_enable: bool = Field(
+        True, alias="brokerFastFailureEnable", description="answer requests stuck in a queue SYSTEM_BUSY"
+    )
+    wait_time_ms_in_send_queue: int = Field(200, alias="waitTimeMillsInSendQueue", ge=1)
+    wait_time_ms_in_pull_queue: int = Field(5_000, alias="waitTimeMillsInPullQueue", ge=1)
+    wait_time_ms_in_heartbeat_queue: int = Field(31_000, alias="waitTimeMillsInHeartbeatQueue", ge=1)
+    wait_time_ms_in_transaction_queue: int = Field(3_000, alias="waitTimeMillsInTransactionQueue", ge=1)
 
     @field_validator("broker_name", "broker_cluster_name")
     @classmethod

@@ -30,7 +30,7 @@ from rocketq.broker.long_polling import PullRequestHoldService
 from rocketq.broker.message_lifecycle import MessageLifecycle
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
-from rocketq.broker.processors.registry import build_registrations
+from rocketq.broker.processors.registry import FAST_FAILURE_KEYS, apply_fast_failure, build_registrations
 from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.slave_sync import FIRST_SYNC_DELAY_S, SYNC_INTERVAL_S, SlaveSynchronize
 from rocketq.broker.stats.publisher import BrokerStatsService
@@ -93,6 +93,7 @@ class BrokerController:
                     "listen_port": cfg.listen_port,
                     "bind_address": cfg.bind_address or cfg.broker_ip1,
                     "server_channel_max_idle_time_s": cfg.server_channel_max_idle_time_s,
+                    **cfg.limit_values(),
                 }
             )
         )
@@ -347,5 +348,8 @@ class BrokerController:
         if "brokerPermission" in changed:
             self.topic_config_manager.data_version.next_version(self.clock.now_ms())
             spawn("register-broker-on-perm", self.register_broker_all(check_order_config=False, oneway=False))
+        if changed & FAST_FAILURE_KEYS:
+            for executor in self.server.registry.executors():
+                apply_fast_failure(executor, self.broker_config)
         if "notifyConsumerIdsChangedEnable" in changed:
             self.broker2client.enabled = self.broker_config.notify_consumer_ids_changed_enable

@@ -30,6 +30,7 @@ def server_config(config: NamesrvConfig) -> ServerConfig:
             "bind_address": config.bind_address,
             "server_worker_threads": config.server_worker_threads,
             "server_channel_max_idle_time_s": config.server_channel_max_idle_time_seconds,
+            **config.limit_values(),
         }
     )
 

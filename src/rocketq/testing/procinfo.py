@@ -6,16 +6,27 @@ import os
 from pathlib import Path
 
 
-def rss_kib(pid: int) -> int:
-    """VmRSS of `pid` in KiB (from /proc/<pid>/status); ProcessLookupError when it is gone."""
+def status_kib(pid: int, field: str) -> int:
+    """A KiB figure of /proc/<pid>/status (VmRSS, RssAnon, VmHWM...); ProcessLookupError when it is gone."""
     try:
         text = Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace")
     except FileNotFoundError:
         raise ProcessLookupError(pid) from None
+    prefix = field + ":"
     for line in text.splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(prefix):
             return int(line.split()[1])
-    raise ProcessLookupError(f"{pid} has no VmRSS (a zombie?)")
+    raise ProcessLookupError(f"{pid} has no {field} (a zombie?)")
+
+
+def rss_kib(pid: int) -> int:
+    """VmRSS of `pid` in KiB: resident memory, mapped store files' pages included."""
+    return status_kib(pid, "VmRSS")
+
+
+def anon_kib(pid: int) -> int:
+    """RssAnon of `pid` in KiB: the heap and buffers, without the page cache of mapped files."""
+    return status_kib(pid, "RssAnon")
 
 
 def open_fds(pid: int) -> int:

@@ -32,6 +32,33 @@ async def test_full_executor_answers_system_busy(server_factory: Any, client: An
     assert (first.code, first.body, second.code, second.body) == (0, b"1", 0, b"2")
 
 
+async def test_a_stalled_executor_answers_its_queue_system_busy_after_the_wait_bound(
+    server_factory: Any, client: Any
+) -> None:
+    """Fast failure (BrokerFastFailure): the only worker is stuck, so queued requests are answered
+    SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE] once they waited max_wait_ms, without the worker ever freeing."""
+    gate = GateProcessor()
+    executor = Executor("stalled", workers=1, capacity=100, max_wait_ms=50)
+    server = await server_factory(lambda s: s.register_processor(GATE, gate, executor))
+    addr = addr_of(server)
+    running = client.invoke_async(addr, RemotingCommand.request(GATE, None, b"stuck"), 10_000)
+    await asyncio.wait_for(gate.entered_event.wait(), 5)
+    queued = [client.invoke_async(addr, RemotingCommand.request(GATE, None, b"%d" % i), 10_000) for i in range(3)]
+    answers = await asyncio.wait_for(asyncio.gather(*queued), 5)
+    assert not running.done()  # the stuck request is still running: the answers came from the queue check
+    for answer in answers:
+        assert answer.code == ResponseCode.SYSTEM_BUSY, (answer.code, answer.remark)
+        remark = answer.remark or ""
+        prefix = "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
+        assert remark.startswith(prefix), remark
+        waited, _, size = remark[len(prefix) :].partition("ms, size of queue: ")
+        assert int(waited) >= 50 and 0 <= int(size) < 3, remark
+    assert executor.expired == 3 and executor.queued == 0
+    assert gate.entered == 1  # none of the expired requests ran
+    gate.gate.set()
+    assert (await asyncio.wait_for(running, 5)).body == b"stuck"
+
+
 async def test_reject_request_answers_system_busy(server_factory: Any, client: Any) -> None:
     class Rejecting(EchoProcessor):
         def __init__(self) -> None:

@@ -110,3 +110,28 @@ async def test_runtime_info_and_config() -> None:
 
 def test_version_desc() -> None:
     assert version_desc(409) == "V4_9_8" and version_desc(401) == "V4_9_4" and version_desc(408) == "V4_9_8_SNAPSHOT"
+
+
+async def test_every_spelling_of_a_frozen_key_is_refused() -> None:
+    """UPDATE_BROKER_CONFIG resolves a key to its RocketMQ name before the black-list check, so
+    broker_ip1 or broker-name meet the same NO_PERMISSION as brokerIP1 and brokerName."""
+    from rocketq.broker.processors.admin.runtime import FROZEN_KEYS
+
+    ctx = make_context(FakeStore())
+    ctx.on_broker_config_changed = lambda changed: None
+    proc = RuntimeAdminProcessor(ctx)
+    conn = FakeConnection()
+    before = (ctx.broker_config.model_dump(), ctx.store_config.model_dump())
+    tried = 0
+    for model in (ctx.broker_config, ctx.store_config):
+        for spelling, field in type(model).known_keys().items():
+            canonical = type(model).model_fields[field].alias or field
+            if canonical not in FROZEN_KEYS:
+                continue
+            body = f"{spelling}=10.9.8.7\n".encode()
+            resp = await proc.process_request(conn, RemotingCommand.request(25, None, body))
+            assert resp is not None and resp.code == ResponseCode.NO_PERMISSION, (spelling, resp)
+            assert canonical in (resp.remark or ""), (spelling, resp.remark)
+            tried += 1
+    assert tried >= 3 * len(FROZEN_KEYS) - 6  # every frozen key has its alias, python and kebab spellings
+    assert (ctx.broker_config.model_dump(), ctx.store_config.model_dump()) == before

@@ -9,7 +9,12 @@ from rocketq.broker.config import BrokerConfig
 from rocketq.broker.processors.admin.consumer import ConsumerAdminProcessor
 from rocketq.broker.processors.admin.stats import StatsAdminProcessor
 from rocketq.broker.processors.admin.subscription import SubscriptionAdminProcessor
-from rocketq.broker.processors.registry import FAMILIES, SUPPORTED_CODES, build_registrations
+from rocketq.broker.processors.registry import (
+    FAMILIES,
+    SUPPORTED_CODES,
+    apply_fast_failure,
+    build_registrations,
+)
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.common.clock import ManualClock
 from rocketq.common.message import MessageQueue
@@ -131,3 +136,24 @@ async def test_consumer_connections_and_who_consumes() -> None:
     ctx.consumer_offset_manager.commit_offset("c", "old", "T", 0, 1)
     resp = await proc.process_request(FakeConnection(), RemotingCommand.request(300, QueryTopicConsumeByWhoRequestHeader(topic="T").to_ext_fields()))
     assert resp is not None and GroupList.decode(resp.body).group_list == ["cg", "old"]
+
+
+def test_fast_failure_bounds_the_queues_java_bounds() -> None:
+    """BrokerFastFailure's queues and waits: send 200 ms, pull 5 s, heartbeat 31 s, end-transaction 3 s."""
+
+    def waits(**cfg: object) -> dict[str, float]:
+        registrations, _ = build_registrations(make_context(FakeStore(), **cfg))
+        return {r.executor.name: r.executor.max_wait_ms for r in registrations}
+
+    bounded = {k: v for k, v in waits().items() if v}
+    assert bounded == {"send": 200, "pull": 5000, "heartbeat": 31000, "end-transaction": 3000}
+    assert waits(waitTimeMillsInSendQueue=50)["send"] == 50
+    assert not any(waits(brokerFastFailureEnable=False).values())
+
+    registrations, _ = build_registrations(make_context(FakeStore()))
+    send = next(r.executor for r in registrations if r.executor.name == "send")
+    cfg = BrokerConfig(waitTimeMillsInSendQueue=75)
+    apply_fast_failure(send, cfg)  # what UPDATE_BROKER_CONFIG of a wait key does on a running broker
+    assert send.max_wait_ms == 75
+    apply_fast_failure(send, BrokerConfig(brokerFastFailureEnable=False))
+    assert send.max_wait_ms == 0

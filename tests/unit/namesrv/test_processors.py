@@ -273,3 +273,16 @@ def test_handler_crash_is_a_system_error(ns: tuple[NamesrvRequestProcessor, Name
     proc.table[RC.GET_BROKER_CLUSTER_INFO] = boom
     response = call(proc, RC.GET_BROKER_CLUSTER_INFO)
     assert (response.code, response.remark) == (ResponseCode.SYSTEM_ERROR, "RuntimeError: kaboom")
+
+
+def test_every_spelling_of_a_black_listed_namesrv_key_is_refused(ns: tuple[NamesrvRequestProcessor, NamesrvContext]) -> None:
+    proc, ctx = ns
+    before = ctx.config.model_dump()
+    known = NamesrvConfig.known_keys()
+    black = {known.get(k, k) for k in ctx.config.black_listed_keys()}
+    spellings = [s for s, field in known.items() if field in black]
+    assert len(spellings) >= 3 * len(black) - 2
+    for spelling in spellings:
+        resp = call(proc, RC.UPDATE_NAMESRV_CONFIG, body=f"{spelling}=/tmp/elsewhere\n".encode())
+        assert resp.code == ResponseCode.NO_PERMISSION, spelling
+    assert ctx.config.model_dump() == before

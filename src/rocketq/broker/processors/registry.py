@@ -60,22 +60,31 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
 )  # fmt: skip
 
 
+def _no_wait_bound(config: Any) -> int:
+    return 0
+
+
 @dataclass(frozen=True, slots=True)
 class Family:
-    """One request family: its processor class and the executor it runs on."""
+    """One request family: its processor class and the executor it runs on.
+
+    `max_wait` is how long a request may wait in the queue before it is answered SYSTEM_BUSY (0: no
+    bound); Java's BrokerFastFailure bounds the send, pull, heartbeat and end-transaction queues.
+    """
 
     name: str
     make: Callable[[BrokerContext], Processor]
     workers: int
     capacity: Callable[[Any], int]
+    max_wait: Callable[[Any], int] = _no_wait_bound
 
 
 # (family, processor, worker tasks, queue bound from BrokerConfig)
 FAMILIES: tuple[Family, ...] = (
-    Family("send", SendMessageProcessor, 16, lambda c: c.send_thread_pool_queue_capacity),
-    Family("pull", PullMessageProcessor, 4, lambda c: c.pull_thread_pool_queue_capacity),
+    Family("send", SendMessageProcessor, 16, lambda c: c.send_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_send_queue),
+    Family("pull", PullMessageProcessor, 4, lambda c: c.pull_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_pull_queue),
     Family("query", QueryMessageProcessor, 4, lambda c: c.query_thread_pool_queue_capacity),
-    Family("heartbeat", ClientManageProcessor, 4, lambda c: c.heartbeat_thread_pool_queue_capacity),
+    Family("heartbeat", ClientManageProcessor, 4, lambda c: c.heartbeat_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_heartbeat_queue),
     Family("consumer-manage", ConsumerManageProcessor, 4, lambda c: c.consumer_manager_thread_pool_queue_capacity),
     Family("admin-topic", TopicAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-offset", OffsetAdminProcessor, 4, lambda c: c.admin_thread_pool_queue_capacity),
@@ -89,8 +98,26 @@ FAMILIES: tuple[Family, ...] = (
     Family("pop", PopMessageProcessor, 8, lambda c: c.pull_thread_pool_queue_capacity),
     Family("ack", AckMessageProcessor, 16, lambda c: c.pull_thread_pool_queue_capacity),
     # Java: its own endTransactionExecutor, queue bound endTransactionPoolQueueCapacity (100000).
-    Family("end-transaction", EndTransactionProcessor, 8, lambda c: 100_000),
+    Family("end-transaction", EndTransactionProcessor, 8, lambda c: 100_000, lambda c: c.wait_time_ms_in_transaction_queue),
 )
+
+
+_FAMILIES_BY_NAME = {family.name: family for family in FAMILIES}
+
+# The BrokerConfig keys apply_fast_failure reads (a change through UPDATE_BROKER_CONFIG applies them again).
+FAST_FAILURE_KEYS = frozenset(
+    {
+        "brokerFastFailureEnable", "waitTimeMillsInSendQueue", "waitTimeMillsInPullQueue",
+        "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue",
+    }
+)  # fmt: skip
+
+
+def apply_fast_failure(executor: Executor, config: Any) -> None:
+    """Set the executor's queue-wait bound from the config (0 when fast failure is off or not its family)."""
+    family = _FAMILIES_BY_NAME.get(executor.name)
+    bound = family.max_wait(config) if family is not None and config.broker_fast_failure_enable else 0
+    executor.max_wait_ms = bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +135,7 @@ def build_registrations(ctx: BrokerContext) -> tuple[list[Registration], dict[st
         processor = family.make(ctx)
         processors[family.name] = processor
         executor = Executor(family.name, family.workers, family.capacity(ctx.broker_config))
+        apply_fast_failure(executor, ctx.broker_config)
         for code in sorted(processor.codes):
             if code in table:
                 raise ValueError(f"request code {code} is claimed by {table[code].executor.name} and {family.name}")

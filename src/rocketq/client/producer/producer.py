@@ -7,8 +7,10 @@ broker that just failed, and with send_latency_fault_enable the fault strategy k
 brokers out of rotation for a while. Messages are checked before any network call; bodies of 4 KiB
 and more are zlib-compressed; the UNIQ_KEY message id is generated here. A topic no name server knows
 is sent through the TBW102 route so that a broker with autoCreateTopicEnable creates it.
-Deviations: SYSTEM_BUSY is retried on another broker (Java does not), and async sends retry like sync
-ones (Java re-sends async failures from its callback).
+SYSTEM_BUSY (a broker shedding load: a full queue, or fast failure's "[TIMEOUT_CLEAN_QUEUE]") counts
+as a failure for the fault strategy and is retried on another broker, as RocketMQ 5's retryResponseCodes
+say (4.9.8 penalises the broker but gives up). Deviation: async sends retry like sync ones (Java
+re-sends async failures from its callback).
 """
 
 from __future__ import annotations

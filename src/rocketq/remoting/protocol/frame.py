@@ -77,6 +77,12 @@ class FrameDecoder:
     def buffered(self) -> int:
         return len(self._buf)
 
+    @property
+    def pending_length(self) -> int:
+        """The length field of the incomplete frame at the buffer's head (0 before 4 bytes are in)."""
+        buf = self._buf
+        return _LENGTH.unpack_from(buf, 0)[0] if len(buf) >= 4 else 0
+
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
         """Append `data` and return every command it completes; raises FrameError and nothing else."""
         if self._failed is not None:

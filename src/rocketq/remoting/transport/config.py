@@ -5,7 +5,9 @@ server binds `bindAddress` (default 127.0.0.1) instead of every interface; `serv
 counts extra asyncio loop threads (0 = everything on the main loop, which measures fastest in
 CPython, see bench/remoting.py); `clientCloseSocketIfTimeout` defaults to false, because closing a
 multiplexed connection on one timeout fails every other request in flight on it; executor queues are
-bounded (Java's public executor queue is not).
+bounded (Java's public executor queue is not). ConnectionLimits are ours (no Java counterpart, see
+rocketq.remoting.transport.limits and docs/limits.md); the broker and NameServer configs take the same
+keys and hand them to their server.
 """
 
 from __future__ import annotations
@@ -20,7 +22,33 @@ from rocketq.remoting.protocol.frame import MAX_FRAME_LENGTH
 LoopName = Literal["auto", "asyncio", "uvloop"]
 
 
-class ServerConfig(RocketConfig):
+class ConnectionLimits(RocketConfig):
+    """What one peer, or all of them together, may make a server hold (0 turns a limit off)."""
+
+    max_in_flight_requests_per_connection: int = Field(1024, alias="maxInFlightRequestsPerConnection", ge=0)
+    """Requests of one connection being processed or queued at once; past it, reading that connection
+    pauses until one is answered (so do requests while its unsent answers are above the high-water mark)."""
+    max_total_buffered_input_bytes: int = Field(256 << 20, alias="maxTotalBufferedInputBytes", ge=0)
+    """Bytes of large frames being received, over all connections; a frame that does not fit waits
+    (its connection is not read) until others complete."""
+    max_total_buffered_output_bytes: int = Field(256 << 20, alias="maxTotalBufferedOutputBytes", ge=0)
+    """Unsent bytes over all connections above their high-water mark; past it, a connection holding
+    more than its share is closed."""
+    max_write_buffer_bytes: int = Field(64 << 20, alias="maxWriteBufferBytes", ge=1)
+    """Unsent bytes of one connection, checked at every answer: a peer that stops reading past it is closed."""
+    frame_read_timeout_ms: int = Field(30_000, alias="frameReadTimeoutMillis", ge=0)
+    """A frame must arrive whole this long after its first bytes, or the connection is closed; bytes
+    of an incomplete frame do not count as activity for the idle timer."""
+    max_connections_per_address: int = Field(0, alias="maxConnectionsPerAddress", ge=0)
+    """Connections from one remote IP address; one more is closed at once. 0 (the default) = half the
+    process's open-file limit (RLIMIT_NOFILE), so one address cannot use up the descriptors."""
+
+    def limit_values(self) -> dict[str, int]:
+        """These settings by field name (what a role config hands to its ServerConfig)."""
+        return {name: getattr(self, name) for name in ConnectionLimits.model_fields}
+
+
+class ServerConfig(ConnectionLimits):
     """How a RemotingServer listens, reads, dispatches and writes."""
 
     listen_port: int = Field(8888, alias="listenPort", ge=0, le=65535)
@@ -49,8 +77,6 @@ class ServerConfig(RocketConfig):
     """Above this many unsent bytes a connection reports not writable (flow control)."""
     write_buffer_low_water_mark_bytes: int = Field(1 << 20, alias="writeBufferLowWaterMark", ge=0)
     """Below this many unsent bytes it is writable again."""
-    max_write_buffer_bytes: int = Field(64 << 20, alias="maxWriteBufferBytes", ge=1)
-    """Hard bound on unsent bytes: a peer that stops reading past it is disconnected."""
     max_frame_length_bytes: int = Field(MAX_FRAME_LENGTH, alias="frameMaxLength", ge=16)
     """Largest frameLength accepted (Netty: 16 MiB including the 4-byte length field)."""
     response_scan_interval_ms: int = Field(1000, alias="responseScanIntervalMillis", ge=10)

@@ -21,7 +21,17 @@ Strategy:
 - Flow control: above the high-water mark `is_writable` turns false and `drain()` waits; a peer that
   lets more than `max_write_buffer_bytes` pile up is disconnected (the buffer stays bounded).
 - Idle: one timer per connection that re-arms itself for the remaining time instead of being reset
-  on every read/write (a read or write only stores the loop time).
+  on every read/write (a write or a read that completes a frame only stores the loop time; bytes of
+  an incomplete frame are not activity, so a frame trickled in byte by byte cannot keep a peer alive).
+- Limits (rocketq.remoting.transport.limits, docs/limits.md), checked as each request is admitted
+  and as each is answered, not once per read: a request is dispatched only while the connection has
+  fewer than `max_in_flight` requests unanswered and its unsent answers are below the high-water
+  mark; otherwise it waits in the connection's backlog and reading pauses until answers free room
+  (the pull of a peer that never reads its answers stops after a couple of them, instead of
+  buffering every answer of a pipelined batch). Unsent bytes are checked at every answer against
+  `max_write_buffer` and the server-wide output budget; a large frame reserves its length from the
+  server-wide input budget; the server's scan closes a connection whose frame has not completed
+  within `frame_timeout_s` of its first bytes.
 """
 
 from __future__ import annotations
@@ -37,13 +47,18 @@ from rocketq.remoting.errors import RemotingConnectError, RemotingSendRequestErr
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import FrameError
 from rocketq.remoting.protocol.frame import FrameDecoder, encode_frame, encode_frame_parts
+from rocketq.remoting.transport.admission import AdmissionControl, ConnectionSettings
+from rocketq.remoting.transport.limits import RESERVE_ABOVE_BYTES
 
 log = logging.getLogger("rocketq.remoting")
 
 _ids = itertools.count(1)
 
+__all__ = ["Connection", "ConnectionOwner", "ConnectionSettings", "format_addr"]
+
 # Bodies at least this large are queued as their own buffer instead of being copied into the frame.
 _SEPARATE_BODY_BYTES = 64 * 1024
+
 
 
 class ConnectionOwner(Protocol):
@@ -59,40 +74,9 @@ class ConnectionOwner(Protocol):
 
     def on_idle(self, conn: Connection) -> None: ...
 
+    def on_backlog_ready(self, conn: Connection) -> None: ...
+
     def on_frame_error(self, conn: Connection, exc: FrameError) -> None: ...
-
-
-class ConnectionSettings:
-    """The per-connection knobs, shared by every connection of one server or client."""
-
-    __slots__ = (
-        "high_water",
-        "idle_s",
-        "low_water",
-        "max_frame_length",
-        "max_write_buffer",
-        "rcvbuf",
-        "sndbuf",
-    )
-
-    def __init__(
-        self,
-        *,
-        idle_s: float = 120.0,
-        high_water: int = 4 << 20,
-        low_water: int = 1 << 20,
-        max_write_buffer: int = 64 << 20,
-        max_frame_length: int | None = None,
-        sndbuf: int = 0,
-        rcvbuf: int = 0,
-    ) -> None:
-        self.idle_s = idle_s
-        self.high_water = high_water
-        self.low_water = min(low_water, high_water)
-        self.max_write_buffer = max(max_write_buffer, high_water)
-        self.max_frame_length = max_frame_length
-        self.sndbuf = sndbuf
-        self.rcvbuf = rcvbuf
 
 
 def format_addr(peer: Any) -> str:
@@ -102,7 +86,7 @@ def format_addr(peer: Any) -> str:
     return str(peer) if peer else ""
 
 
-class Connection(asyncio.Protocol):
+class Connection(AdmissionControl):
     """A remoting connection. Public API (owner loop): send_request, send_response, close, drain."""
 
     __slots__ = (
@@ -117,6 +101,7 @@ class Connection(asyncio.Protocol):
         "_last_activity",
         "_lost",
         "_out",
+        "_out_bytes",
         "_read_failed",
         "_same_loop",
         "_writable",
@@ -161,6 +146,8 @@ class Connection(asyncio.Protocol):
         self._idle_handle: asyncio.TimerHandle | None = None
         self._read_failed = False
         self._closed_event = asyncio.Event()
+        self._out_bytes = 0  # bytes queued in _out (not yet handed to the transport)
+        self._init_admission()
 
     def __repr__(self) -> str:
         state = "closed" if self._lost else ("closing" if self._closing else "active")
@@ -177,12 +164,6 @@ class Connection(asyncio.Protocol):
         """False while the unsent bytes are above the high-water mark (Netty's isWritable)."""
         return self._writable
 
-    # -- to the owner -----------------------------------------------------------------------------
-    def _to_owner(self, fn: Any, *args: Any) -> None:
-        if self._same_loop:
-            fn(*args)
-        else:
-            self.owner_loop.call_soon_threadsafe(fn, *args)
 
     # -- asyncio.Protocol (io loop) ---------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -217,12 +198,26 @@ class Connection(asyncio.Protocol):
         if self._read_failed:
             return
         self._wrote_since_read = False
-        self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
+        decoder = self._decoder
         try:
-            cmds = self._decoder.feed(data)
+            cmds = decoder.feed(data)
         except FrameError as exc:
             self._on_frame_error(exc)
             return
+        now = self.io_loop.time()  # type: ignore[union-attr]
+        if cmds:
+            self._last_activity = now
+            if self._reserved:  # the reserved frame was the one at the buffer's head: it is complete
+                self._release_input()
+        if decoder.buffered:
+            if cmds or not self._partial_since:
+                self._partial_since = now
+            if not self._reserved and self.settings.budget is not None:
+                pending = decoder.pending_length
+                if pending > RESERVE_ABOVE_BYTES:
+                    self._reserve_input(pending + 4)
+        else:
+            self._partial_since = 0.0
         if cmds:
             if self._same_loop:
                 self.owner.on_commands(self, cmds)
@@ -247,12 +242,26 @@ class Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._writable = True
-        self._to_owner(self._wake_drain_waiters, None)
+        self._to_owner(self._on_writable)
+
+    def _on_writable(self) -> None:
+        self._wake_drain_waiters(None)
+        budget = self.settings.budget
+        if budget is not None:
+            budget.note_output(self, 0)
+        if self._backlog:
+            self.schedule_backlog()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
         self._closing = True
         self._writable = True
+        self._partial_since = 0.0
+        budget = self.settings.budget
+        if budget is not None:
+            budget.forget_input_waiter(self.id)
+            if self._reserved:
+                self._release_input()
         if self._idle_handle is not None:
             self._idle_handle.cancel()
             self._idle_handle = None
@@ -262,11 +271,23 @@ class Connection(asyncio.Protocol):
         self._to_owner(self._finish_lost, exc)
 
     def _finish_lost(self, exc: BaseException | None) -> None:
+        self._backlog.clear()
+        budget = self.settings.budget
+        if budget is not None:
+            budget.note_output(self, 0)
         self._wake_drain_waiters(RemotingConnectError(f"connection to {self.remote_addr} closed"))
         try:
             self.owner.on_connection_lost(self, exc)
         finally:
             self._closed_event.set()
+
+    def _drop(self, reason: str) -> None:
+        """A limit closes the connection (io loop); the owner hears of it as of an idle one."""
+        self.close_reason = reason
+        self._to_owner(self.owner.on_idle, self)
+        self._closing = True
+        if self.transport is not None:
+            self.transport.abort()
 
     # -- idle ---------------------------------------------------------------------------------------
     def _check_idle(self) -> None:
@@ -337,8 +358,15 @@ class Connection(asyncio.Protocol):
         if frame is None:
             out.append(prefix)
             out.append(body)
+            self._out_bytes += len(prefix) + len(body)
         else:
             out.append(frame)
+            self._out_bytes += len(frame)
+        if self._out_bytes > self.settings.high_water or not self._writable:
+            # Checked at every answer, corked or not: a batch of answers to a peer that does not read
+            # must not pile up past the bounds before the batch ends.
+            if self.transport is not None:
+                self._check_overflow(self.transport)
         if not self._flush_scheduled:  # cross-thread (a same-loop flush was scheduled above or is corked)
             if not self._same_loop:
                 self._flush_scheduled = True
@@ -366,6 +394,7 @@ class Connection(asyncio.Protocol):
     def _write_out(self) -> None:
         out = self._out
         transport = self.transport
+        self._out_bytes = 0
         if transport is None or self._lost:
             out.clear()
             return
@@ -381,19 +410,38 @@ class Connection(asyncio.Protocol):
         self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
         if not self._writable:
             self._check_overflow(transport)
+        if self._backlog:  # _out_bytes just fell to 0: backlogged requests may have room now
+            self._to_owner(self.schedule_backlog)
 
     def _check_overflow(self, transport: asyncio.Transport) -> None:
-        """Drop a peer that lets more than max_write_buffer bytes pile up (it does not read)."""
-        unsent = transport.get_write_buffer_size()
-        if unsent > self.settings.max_write_buffer:
-            log.warning(
-                "%s does not read what we send (%d bytes unsent), closing the connection",
-                self.remote_addr,
-                unsent,
+        """Drop a peer that lets more than max_write_buffer bytes pile up (it does not read), or that
+        holds more than its share of the server's output budget while that budget is exceeded."""
+        if self._closing:
+            return
+        unsent = transport.get_write_buffer_size() + self._out_bytes
+        settings = self.settings
+        if unsent > settings.max_write_buffer:
+            why = f"more than maxWriteBufferBytes ({settings.max_write_buffer})"
+        elif settings.budget is not None and settings.budget.note_output(self, unsent):
+            budget = settings.budget
+            why = (
+                f"more than its share of maxTotalBufferedOutputBytes ({budget.output_limit}; "
+                f"{budget.output_used} unsent over all connections)"
             )
-            self.close_reason = "write buffer overflow"
-            self._closing = True
-            transport.abort()
+        else:
+            return
+        log.warning(
+            "%s does not read what we send (%d bytes unsent, %s), closing the connection",
+            self.remote_addr,
+            unsent,
+            why,
+        )
+        self.close_reason = "write buffer overflow"
+        self._out.clear()
+        self._out_bytes = 0
+        if self.settings.budget is not None:
+            self.settings.budget.note_output(self, 0)
+        self.abort()
 
     async def drain(self) -> None:
         """Wait until the connection is writable again (owner loop)."""

@@ -13,6 +13,9 @@ SYSTEM_BUSY (Java answers those two; its clients drop responses to oneway reques
 
 An Executor bounds how many processor coroutines are in progress at once (`workers`) and how many
 may wait (`capacity`), on the owner's loop; blocking work goes to its thread pool (`run_blocking`).
+With `max_wait_ms`, a request that waited that long in the queue is answered SYSTEM_BUSY
+"[TIMEOUT_CLEAN_QUEUE]..." at once instead of running late (org.apache.rocketmq.broker.latency.
+BrokerFastFailure.cleanExpiredRequestInQueue): a client then retries elsewhere instead of timing out.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import concurrent.futures
 import functools
 import logging
 import os
+import time
 import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -42,6 +46,10 @@ _CoroutineType = CoroutineType
 
 REJECT_REQUEST_REMARK = "[REJECTREQUEST]system busy, start flow control for a while"
 OVERLOAD_REMARK = "[OVERLOAD]system busy, start flow control for a while"
+# BrokerFastFailure's remark for a request that waited too long in its queue (waited ms, queue size).
+TIMEOUT_CLEAN_QUEUE_REMARK = (
+    "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %sms, size of queue: %d"
+)
 
 
 class RequestProcessor(Protocol):
@@ -107,6 +115,8 @@ class ProcessorRegistry:
 
 
 JobFn = Callable[..., Coroutine[Any, Any, None]]
+# Called for a queued job dropped after waiting too long: (its args, ms it waited, jobs still queued).
+ExpiredHandler = Callable[[tuple[Any, ...], int, int], None]
 
 
 async def _resume(coro: Coroutine[Any, Any, T], awaiting: Any) -> T:
@@ -150,10 +160,20 @@ class Executor:
     a flush, a lock, a timer) continues in a task and keeps its slot until it ends. Past `workers`,
     jobs wait in the queue and start as slots free up; past `capacity`, `submit` returns False and the
     caller answers SYSTEM_BUSY. Blocking calls go to this executor's thread pool (`run_blocking`).
+
+    Fast failure (`max_wait_ms` > 0): a queued job carries the time it was queued; the head of the
+    queue is checked when a job is dequeued and by one timer that runs only while the queue is not
+    empty (armed for the head's deadline), so the hot path (a job that starts at once) pays nothing
+    and a stalled executor still sheds its queue on time. A dropped job goes to `on_expired`.
     """
 
     def __init__(
-        self, name: str, workers: int = 8, capacity: int = 10_000, blocking_threads: int = 0
+        self,
+        name: str,
+        workers: int = 8,
+        capacity: int = 10_000,
+        blocking_threads: int = 0,
+        max_wait_ms: float = 0,
     ) -> None:
         if workers < 1 or capacity < 1:
             raise ValueError("an executor needs at least one worker and a capacity of at least one")
@@ -163,7 +183,11 @@ class Executor:
         self.blocking_threads = blocking_threads
         self.running = 0
         self.rejected = 0
-        self._queue: deque[tuple[JobFn, tuple[Any, ...]]] = deque()
+        self.expired = 0
+        self.max_wait_ms = max_wait_ms
+        self.on_expired: ExpiredHandler | None = None
+        self._expiry_timer: asyncio.TimerHandle | None = None
+        self._queue: deque[tuple[JobFn, tuple[Any, ...], float]] = deque()
         self._tasks: set[asyncio.Task[None]] = set()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
@@ -187,8 +211,49 @@ class Executor:
         if self._closed or len(self._queue) >= self.capacity:
             self.rejected += 1
             return False
-        self._queue.append((fn, args))
+        self._queue.append((fn, args, time.monotonic()))
+        if self.max_wait_ms > 0 and self._expiry_timer is None:
+            self._arm_expiry()
         return True
+
+    # -- fast failure ----------------------------------------------------------------------------
+    def _arm_expiry(self) -> None:
+        """Arm the one timer for the deadline of the job at the head of the queue."""
+        delay = self._queue[0][2] + self.max_wait_ms / 1000 - time.monotonic()
+        self._expiry_timer = asyncio.get_running_loop().call_later(max(delay, 0.0), self._expire_on_timer)
+
+    def _expire_on_timer(self) -> None:
+        self._expiry_timer = None
+        self.expire_waiting()
+        if self._queue and self.max_wait_ms > 0:
+            self._arm_expiry()
+
+    def expire_waiting(self) -> int:
+        """Drop the queued jobs that waited `max_wait_ms` or longer (oldest first); how many were dropped."""
+        queue = self._queue
+        limit = self.max_wait_ms / 1000
+        if not queue or limit <= 0:
+            return 0
+        now = time.monotonic()
+        dropped = 0
+        while queue and now - queue[0][2] >= limit:
+            _fn, args, queued_at = queue.popleft()
+            dropped += 1
+            self.expired += 1
+            handler = self.on_expired
+            if handler is not None:
+                try:
+                    handler(args, int((now - queued_at) * 1000), len(queue))
+                except Exception:
+                    log.exception("executor %s: answering an expired request failed", self.name)
+        if dropped and self.expired == dropped:  # the first time only; the answers say the rest
+            log.warning(
+                "executor %s: requests waited %dms or more in its queue; answering them SYSTEM_BUSY "
+                "(fast failure)",
+                self.name,
+                self.max_wait_ms,
+            )
+        return dropped
 
     def _start(self, fn: JobFn, args: tuple[Any, ...]) -> None:
         self.running += 1
@@ -227,8 +292,11 @@ class Executor:
     def _drain(self) -> None:
         """Start queued jobs while slots are free (jobs that finish at once free theirs at once)."""
         queue = self._queue
+        if queue and self.max_wait_ms > 0:
+            self.expire_waiting()
         while queue and self.running < self.workers:
-            self._start(*queue.popleft())
+            fn, args, _queued_at = queue.popleft()
+            self._start(fn, args)
         if self._drained is not None and self.is_idle():
             self._drained.set()
 
@@ -257,6 +325,9 @@ class Executor:
                     len(self._queue),
                 )
         self._queue.clear()
+        if self._expiry_timer is not None:
+            self._expiry_timer.cancel()
+            self._expiry_timer = None
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -342,7 +413,13 @@ class Dispatcher:
                 )
             self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK)
 
+    def expire(self, args: tuple[Any, ...], waited_ms: int, queued: int) -> None:
+        """An executor's ExpiredHandler: answer a request that waited too long in its queue SYSTEM_BUSY."""
+        _entry, conn, cmd = args
+        self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, TIMEOUT_CLEAN_QUEUE_REMARK % (waited_ms, queued))
+
     def _answer_now(self, conn: Any, cmd: RemotingCommand, code: int, remark: str) -> None:
+        conn.request_done()
         if not cmd.is_oneway:
             response = cmd.make_response(code, remark)
             response.version = self.version
@@ -398,6 +475,7 @@ class Dispatcher:
         return cmd.make_response(ResponseCode.SYSTEM_ERROR, exception_description(exc))
 
     def _respond(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
+        conn.request_done()  # the connection's in-flight count (a held long poll is done here too)
         if response is None or cmd.flag & 2:  # no answer now, or a oneway request
             return
         response.opaque = cmd.opaque

@@ -80,31 +80,54 @@ class RemotingEndpoint:
 
     def _register(self, code: int, processor: RequestProcessor, executor: Executor) -> None:
         self.registry.register(code, processor, executor)
+        self._adopt_executor(executor)
+
+    def _adopt_executor(self, executor: Executor) -> None:
+        """Requests this executor drops after waiting too long are answered by our dispatcher."""
+        if executor.on_expired is None:
+            executor.on_expired = self.dispatcher.expire
 
     async def _scan_once(self) -> None:
         self.responses.scan()
 
     # -- ConnectionOwner (owner loop) -------------------------------------------------------------
     def on_commands(self, conn: Connection, cmds: list[RemotingCommand]) -> None:
+        # Each request is admitted (conn.admit) just before it is dispatched, after the answers of the
+        # ones before it: a request over the connection's limits waits in its backlog instead.
         if len(cmds) == 1:  # the common case under light load; one response needs no corking
             cmd = cmds[0]
             if cmd.flag & 1:
                 self.responses.complete(cmd)
-            else:
+            elif conn.admit(cmd):
                 self.dispatcher.dispatch(conn, cmd)
             return
         complete = self.responses.complete
         dispatch = self.dispatcher.dispatch
+        admit = conn.admit
         # Corked: what processors answer at once while we go through this batch leaves as one write.
         conn.cork()
         try:
             for cmd in cmds:
                 if cmd.flag & 1:
                     complete(cmd)
-                else:
+                elif admit(cmd):
                     dispatch(conn, cmd)
         finally:
             conn.uncork()
+        if conn.backlog_size:  # what the uncork wrote may have left room already
+            conn.schedule_backlog()
+
+    def on_backlog_ready(self, conn: Connection) -> None:
+        """Dispatch a connection's backlogged requests while its limits allow, one at a time."""
+        dispatch = self.dispatcher.dispatch
+        conn.cork()
+        try:
+            while (cmd := conn.next_admitted()) is not None:
+                dispatch(conn, cmd)
+        finally:
+            conn.uncork()
+        if conn.backlog_size:
+            conn.schedule_backlog()
 
     def on_connection_made(self, conn: Connection) -> None:
         self._notify("on_connect", conn)

@@ -4,7 +4,10 @@ Port of org.apache.rocketmq.remoting.netty.NettyRemotingServer. Thread model (DE
 accepts; `server_selector_threads` selector loops own the connections (read, decode, write), or the
 main loop does when it is 0 or 1; processors always run on the main loop (the one that called
 start()), so broker and namesrv state stays single-threaded. Deviation: a duplicate processor
-registration raises instead of silently replacing the first one.
+registration raises instead of silently replacing the first one. Limits on what peers may make the
+server hold (ServerConfig's ConnectionLimits) are enforced by the connections; the server counts
+connections per address and runs the check for frames that do not complete in time with its
+response scan (once per responseScanIntervalMillis, no timer per connection).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from rocketq.remoting.transport.config import ServerConfig
 from rocketq.remoting.transport.connection import Connection, ConnectionSettings
 from rocketq.remoting.transport.dispatch import Executor, RequestProcessor
 from rocketq.remoting.transport.endpoint import RemotingEndpoint
+from rocketq.remoting.transport.limits import AddressCounter, BufferBudget, default_connections_per_address
 from rocketq.remoting.transport.selector_loops import SelectorLoop
 
 log = logging.getLogger("rocketq.remoting")
@@ -60,7 +64,13 @@ class RemotingServer(RemotingEndpoint):
             max_frame_length=c.max_frame_length_bytes,
             sndbuf=c.server_socket_snd_buf_size,
             rcvbuf=c.server_socket_rcv_buf_size,
+            max_in_flight=c.max_in_flight_requests_per_connection,
+            frame_timeout_s=c.frame_read_timeout_ms / 1000,
+            budget=BufferBudget(
+                c.max_total_buffered_input_bytes or 1 << 62, c.max_total_buffered_output_bytes or 1 << 62
+            ),
         )
+        self.addresses = AddressCounter(c.max_connections_per_address or default_connections_per_address())
         self.connections: set[Connection] = set()
         self._selectors: list[SelectorLoop] = []
         self._server: asyncio.AbstractServer | None = None
@@ -81,7 +91,9 @@ class RemotingServer(RemotingEndpoint):
         self, processor: RequestProcessor, executor: Executor | None = None
     ) -> None:
         """Serve every code without its own processor (the namesrv's DefaultRequestProcessor)."""
-        self.registry.register_default(processor, executor or self.default_executor)
+        executor = executor or self.default_executor
+        self.registry.register_default(processor, executor)
+        self._adopt_executor(executor)
 
     # -- lifecycle -----------------------------------------------------------------------------------
     @property
@@ -196,12 +208,31 @@ class RemotingServer(RemotingEndpoint):
         if self._stopped:
             conn.close("server shutting down")
             return
+        ip = AddressCounter.ip_of(conn.remote_addr)
+        if not self.addresses.admit(ip):
+            conn.close_reason = "too many connections from its address"
+            conn.attributes["remoting.refused"] = True
+            conn.abort()
+            return
+        conn.attributes["remoting.ip"] = ip
         self.connections.add(conn)
         super().on_connection_made(conn)
 
     def on_connection_lost(self, conn: Connection, exc: BaseException | None) -> None:
+        if conn.attributes.pop("remoting.refused", False):
+            return  # listeners never saw it connect
         self.connections.discard(conn)
+        ip = conn.attributes.pop("remoting.ip", None)
+        if ip is not None:
+            self.addresses.release(ip)
         super().on_connection_lost(conn, exc)
+
+    async def _scan_once(self) -> None:
+        await super()._scan_once()
+        if self.settings.frame_timeout_s:
+            for conn in list(self.connections):
+                if conn._partial_since:
+                    conn._on_io(conn.check_frame_deadline)
 
     # -- server-initiated requests ---------------------------------------------------------------------
     async def invoke_sync(

@@ -146,10 +146,22 @@ async def test_overflow_is_caught_on_the_coalesced_path_too(
     conn.send_request(_cmds(1)[0])  # through
     conn.pause_writing()
     transport.buffer_size = 6000
-    conn.send_request(_cmds(1)[0])  # queued behind it
-    assert not transport.aborted
-    conn._flush()
+    conn.send_request(_cmds(1)[0])  # queued behind it: checked as it is queued, not at the flush
     assert transport.aborted and conn.close_reason == "write buffer overflow"
+
+
+async def test_overflow_is_caught_at_each_answer_while_corked(conn: Connection, transport: MockTransport) -> None:
+    """A batch of answers to a peer that does not read is stopped at the answer that passes the bound,
+    not after the whole batch was queued (500 pulls of 4 MB used to buffer 1.6 GB first)."""
+    conn.cork()
+    big = RemotingCommand.request(10, None, b"x" * 2000)
+    for _ in range(2):
+        conn.send_response(big)
+    assert not transport.aborted  # 4 KB queued: above the high-water mark (1000), below the bound (5000)
+    conn.send_response(big)
+    assert transport.aborted and conn.close_reason == "write buffer overflow"
+    assert not conn.send_response(big)  # closed: later answers are dropped, not queued
+    assert conn._out_bytes == 0 and not conn._out
 
 
 async def test_connection_lost_reports_and_fails_drain_waiters(conn: Connection, owner: FakeOwner) -> None:

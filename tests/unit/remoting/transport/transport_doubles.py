@@ -134,10 +134,17 @@ class FakeConnection:
         self.attributes: dict[str, Any] = {}
         self.sent: list[RemotingCommand] = []
         self.corked = 0
+        self.backlog_size = 0
 
     def send_response(self, cmd: RemotingCommand) -> bool:
         self.sent.append(cmd)
         return True
+
+    def admit(self, cmd: RemotingCommand) -> bool:
+        return True
+
+    def request_done(self) -> None:
+        return None
 
     def cork(self) -> None:
         self.corked += 1

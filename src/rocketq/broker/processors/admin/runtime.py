@@ -119,7 +119,9 @@ class RuntimeAdminProcessor(Processor):
             values = parse_properties(request.body.decode("utf-8"))
         except UnicodeDecodeError:
             raise RequestError(ResponseCode.SYSTEM_ERROR, "the config body is not UTF-8 text") from None
-        frozen = sorted(k for k in values if k in FROZEN_KEYS)
+        # Checked on the canonical (RocketMQ) name: the loader takes several spellings of one key
+        # (brokerIP1, broker_ip1, broker-ip1), and every one of them must meet the same refusal.
+        frozen = sorted({name for name in map(self._canonical_key, values) if name in FROZEN_KEYS})
         if frozen:
             raise RequestError(ResponseCode.NO_PERMISSION, f"Can not update config in black list: {', '.join(frozen)}")
         log.info("updateBrokerConfig %s by %s", values, conn.remote_addr)
@@ -128,6 +130,14 @@ class RuntimeAdminProcessor(Processor):
             self.config_version.next_version(self.ctx.clock.now_ms())
             self.ctx.on_broker_config_changed(changed)
         return ok(request)
+
+    def _canonical_key(self, key: str) -> str:
+        """The RocketMQ name of any spelling the config loader accepts; an unknown key as it is."""
+        for model in (self.ctx.broker_config, self.ctx.store_config):
+            field = model.known_keys().get(key)
+            if field is not None:
+                return type(model).model_fields[field].alias or field
+        return key
 
     def _apply(self, values: dict[str, str]) -> set[str]:
         """Validate every key first, then assign; returns the RocketMQ names of what changed."""

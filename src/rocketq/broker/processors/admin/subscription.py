@@ -3,13 +3,16 @@
 Port of AdminBrokerProcessor.updateAndCreateSubscriptionGroup / getAllSubscriptionGroup /
 deleteSubscriptionGroup (4.9.8; protocol.md 2.12). The create body is a SubscriptionGroupConfig JSON
 (missing fields take Java's defaults: retryQueueNums 1, retryMaxTimes 16, ...); a body without a group
-name is SYSTEM_ERROR. Deleting may also remove the group's offsets (`removeOffset`).
+name is SYSTEM_ERROR. Deleting may also remove the group's offsets (`removeOffset`). Java's
+SubscriptionGroupManager persists subscriptionGroup.json before either request is answered, so a
+kill -9 right after the answer keeps the change: both await the write here too.
 """
 
 from __future__ import annotations
 
 import logging
 
+from rocketq.broker.config_file import ConfigFileManager
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header, ok
 from rocketq.broker.processors.pull import is_slave_role
@@ -46,8 +49,17 @@ class SubscriptionAdminProcessor(Processor):
         if not config.group_name:
             raise RequestError(ResponseCode.SYSTEM_ERROR, "the SubscriptionGroupConfig has no groupName")
         log.info("updateAndCreateSubscriptionGroup %s by %s", config, conn.remote_addr)
-        self.ctx.subscription_group_manager.update_subscription_group_config(config)
+        manager = self.ctx.subscription_group_manager
+        manager.update_subscription_group_config(config)
+        await self._persist(manager, config.group_name)
         return ok(request)
+
+    @staticmethod
+    async def _persist(manager: ConfigFileManager, group: str) -> None:
+        if not await manager.persist_changes():
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"the subscription group[{group}] could not be persisted (see the broker log)"
+            )
 
     async def get_all_subscription_group(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         return ok(request, body=fastjson.dumps(self.ctx.subscription_group_manager.encode()))
@@ -56,7 +68,9 @@ class SubscriptionAdminProcessor(Processor):
         self._not_on_slave()
         h = decode_header(DeleteSubscriptionGroupRequestHeader, request)
         log.info("deleteSubscriptionGroup %s by %s", h.group_name, conn.remote_addr)
-        self.ctx.subscription_group_manager.delete_subscription_group_config(h.group_name)
+        manager = self.ctx.subscription_group_manager
+        if manager.delete_subscription_group_config(h.group_name):
+            await self._persist(manager, h.group_name)
         if h.remove_offset:
             self.ctx.consumer_offset_manager.remove_offset(h.group_name)
         return ok(request)

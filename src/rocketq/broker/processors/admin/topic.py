@@ -86,9 +86,12 @@ class TopicAdminProcessor(Processor):
         self._check_topic(h.topic)
         log.info("deleteTopic %s by %s", h.topic, conn.remote_addr)
         ctx = self.ctx
-        ctx.topic_config_manager.delete_topic_config(h.topic)
+        deleted = ctx.topic_config_manager.delete_topic_config(h.topic)
         ctx.consumer_offset_manager.remove_topic(h.topic)
         ctx.store.delete_topics({h.topic})
+        # Java persists topics.json before answering: a topic deleted must not come back after a crash.
+        if deleted and not await ctx.topic_config_manager.persist_changes():
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"deleting the topic[{h.topic}] failed to persist (see the log)")
         return ok(request)
 
     async def get_all_topic_config(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
