@@ -7,7 +7,7 @@ Run the harness with an interpreter that has rocketq installed (this project's .
 puts this checkout's src/ first on sys.path. The server is one NameServer and one broker started as
 subprocesses (`python -m rocketq namesrv|broker`), each in a fresh temporary directory; the adapter
 drives them through rocketq.client (Producer, PushConsumer, Admin). Options (`--opt k=v`):
-header_codec=json|msgpack, flush=ASYNC_FLUSH|SYNC_FLUSH (server side, via ROCKETQ_BENCH_FLUSH).
+header_codec=auto|json|msgpack (default auto: msgpack once the broker accepts it), flush=ASYNC_FLUSH|SYNC_FLUSH (server side, via ROCKETQ_BENCH_FLUSH).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class RocketqAdapter(Adapter):
         return f"{self.host}:{self.port or NAMESRV_PORT}"
 
     async def connect(self) -> None:
-        self.codec = self.opts.get("header_codec", "json")
+        self.codec = self.opts.get("header_codec", "auto")
         self.producer = Producer("peers_bench_producer", namesrv_addr=self.namesrv, header_codec=self.codec)
         await self.producer.start()
 

@@ -60,7 +60,8 @@ from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestH
 
 log = logging.getLogger("rocketq.client.api")
 
-CODECS = {"json": SerializeType.JSON, "msgpack": SerializeType.MSGPACK, "rocketmq": SerializeType.ROCKETMQ}
+# "auto" starts with JSON; the transport switches a connection to msgpack once its server accepts.
+CODECS = {"auto": SerializeType.JSON, "json": SerializeType.JSON, "msgpack": SerializeType.MSGPACK, "rocketmq": SerializeType.ROCKETMQ}
 
 _SEND_STATUS = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,

@@ -211,7 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--inflight", type=int, default=256, help="requests in flight (pipelined / batch)")
     p.add_argument("--batch", type=int, default=100, help="messages per batch (produce) or per listener call (consume)")
     p.add_argument("--rate", type=float, default=2000, help="latency: messages per second")
-    p.add_argument("--header-codec", choices=["json", "msgpack", "rocketmq"], default="json")
+    p.add_argument("--header-codec", choices=["auto", "json", "msgpack", "rocketmq"], default="auto")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     return p

@@ -5,7 +5,8 @@ DefaultMQPushConsumer and DefaultLitePullConsumer. Python names carry their unit
 (`send_msg_timeout_ms`); RocketMQ's spelling is the alias (`sendMsgTimeout`), so either may be passed.
 Deviations: the settings Java reads from system properties (rebalance interval, lock lease, compression
 level, local offset store dir) are plain fields here; `header_codec` is ours (how request headers are
-serialized: msgpack is faster with a rocketq broker, json is what any Java broker understands).
+serialized: "auto" offers msgpack per connection and keeps JSON where the server never answers, as Java's
+brokers; json is JSON only, msgpack only for rocketq servers).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class ConsumeFromWhere(enum.Enum):
     CONSUME_FROM_MAX_OFFSET = "CONSUME_FROM_MAX_OFFSET"
 
 
-HeaderCodecName = Literal["json", "msgpack", "rocketmq"]
+HeaderCodecName = Literal["auto", "json", "msgpack", "rocketmq"]
 AllocateStrategyName = Literal["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"]
 
 MIB = 1024 * 1024
@@ -73,8 +74,9 @@ class ClientConfig(RocketConfig):
     """Timeout of control requests (route, heartbeat, offsets, locks, admin)."""
     vip_channel_enabled: bool = Field(False, alias="vipChannelEnabled")
     use_tls: bool = Field(False, alias="useTLS")
-    header_codec: HeaderCodecName = Field("json", alias="headerCodec")
-    """Serialization of request headers: json (any RocketMQ server), msgpack (rocketq servers only)."""
+    header_codec: HeaderCodecName = Field("auto", alias="headerCodec")
+    """Serialization of request headers: auto (JSON, and msgpack on each connection whose server said it
+    speaks it: rocketq's do, Apache's never answer), json (JSON only), msgpack (rocketq servers only)."""
     language: str = Field("PYTHON", alias="language")
 
     @field_validator("namesrv_addr")

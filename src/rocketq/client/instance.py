@@ -107,6 +107,7 @@ class ClientInstance:
         # Stable across restarts (no pid, no random part): names local offset files.
         self.stable_name = f"{config.client_ip}@{config.instance_name}{suffix}"
         self.remoting = RemotingClient()
+        self.remoting.negotiate_msgpack = config.header_codec == "auto"
         self.api = MQClientAPI(self.remoting, header_codec=config.header_codec, timeout_ms=config.mq_client_api_timeout_ms)
         self.producers: dict[str, ProducerInner] = {}
         self.consumers: dict[str, ConsumerInner] = {}

@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import operator
 from collections import deque
 from collections.abc import Iterable
+from itertools import repeat
 
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt
+
+_offset_of = operator.attrgetter("queue_offset")
+_body_of = operator.attrgetter("body")
+_lt = operator.lt
 
 
 class ProcessQueue:
@@ -49,17 +55,26 @@ class ProcessQueue:
     # -- pulled messages in ---------------------------------------------------------------------
     def put_messages(self, msgs: Iterable[MessageExt]) -> bool:
         """Hold newly pulled messages; True when an orderly consumer should start a consume round."""
-        last: MessageExt | None = None
-        for msg in msgs:
-            offset = msg.queue_offset
-            last = msg
-            if offset in self._msgs or offset in self._consuming_orderly:
-                continue
-            self._msgs[offset] = msg
-            self._append_offset(offset)
-            self.msg_count += 1
-            self.msg_size += len(msg.body)
-            self.queue_offset_max = offset
+        batch = msgs if isinstance(msgs, list) else list(msgs)
+        last: MessageExt | None = batch[-1] if batch else None
+        offsets = list(map(_offset_of, batch))
+        top = self._offsets[-1] if self._offsets else -1
+        if offsets and offsets[0] > top and not self._consuming_orderly and all(map(_lt, offsets, offsets[1:])):
+            # A pull's batch, after everything held (the usual case): per batch, the loops in C.
+            self._msgs.update(zip(offsets, batch, strict=True))
+            self._offsets.extend(offsets)
+            self.msg_count += len(batch)
+            self.msg_size += sum(map(len, map(_body_of, batch)))
+            self.queue_offset_max = offsets[-1]
+        else:
+            for msg, offset in zip(batch, offsets, strict=True):
+                if offset in self._msgs or offset in self._consuming_orderly:
+                    continue
+                self._msgs[offset] = msg
+                self._append_offset(offset)
+                self.msg_count += 1
+                self.msg_size += len(msg.body)
+                self.queue_offset_max = offset
         dispatch = False
         if self._msgs and not self.consuming:
             dispatch = True
@@ -101,10 +116,10 @@ class ProcessQueue:
         self.last_consume_ms = self._clock.monotonic_ms()
         if not self._msgs:
             return -1
-        for msg in msgs:
-            if self._msgs.pop(msg.queue_offset, None) is not None:
-                self.msg_count -= 1
-                self.msg_size -= len(msg.body)
+        # Per batch: the pops in C; only the messages that were held count (a message may be removed twice).
+        held = [m for m in map(self._msgs.pop, map(_offset_of, msgs), repeat(None)) if m is not None]
+        self.msg_count -= len(held)
+        self.msg_size -= sum(map(len, map(_body_of, held)))
         if self.msg_count == 0:
             self.msg_size = 0
         first = self._first()

@@ -30,7 +30,7 @@ import msgpack
 from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import HeaderDecodeError
-from rocketq.remoting.protocol.header_json import ext_is_clean, ext_value_to_str, stringify_ext
+from rocketq.remoting.protocol.header_json import EncodedExt, ext_is_clean, ext_value_to_str, stringify_ext
 
 Buffer = bytes | bytearray | memoryview
 
@@ -88,7 +88,9 @@ class MsgpackHeaderCodec:
         if type(language) is not LanguageCode and type(language) is not int:
             language = int(language)
         ext = cmd.ext_fields
-        if ext is not None:
+        # An EncodedExt with its text set holds plain str keys and values (its builder's promise): the
+        # check of every entry is skipped, as the JSON codec skips it (the producer's send header).
+        if ext is not None and not (type(ext) is EncodedExt and ext.json is not None):
             for key, value in ext.items():  # ext_is_clean, inlined
                 if type(value) is not str or type(key) is not str:
                     ext = stringify_ext(ext)

@@ -23,7 +23,9 @@ from rocketq.remoting.errors import (
     RemotingTimeoutError,
     map_exceptions,
 )
+from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.transport import codec_negotiation
 from rocketq.remoting.transport.config import ClientConfig
 from rocketq.remoting.transport.connection import Connection, ConnectionSettings
 from rocketq.remoting.transport.dispatch import Executor, RequestProcessor
@@ -73,6 +75,9 @@ class RemotingClient(RemotingEndpoint):
         self._conns: dict[str, Connection] = {}
         self._connecting: dict[str, asyncio.Task[Connection]] = {}
         self._started = False
+        # Offer msgpack headers on each connection and write JSON requests as msgpack once the server
+        # accepted (see codec_negotiation); off by default: the caller's serialize type is kept.
+        self.negotiate_msgpack = False
         self._closed = False
 
     def register_processor(
@@ -162,6 +167,13 @@ class RemotingClient(RemotingEndpoint):
                 raise RemotingTimeoutError(
                     f"invokeSync call the addr[{addr}] timeout (connecting took it all)"
                 )
+        offered = False
+        if self.negotiate_msgpack and cmd.serialize_type == SerializeType.JSON:
+            if conn.attributes.get(codec_negotiation.AGREED_ATTRIBUTE) is None:
+                codec_negotiation.offer(cmd)
+                offered = True
+            else:
+                cmd.serialize_type = SerializeType.MSGPACK
         # Endpoint._invoke_sync_on, inlined: one coroutine frame less per request.
         try:
             fut = self._send_sync(conn, cmd, timeout_ms)
@@ -178,9 +190,17 @@ class RemotingClient(RemotingEndpoint):
         except asyncio.CancelledError:
             self.responses.discard(cmd.opaque)
             raise
+        if offered and codec_negotiation.accepted(response):
+            conn.attributes[codec_negotiation.AGREED_ATTRIBUTE] = SerializeType.MSGPACK
         if self.rpc_hooks:
             run_after(self.rpc_hooks, conn.remote_addr, cmd, response)
         return response
+
+    def _upgrade(self, conn: Connection, cmd: RemotingCommand) -> None:
+        """A JSON request goes as msgpack on a connection whose server accepted it (async and oneway
+        requests only follow the agreement; invoke_sync makes it)."""
+        if cmd.serialize_type == SerializeType.JSON and conn.attributes.get(codec_negotiation.AGREED_ATTRIBUTE):
+            cmd.serialize_type = SerializeType.MSGPACK
 
     def _close_if_current(self, addr: str, conn: Connection) -> None:
         if self._conns.get(addr) is conn:
@@ -199,6 +219,8 @@ class RemotingClient(RemotingEndpoint):
         deadline = loop.time() + timeout_ms / 1000
         conn = self._conns.get(addr)
         if conn is not None and conn.is_active and self._async_permits.try_acquire():
+            if self.negotiate_msgpack:
+                self._upgrade(conn, cmd)
             self._start_async_on(conn, cmd, deadline, timeout_ms, fut)
         else:
             spawn("remoting-invoke-async", self._invoke_async_slow(addr, cmd, deadline, timeout_ms, fut))
@@ -222,6 +244,8 @@ class RemotingClient(RemotingEndpoint):
         if fut.done():  # the caller gave up meanwhile
             self._async_permits.release()
             return
+        if self.negotiate_msgpack:
+            self._upgrade(conn, cmd)
         self._start_async_on(conn, cmd, deadline, timeout_ms, fut)
 
     async def invoke_oneway(self, addr: str, cmd: RemotingCommand, timeout_ms: float = 3000) -> None:
@@ -233,6 +257,8 @@ class RemotingClient(RemotingEndpoint):
         conn = self._conns.get(addr)
         if conn is None or not conn.is_active:
             conn = await self.get_connection(addr)
+        if self.negotiate_msgpack:
+            self._upgrade(conn, cmd)
         try:
             await self._invoke_oneway_on(conn, cmd, timeout_ms)
         except RemotingSendRequestError:

@@ -308,13 +308,17 @@ class Connection(AdmissionControl):
             self.transport.close()
 
     # -- writes (owner loop) -----------------------------------------------------------------------
-    def send_request(self, cmd: RemotingCommand) -> None:
-        """Queue a request (or oneway) frame; RemotingSendRequestError when the connection is closed."""
+    def send_request(self, cmd: RemotingCommand, coalesce: bool = False) -> None:
+        """Queue a request (or oneway) frame; RemotingSendRequestError when the connection is closed.
+
+        `coalesce`: the caller has other requests in flight, so this one need not be written through at
+        once (ping-pong); it leaves with whatever else is written in this loop iteration.
+        """
         if self._closing:
             raise RemotingSendRequestError(
                 f"send request to {self.remote_addr} failed: connection closed ({self.close_reason})"
             )
-        self._enqueue(cmd)
+        self._enqueue(cmd, coalesce)
 
     def send_response(self, cmd: RemotingCommand) -> bool:
         """Queue a response frame; False (logged) when the connection is already closed."""
@@ -329,7 +333,7 @@ class Connection(AdmissionControl):
         self._enqueue(cmd)
         return True
 
-    def _enqueue(self, cmd: RemotingCommand) -> None:
+    def _enqueue(self, cmd: RemotingCommand, coalesce: bool = False) -> None:
         body = cmd.body
         if body and len(body) >= _SEPARATE_BODY_BYTES:
             prefix, body = encode_frame_parts(cmd)
@@ -339,8 +343,10 @@ class Connection(AdmissionControl):
         if self._same_loop and not (self._corked or self._flush_scheduled):
             # Nothing queued. Ping-pong traffic (a read since our last write) writes through at once,
             # the lowest latency for a lone request; a second write with no read in between starts
-            # coalescing: it and whatever follows in this loop iteration leave in one flush.
-            if not self._wrote_since_read:
+            # coalescing: it and whatever follows in this loop iteration leave in one flush. So does a
+            # request sent while others are in flight (pipelining): written through, the first request
+            # after each read would travel alone, and the peer would answer it alone, read after read.
+            if not (self._wrote_since_read or coalesce):
                 self._wrote_since_read = True
                 transport = self.transport
                 assert transport is not None

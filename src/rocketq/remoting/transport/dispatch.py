@@ -36,6 +36,7 @@ from rocketq.common.errors import IllegalStateError
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import CURRENT_VERSION, RPC_TYPE, RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
+from rocketq.remoting.transport.codec_negotiation import OFFER_FIELD, answer_offer
 from rocketq.remoting.transport.hooks import RPCHook, run_after, run_before
 
 log = logging.getLogger("rocketq.remoting")
@@ -423,6 +424,8 @@ class Dispatcher:
         if not cmd.is_oneway:
             response = cmd.make_response(code, remark)
             response.version = self.version
+            if cmd.ext_fields and OFFER_FIELD in cmd.ext_fields:
+                answer_offer(cmd, response)
             conn.send_response(response)
 
     async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand) -> None:
@@ -482,4 +485,7 @@ class Dispatcher:
         response.flag |= RPC_TYPE
         response.serialize_type = cmd.serialize_type
         response.version = self.version
+        ext = cmd.ext_fields
+        if ext and OFFER_FIELD in ext:  # a rocketq client offers msgpack headers (codec_negotiation)
+            answer_offer(cmd, response)
         conn.send_response(response)

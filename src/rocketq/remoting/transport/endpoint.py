@@ -169,9 +169,10 @@ class RemotingEndpoint:
             run_before(hooks, conn.remote_addr, cmd)
         table = self.responses
         opaque = cmd.opaque
-        if opaque == 0 or opaque in table._pending:  # _prepare, inlined on the hot path
+        pending = table._pending
+        if opaque == 0 or opaque in pending:  # _prepare, inlined on the hot path
             cmd.opaque = opaque = next_opaque()
-        conn.send_request(cmd)
+        conn.send_request(cmd, bool(pending))  # with others in flight: coalesced with them
         loop = self.owner_loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
         table.insert(ResponseFuture(opaque, conn, cmd, fut, loop.time() + timeout_ms / 1000, int(timeout_ms)))

@@ -1,0 +1,112 @@
+"""SDK CPU per consumed message: PushConsumer (async listener) and LitePullConsumer over the same backlog.
+
+    .venv/bin/python bench/consume_cpu.py                  # throw-away NameServer + broker, 50000 x 1 KiB
+    .venv/bin/python bench/consume_cpu.py --count 100000 --pull-batch-size 32
+
+The peers harness measures the push consumer only; this adds LitePullConsumer.poll. A backlog of
+`--count` messages is sent in batches first, then each consumer (its own group, from the first
+offset) takes all of it; "cpu us" is this process's CPU time (time.process_time) from the first message
+received to the last, divided by the count: the SDK's cost, the broker runs in its own processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+
+from rocketq.client import (
+    Admin,
+    ConsumeFromWhere,
+    ConsumeResult,
+    LitePullConsumer,
+    Message,
+    MessageExt,
+    Producer,
+    PushConsumer,
+)
+from rocketq.remoting.transport.loops import loop_factory
+from rocketq.testing.cluster import LocalCluster
+
+TOPIC = "bench_consume_cpu"
+
+
+async def backlog(namesrv: str, count: int, size: int) -> None:
+    async with Admin(namesrv_addr=namesrv) as admin:
+        await admin.create_topic(TOPIC, read_queues=8, write_queues=8)
+    async with Producer("bench_consume_cpu_producer", namesrv_addr=namesrv) as producer:
+        body = b"x" * size
+        for start in range(0, count, 100):
+            await producer.send_batch([Message(TOPIC, body) for _ in range(min(100, count - start))])
+
+
+async def push(namesrv: str, count: int, batch: int) -> float:
+    got = 0
+    first: float | None = None
+    done = asyncio.Event()
+
+    async def listener(msgs: list[MessageExt]) -> ConsumeResult:
+        nonlocal got, first
+        if first is None:
+            first = time.process_time()
+        for msg in msgs:
+            _ = msg.body
+        got += len(msgs)
+        if got >= count:
+            done.set()
+        return ConsumeResult.SUCCESS
+
+    consumer = PushConsumer("bench_cpu_push", namesrv_addr=namesrv, consume_message_batch_max_size=batch,
+                            pull_batch_size=batch, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    consumer.subscribe(TOPIC, "*")
+    consumer.register_listener(listener)
+    await consumer.start()
+    try:
+        await asyncio.wait_for(done.wait(), 300)
+        assert first is not None
+        return time.process_time() - first
+    finally:
+        await consumer.shutdown()
+
+
+async def lite(namesrv: str, count: int, batch: int) -> float:
+    consumer = LitePullConsumer("bench_cpu_lite", namesrv_addr=namesrv, pull_batch_size=batch,
+                                consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    consumer.subscribe(TOPIC, "*")
+    await consumer.start()
+    try:
+        got = 0
+        first: float | None = None
+        deadline = time.monotonic() + 300
+        while got < count and time.monotonic() < deadline:
+            msgs = await consumer.poll(3000)
+            if msgs and first is None:
+                first = time.process_time()
+            for msg in msgs:
+                _ = msg.body
+            got += len(msgs)
+        assert first is not None and got >= count, f"got {got} of {count}"
+        return time.process_time() - first
+    finally:
+        await consumer.shutdown()
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="rocketq-bench-") as tmp:
+        async with LocalCluster(tmp) as cluster:
+            await backlog(cluster.namesrv_addr, args.count, args.size)
+            for name, run in (("push", push), ("lite pull", lite)):
+                cpu = await run(cluster.namesrv_addr, args.count, args.pull_batch_size)
+                print(f"{name:10} {args.count} msgs  cpu {cpu * 1e6 / args.count:6.1f} us/msg")
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--count", type=int, default=50_000)
+    p.add_argument("--size", type=int, default=1024, help="body bytes")
+    p.add_argument("--pull-batch-size", type=int, default=32, help="also the push listener's batch")
+    p.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop")
+    args = p.parse_args()
+    with asyncio.Runner(loop_factory=loop_factory(args.loop)) as runner:
+        runner.run(main(args))
