@@ -17,6 +17,7 @@ from rocketq.client.errors import broker_error
 from rocketq.client.model import PullResult, PullStatus, SendResult, SendStatus
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.protocol.bodies import fastjson
+from rocketq.remoting.protocol.bodies.admin import TopicList
 from rocketq.remoting.protocol.bodies.consumer import (
     GetConsumerListByGroupResponseBody,
     LockBatchRequestBody,
@@ -139,6 +140,11 @@ class MQClientAPI:
         """The topic's route; TopicNotExistError when the name server has none."""
         resp = await self.invoke(namesrv, RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic), timeout_ms=timeout_ms)
         return TopicRouteData.from_json(fastjson.loads(resp.body))
+
+    async def get_all_topic_list(self, namesrv: str) -> list[str]:
+        """Every topic the name server knows, sorted (GET_ALL_TOPIC_LIST_FROM_NAMESERVER)."""
+        resp = await self.invoke(namesrv, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+        return sorted(TopicList.decode(resp.body).topic_list) if resp.body else []
 
     async def get_cluster_info(self, namesrv: str) -> ClusterInfo:
         resp = await self.invoke(namesrv, RequestCode.GET_BROKER_CLUSTER_INFO)
