@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from spark_helpers import bounds, create_topic, produce, running_cluster
 
+from rocketq.spark.progress import describe, offsets_behind_latest
 from rocketq.testing.cluster import LocalCluster
 
 pytest.importorskip("pyspark")
@@ -167,6 +168,11 @@ def test_subscribe_pattern_picks_up_a_topic_created_mid_stream(spark: Any, clust
         [("Pattern-one", i) for i in range(20)] + [("Pattern-two", i) for i in range(25)]
     )
     assert max(p["numInputRows"] for p in query.recentProgress) <= 15  # maxOffsetsPerTrigger, Kafka's name
+    # The first batch took 15 of 20: its progress says how far the query was behind the latest offsets.
+    first = next(p for p in query.recentProgress if p["numInputRows"])
+    lag = offsets_behind_latest(first["sources"][0])
+    assert lag is not None and lag["maxOffsetsBehindLatest"] > 0
+    assert "behind latest: max" in describe(first)
 
 
 def test_min_offsets_per_trigger_waits_for_enough_messages(spark: Any, cluster: LocalCluster, tmp_path: Path) -> None:
