@@ -10,6 +10,9 @@ with Spark (local[2] by default) into the `noop` sink, which makes Spark fetch a
 and keep none: batch (`spark.read...write.format("noop")`) and streaming (`readStream`, AvailableNow,
 a fresh checkpoint each run). A warm-up read of a small range starts the Python workers first. The
 figure is messages / wall-clock second of the Spark job (session start excluded); the best of --runs.
+The same run also reads the topic with the project's own pull client in plain Python (one process,
+rocketq.spark.client.SyncClient.read_range over every queue, no Spark) and prints each Spark figure as
+a ratio of that one.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from rocketq.client.blocking import Admin, Message, Producer
+from rocketq.spark.client import SyncClient
 from rocketq.testing.cluster import LocalCluster
 
 
@@ -107,6 +111,20 @@ def stream_run(spark: SparkSession, args: argparse.Namespace) -> float:
     return elapsed
 
 
+def plain_run(spark: SparkSession, args: argparse.Namespace) -> float:
+    """The baseline: every queue read with the pull client in this process (decoded MessageExt lists)."""
+    started = time.monotonic()
+    rows = 0
+    with SyncClient(args.namesrv) as client:
+        routes = client.routes(args.topic)
+        for route, (low, high) in zip(routes, client.bounds(routes), strict=True):
+            for msgs in client.read_range(route, low, high, batch=int(args.pull_batch_size)):
+                rows += len(msgs)
+    if rows != args.messages:
+        raise SystemExit(f"the plain pull read {rows} rows, expected {args.messages}")
+    return time.monotonic() - started
+
+
 def measure(args: argparse.Namespace) -> None:
     if not args.no_fill:
         fill(args.namesrv, args.topic, args.messages, args.body_size, args.queues)
@@ -118,12 +136,16 @@ def measure(args: argparse.Namespace) -> None:
         if count != args.messages and not args.no_fill:
             raise SystemExit(f"the topic holds {count} messages, expected {args.messages}")
         args.messages = count
-        for name, run in (("batch", batch_run), ("streaming", stream_run)):
+        baseline = 0.0
+        for name, run in (("plain", plain_run), ("batch", batch_run), ("streaming", stream_run)):
             times = [run(spark, args) for _ in range(args.runs)]
             best = min(times)
+            rate = args.messages / best
+            baseline = baseline or rate
             print(
                 f"{name:9s} {args.messages} msgs x {args.body_size} B, {args.queues} queues, {args.master}: "
-                f"best {args.messages / best:,.0f} msg/s ({best:.2f} s; runs {', '.join(f'{t:.2f}' for t in times)} s)"
+                f"best {rate:,.0f} msg/s = {rate / baseline:.2f}x plain ({best:.2f} s; "
+                f"runs {', '.join(f'{t:.2f}' for t in times)} s)"
             )
     finally:
         spark.stop()

@@ -29,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import rocketq.spark
 from rocketq.spark import stats_tables as T
+from rocketq.spark.progress import describe
 from rocketq.spark.source import SCHEMA_DDL
 
 
@@ -97,6 +98,9 @@ def ingest_streaming(spark: SparkSession, args: argparse.Namespace, raw_dir: str
         .start()
     )
     query.awaitTermination()
+    for progress in query.recentProgress:
+        if progress["numInputRows"]:
+            print(f"ingest {describe(progress)}")
 
 
 def load_raw(spark: SparkSession, raw_dir: str) -> dict[str, DataFrame]:

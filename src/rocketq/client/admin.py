@@ -32,7 +32,6 @@ from rocketq.remoting.protocol.bodies.admin import (
     OffsetWrapper,
     ProducerConnection,
     SubscriptionGroupConfig,
-    TopicList,
     TopicOffset,
     TopicStatsTable,
 )
@@ -126,8 +125,7 @@ class Admin:
 
     async def topic_list(self) -> list[str]:
         inst = await self._inst()
-        resp = await inst.api.invoke(inst.namesrv_addr(), RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
-        return sorted(TopicList.decode(resp.body).topic_list) if resp.body else []
+        return await inst.api.get_all_topic_list(inst.namesrv_addr())
 
     async def _masters(self, cluster: str | None) -> list[tuple[str, str]]:
         """(broker name, master address) of every broker of `cluster` (of all clusters when None)."""

@@ -19,6 +19,7 @@ from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.record.codec import decode_records
 from rocketq.common.record.lazy import decode_records_lazy
 from rocketq.remoting.protocol.bodies import fastjson
+from rocketq.remoting.protocol.bodies.admin import TopicList
 from rocketq.remoting.protocol.bodies.consumer import (
     GetConsumerListByGroupResponseBody,
     LockBatchRequestBody,
@@ -141,6 +142,11 @@ class MQClientAPI:
         """The topic's route; TopicNotExistError when the name server has none."""
         resp = await self.invoke(namesrv, RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic), timeout_ms=timeout_ms)
         return TopicRouteData.from_json(fastjson.loads(resp.body))
+
+    async def get_all_topic_list(self, namesrv: str) -> list[str]:
+        """Every topic the name server knows, sorted (GET_ALL_TOPIC_LIST_FROM_NAMESERVER)."""
+        resp = await self.invoke(namesrv, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+        return sorted(TopicList.decode(resp.body).topic_list) if resp.body else []
 
     async def get_cluster_info(self, namesrv: str) -> ClusterInfo:
         resp = await self.invoke(namesrv, RequestCode.GET_BROKER_CLUSTER_INFO)

@@ -117,6 +117,16 @@ class SyncClient:
             return sorted(out, key=lambda r: (r.broker_name, r.queue_id))
         raise RouteError(f"no route for topic {topic!r}: " + "; ".join(errors))
 
+    def topic_list(self) -> list[str]:
+        """Every topic a NameServer knows (the first that answers), sorted."""
+        errors = []
+        for namesrv in self.namesrvs:
+            try:
+                return self._run(self.api.get_all_topic_list(namesrv))
+            except RocketQError as exc:
+                errors.append(f"{namesrv}: {exc}")
+        raise RouteError("no NameServer listed its topics: " + "; ".join(errors))
+
     def min_offset(self, route: QueueRoute) -> int:
         return max(self._run(self.api.get_min_offset(route.addr, route.mq)), 0)
 

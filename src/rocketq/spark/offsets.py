@@ -10,7 +10,7 @@ by the user, -2 means earliest and -1 means latest, as for Kafka.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,11 +67,41 @@ def dumps(offsets: Mapping[str, Mapping[str, int]]) -> str:
 # -- option parsing ----------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class OffsetSpec:
-    """A parsed startingOffsets / endingOffsets: "earliest", "latest", a timestamp, or explicit offsets."""
+    """Where reading starts or ends: "earliest", "latest", a timestamp, or explicit offsets or timestamps.
 
-    kind: str  # "earliest" | "latest" | "timestamp" | "offsets"
+    `offsets` holds offsets (kind "offsets") or epoch-ms timestamps (kind "timestamps") per queue. A
+    timestamp resolves to the first message stored at or after it; `strict` makes a timestamp without
+    such a message an error (Kafka's `startingOffsetsByTimestampStrategy=error`) instead of the end.
+    """
+
+    kind: str  # "earliest" | "latest" | "timestamp" | "offsets" | "timestamps"
     timestamp_ms: int = 0
     offsets: dict[QueueKey, int] | None = None
+    option: str = ""
+    strict: bool = False
+
+    @property
+    def by_time(self) -> bool:
+        return self.kind in ("timestamp", "timestamps")
+
+    def timestamp_of(self, queue: QueueKey) -> int:
+        if self.kind == "timestamps":
+            assert self.offsets is not None
+            return self.offsets[queue]
+        return self.timestamp_ms
+
+    def check_covers(self, queues: Collection[QueueKey]) -> None:
+        """Explicit JSON must name exactly the queues read (Kafka asks for every TopicPartition)."""
+        if self.offsets is None:
+            return
+        named, known = set(self.offsets), set(queues)
+        problems = []
+        if named - known:
+            problems.append("names queues that are not read: " + _keys(named - known))
+        if known - named:
+            problems.append("misses queues that are read: " + _keys(known - named))
+        if problems:
+            raise OffsetSpecError(f"{self.option} " + "; ".join(problems) + " (every queue of every topic is needed)")
 
     def resolve(self, queue: QueueKey, earliest: int, latest: int, by_time: int | None = None) -> int:
         """The offset of `queue` given its current bounds (and the offset found for the timestamp)."""
@@ -79,10 +109,18 @@ class OffsetSpec:
             return earliest
         if self.kind == "latest":
             return latest
-        if self.kind == "timestamp":
-            return latest if by_time is None else min(max(by_time, earliest), latest)
+        if self.by_time:
+            if by_time is None or by_time >= latest:  # no message stored at or after the time
+                if self.strict:
+                    raise OffsetSpecError(
+                        f"{self.option}: no message of {queue.topic} {queue.key} was stored at or after "
+                        f"{self.timestamp_of(queue)}; set startingOffsetsByTimestampStrategy=latest to start "
+                        "at the end instead"
+                    )
+                return latest
+            return min(max(by_time, earliest), latest)
         assert self.offsets is not None
-        value = self.offsets.get(queue, EARLIEST)  # a queue the JSON does not name starts at earliest
+        value = self.offsets[queue]
         if value == EARLIEST:
             return earliest
         if value == LATEST:
@@ -90,33 +128,55 @@ class OffsetSpec:
         return value
 
 
+def _keys(queues: Collection[QueueKey]) -> str:
+    return ", ".join(f"{q.topic} {q.key}" for q in sorted(queues))
+
+
+def _json_per_queue(option: str, raw: str, what: str, minimum: int) -> dict[QueueKey, int]:
+    try:
+        parsed: Any = json.loads(raw)
+    except ValueError:
+        raise OffsetSpecError(
+            f"{option}: expected JSON like {{\"topic\": {{\"broker-a:0\": 42}}}}, got {raw!r}"
+        ) from None
+    if not isinstance(parsed, dict) or not all(isinstance(v, dict) for v in parsed.values()):
+        raise OffsetSpecError(f'{option}: the JSON must map each topic to {{"<brokerName>:<queueId>": {what}}}')
+    out: dict[QueueKey, int] = {}
+    for topic, queues in parsed.items():
+        for key, value in queues.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+                raise OffsetSpecError(f"{option}: {what} of {topic} {key} must be an integer >= {minimum}, got {value!r}")
+            out[QueueKey.parse(str(topic), str(key))] = value
+    return out
+
+
 def parse_spec(option: str, text: str | None, default: str) -> OffsetSpec:
     """`earliest`, `latest`, an epoch-ms timestamp, or the JSON form (with -2 / -1 allowed)."""
     raw = (text if text is not None else default).strip()
     lowered = raw.lower()
     if lowered in ("earliest", "latest"):
-        return OffsetSpec(lowered)
-    if raw.lstrip("-").isdigit():
-        ts = int(raw)
-        if ts < 0:
-            raise OffsetSpecError(f"{option}: a timestamp must be epoch milliseconds >= 0, got {raw}")
-        return OffsetSpec("timestamp", timestamp_ms=ts)
-    try:
-        parsed: Any = json.loads(raw)
-    except ValueError:
+        return OffsetSpec(lowered, option=option)
+    if raw.lstrip("-").isdigit():  # our shorthand, kept: lenient (no message after the time = the end)
+        return parse_timestamp(option, raw, strict=False)
+    if not raw.startswith(("{", "[")):
         raise OffsetSpecError(
             f"{option}: expected earliest, latest, an epoch-ms timestamp or JSON like "
             f'{{"topic": {{"broker-a:0": 42}}}}, got {raw!r}'
-        ) from None
-    if not isinstance(parsed, dict) or not all(isinstance(v, dict) for v in parsed.values()):
-        raise OffsetSpecError(f'{option}: the JSON must map each topic to {{"<brokerName>:<queueId>": offset}}')
-    offsets: dict[QueueKey, int] = {}
-    for topic, queues in parsed.items():
-        for key, value in queues.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value < EARLIEST:
-                raise OffsetSpecError(f"{option}: offset of {topic} {key} must be an integer >= -2, got {value!r}")
-            offsets[QueueKey.parse(str(topic), str(key))] = value
-    return OffsetSpec("offsets", offsets=offsets)
+        )
+    return OffsetSpec("offsets", offsets=_json_per_queue(option, raw, "offset", EARLIEST), option=option)
+
+
+def parse_timestamp(option: str, text: str, *, strict: bool) -> OffsetSpec:
+    """startingTimestamp / endingTimestamp: one epoch-ms time for every queue."""
+    raw = text.strip()
+    if not raw.lstrip("-").isdigit() or int(raw) < 0:
+        raise OffsetSpecError(f"{option}: a timestamp must be epoch milliseconds >= 0, got {raw!r}")
+    return OffsetSpec("timestamp", timestamp_ms=int(raw), option=option, strict=strict)
+
+
+def parse_timestamps(option: str, text: str, *, strict: bool) -> OffsetSpec:
+    """startingOffsetsByTimestamp / endingOffsetsByTimestamp: JSON of an epoch-ms time per queue."""
+    return OffsetSpec("timestamps", offsets=_json_per_queue(option, text.strip(), "timestamp", 0), option=option, strict=strict)
 
 
 def parse_topics(text: str | None) -> list[str]:
@@ -196,3 +256,21 @@ def plan(start: Offsets, end: Offsets) -> list[tuple[QueueKey, int, int]]:
 
 def count(start: Offsets, end: Offsets) -> int:
     return sum(until - since for _q, since, until in plan(start, end))
+
+
+def split(ranges: list[tuple[QueueKey, int, int]], min_partitions: int | None) -> list[tuple[QueueKey, int, int]]:
+    """Ranges cut into at least `min_partitions` pieces, each queue in proportion to its size.
+
+    As Kafka's KafkaOffsetRangeCalculator: nothing changes when there are enough ranges already; else a
+    range gets max(1, round(size / total * min_partitions)) pieces of nearly equal size, in order.
+    """
+    total = sum(until - since for _q, since, until in ranges)
+    if not min_partitions or len(ranges) >= min_partitions or total == 0:
+        return ranges
+    out = []
+    for queue, since, until in ranges:
+        size = until - since
+        parts = max(1, min(size, round(size * min_partitions / total)))
+        for i in range(parts):
+            out.append((queue, since + size * i // parts, since + size * (i + 1) // parts))
+    return out

@@ -16,12 +16,20 @@ resolves startingOffsets again when restarted; the default `earliest` is stable)
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+)
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
@@ -35,8 +43,20 @@ from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt
 from rocketq.remoting.errors import RemotingConnectError
 from rocketq.spark.client import QueueRoute, RouteError, SyncClient
-from rocketq.spark.offsets import Offsets, OffsetSpec, QueueKey, advance, cap, plan, to_offsets
+from rocketq.spark.offsets import (
+    Offsets,
+    OffsetSpec,
+    OffsetSpecError,
+    QueueKey,
+    advance,
+    cap,
+    count,
+    plan,
+    split,
+    to_offsets,
+)
 from rocketq.spark.options import SourceOptions
+from rocketq.spark.sink import RocketqBatchWriter, RocketqStreamWriter, SinkOptions
 
 log = logging.getLogger("rocketq.spark")
 
@@ -45,6 +65,8 @@ SCHEMA_DDL = (
     "topic string, broker_name string, queue_id int, queue_offset bigint, msg_id string, tags string, "
     "keys string, properties map<string,string>, body binary, born_timestamp timestamp, store_timestamp timestamp"
 )
+# includeHeaders=true adds Kafka's headers column: the properties as (key, UTF-8 value) pairs.
+HEADERS_DDL = "headers array<struct<key:string,value:binary>>"
 ROWS_PER_ARROW_BATCH = 4096
 
 
@@ -68,20 +90,46 @@ class QueueRange(InputPartition):
 
 
 def _arrow_batch(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
-    ts = schema.field("born_timestamp").type
+    """The rows of `msgs` as one Arrow batch, built column by column.
+
+    The property maps are the costly part: pa.array over a list of (key, value) lists per row cost more
+    than pulling and decoding the messages. They are built here from three flat arrays (offsets, keys,
+    values) with MapArray.from_arrays, and the headers column (includeHeaders) shares them.
+    """
+    n = len(msgs)
+    topics, tags, keys, born, stored = [""] * n, [None] * n, [None] * n, [0] * n, [0] * n
+    offsets, names, values = [0] * (n + 1), [], []
+    for i, m in enumerate(msgs):
+        props = m.properties
+        topics[i] = m.topic
+        tags[i] = props.get("TAGS")
+        keys[i] = props.get("KEYS")
+        names.extend(props)
+        values.extend(props.values())
+        offsets[i + 1] = len(names)
+        born[i] = m.born_timestamp * 1000
+        stored[i] = m.store_timestamp * 1000
+    offsets_array = pa.array(offsets, pa.int32())
+    names_array = pa.array(names, pa.string())
+    properties = pa.MapArray.from_arrays(offsets_array, names_array, pa.array(values, pa.string()))
     columns = [
-        pa.array([m.topic for m in msgs], schema.field("topic").type),
+        pa.array(topics, schema.field("topic").type),
         pa.array([m.broker_name for m in msgs], schema.field("broker_name").type),
         pa.array([m.queue_id for m in msgs], schema.field("queue_id").type),
         pa.array([m.queue_offset for m in msgs], schema.field("queue_offset").type),
         pa.array([m.msg_id for m in msgs], schema.field("msg_id").type),
-        pa.array([m.properties.get("TAGS") for m in msgs], schema.field("tags").type),
-        pa.array([m.properties.get("KEYS") for m in msgs], schema.field("keys").type),
-        pa.array([list(m.properties.items()) for m in msgs], schema.field("properties").type),
+        pa.array(tags, schema.field("tags").type),
+        pa.array(keys, schema.field("keys").type),
+        properties.cast(schema.field("properties").type),
         pa.array([m.body for m in msgs], schema.field("body").type),
-        pa.array([m.born_timestamp * 1000 for m in msgs], ts),
-        pa.array([m.store_timestamp * 1000 for m in msgs], schema.field("store_timestamp").type),
+        pa.array(born, schema.field("born_timestamp").type),
+        pa.array(stored, schema.field("store_timestamp").type),
     ]
+    if schema.get_field_index("headers") >= 0:
+        pairs = pa.StructArray.from_arrays(
+            [names_array, pa.array([v.encode() for v in values], pa.binary())], names=["key", "value"]
+        )
+        columns.append(pa.ListArray.from_arrays(offsets_array, pairs).cast(schema.field("headers").type))
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
@@ -154,12 +202,33 @@ class _Planner:
             self._client.close()
             self._client = None
 
+    def topics(self) -> list[str]:
+        """The topics read now: as named, or those of the NameServer's list the pattern matches."""
+        sub = self.opts.subscription
+        if sub.kind == "subscribePattern":
+            return [t for t in self.client.topic_list() if sub.matches(t)]
+        return list(self.opts.topics)
+
     def refresh(self) -> dict[QueueKey, tuple[int, int]]:
-        """Every queue of every topic with its (min, max) offsets, the routes refreshed."""
+        """Every queue read, with its (min, max) offsets, the routes refreshed."""
+        sub = self.opts.subscription
         routes: dict[QueueKey, QueueRoute] = {}
-        for topic in self.opts.topics:
-            for r in self.client.routes(topic):
-                routes[QueueKey(topic, r.broker_name, r.queue_id)] = r
+        for topic in self.topics():
+            try:
+                found = self.client.routes(topic)
+            except RouteError:
+                if sub.kind != "subscribePattern":
+                    raise
+                log.info("topic %s matches subscribePattern but has no route (yet); not read", topic)
+                continue
+            for r in found:
+                queue = QueueKey(topic, r.broker_name, r.queue_id)
+                if sub.keeps(queue):
+                    routes[queue] = r
+        if sub.kind == "assign":
+            for topic, key in sub.assigned:
+                if not any(q.topic == topic and (q.key == key or key == f"*:{q.queue_id}") for q in routes):
+                    raise OffsetSpecError(f"assign: topic {topic} has no queue {key.removeprefix('*:')}")
         self.routes = routes
         keys = sorted(routes)
         bounds = self.client.bounds([routes[k] for k in keys])
@@ -169,14 +238,19 @@ class _Planner:
         """`spec` resolved for every queue (against `bounds` when given, else fresh ones)."""
         if bounds is None:
             bounds = self.refresh()
+        spec.check_covers(bounds)
         out = {}
         for queue, (low, high) in bounds.items():
-            by_time = self.client.offset_by_time(self.routes[queue], spec.timestamp_ms) if spec.kind == "timestamp" else None
+            by_time = self.client.offset_by_time(self.routes[queue], spec.timestamp_of(queue)) if spec.by_time else None
             out[queue] = spec.resolve(queue, low, high, by_time)
         return out
 
     def latest(self) -> Offsets:
         return to_offsets({q: high for q, (_low, high) in self.refresh().items()})
+
+    def partitions(self, ranges: list[tuple[QueueKey, int, int]]) -> list[QueueRange]:
+        """One Spark partition per range, large ranges cut up when minPartitions asks for more."""
+        return [self.partition(q, since, until) for q, since, until in split(ranges, self.opts.min_partitions)]
 
     def partition(self, queue: QueueKey, start: int, end: int) -> QueueRange:
         o = self.opts
@@ -196,19 +270,25 @@ class RocketqBatchReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         opts = self.planner.opts
+        assert opts.ending is not None
         try:
             bounds = self.planner.refresh()
             starts = self.planner.resolve(opts.starting, bounds)
             ends = self.planner.resolve(opts.ending, bounds)
-            latest = {q: high for q, (_low, high) in bounds.items()}
-            # An end beyond what is stored would read nothing but a data-loss error: stop at the end.
-            return [
-                self.planner.partition(q, starts[q], min(ends[q], latest[q]))
-                for q in sorted(starts)
-                if q in ends and min(ends[q], latest[q]) > starts[q]
-            ]
         finally:
             self.planner.close()
+        ranges = []
+        for q in sorted(starts):
+            if starts[q] > ends[q]:  # as Kafka's KafkaRelation: a range must not run backwards
+                raise OffsetSpecError(
+                    f"{opts.starting.option} of {q.topic} {q.key} ({starts[q]}) is after its "
+                    f"{opts.ending.option} ({ends[q]})"
+                )
+            # An end beyond what is stored would read nothing but a data-loss error: stop at the end.
+            end = min(ends[q], bounds[q][1])
+            if end > starts[q]:
+                ranges.append((q, starts[q], end))
+        return self.planner.partitions(ranges)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, QueueRange):  # Spark's single stand-in partition of an empty plan
@@ -225,6 +305,7 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._initial: Offsets | None = None
         self._target: Offsets | None = None
         self._latest: Offsets | None = None
+        self._last_trigger_ms = 0  # minOffsetsPerTrigger / maxTriggerDelay, as KafkaMicroBatchStream#delayBatch
 
     def initialOffset(self) -> dict[str, Any]:
         if self._initial is None:  # cached: Spark asks twice at a first start (spark-notes G7)
@@ -235,7 +316,7 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = self.planner.latest()
 
     def getDefaultReadLimit(self) -> ReadLimit:
-        limit = self.planner.opts.max_messages_per_trigger
+        limit = self.planner.opts.max_offsets_per_trigger
         return ReadMaxRows(limit) if limit else ReadAllAvailable()
 
     def latestOffset(self, start: dict[str, Any] | None = None, limit: ReadLimit | None = None) -> dict[str, Any]:
@@ -243,9 +324,25 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest = latest
         if start is None:  # Spark 4.0 / 4.1 call it without arguments
             return latest
+        if self._target is None and self._delay_batch(start, latest):
+            return start
         if isinstance(limit, ReadMaxRows):
             return cap(start, latest, limit.max_rows)
         return advance(start, latest)
+
+    def _delay_batch(self, start: Offsets, latest: Offsets) -> bool:
+        """minOffsetsPerTrigger: wait for that many new messages, but never longer than maxTriggerDelay."""
+        opts = self.planner.opts
+        if opts.min_offsets_per_trigger is None:
+            return False
+        now = int(time.time() * 1000)
+        if now - self._last_trigger_ms >= opts.max_trigger_delay_ms:
+            self._last_trigger_ms = now
+            return False
+        if count(start, advance(start, latest)) < opts.min_offsets_per_trigger:
+            return True
+        self._last_trigger_ms = now
+        return False
 
     def reportLatestOffset(self) -> dict[str, Any] | None:
         return self._latest
@@ -257,7 +354,7 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self.planner.refresh()
             except RocketQError as exc:  # read() asks the NameServer itself
                 log.warning("refreshing routes for planning failed: %s", exc)
-        return [self.planner.partition(q, since, until) for q, since, until in ranges]
+        return self.planner.partitions(ranges)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, QueueRange):  # Spark's single stand-in partition of an empty plan
@@ -289,13 +386,17 @@ class RocketqDataSource(DataSource):
         return FORMAT_NAME
 
     def schema(self) -> str:
-        return SCHEMA_DDL
-
-    def _options(self) -> SourceOptions:
-        return SourceOptions.parse(self.options)
+        include = str(self.options.get("includeHeaders", "false")).strip().lower() == "true"
+        return f"{SCHEMA_DDL}, {HEADERS_DDL}" if include else SCHEMA_DDL
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return RocketqBatchReader(schema, self._options())
+        return RocketqBatchReader(schema, SourceOptions.parse(self.options))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return RocketqStreamReader(schema, self._options())
+        return RocketqStreamReader(schema, SourceOptions.parse(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return RocketqBatchWriter(schema, SinkOptions.parse(self.options))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        return RocketqStreamWriter(schema, SinkOptions.parse(self.options))

@@ -91,13 +91,13 @@ def test_spark_submit_writes_the_tables_and_charts(workload: tuple[LocalCluster,
 
     tables = {name: pq.read_table(out / "tables" / name).to_pylist() for name in ("topic_tps", "group_lag", "put_latency")}
     check_tables(tables, expected)
-    for chart in ("topic_tps", "group_lag", "put_latency", "overview"):
+    for chart in ("topic_tps", "get_tps", "group_lag", "lag_latency", "put_latency", "overview"):
         data = (out / "charts" / f"{chart}.png").read_bytes()
         assert data.startswith(PNG) and len(data) > 5_000
 
 
 def test_streaming_ingest_is_incremental_and_exactly_once(
-    workload: tuple[LocalCluster, dict[str, int]], spark: Any, tmp_path: Path
+    workload: tuple[LocalCluster, dict[str, int]], spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cluster, expected = workload
     spec = importlib.util.spec_from_file_location("broker_stats_job", JOB)
@@ -106,6 +106,7 @@ def test_streaming_ingest_is_incremental_and_exactly_once(
     spec.loader.exec_module(job)
     args = job.parse_args(["--namesrv", cluster.namesrv_addr, "--out", str(tmp_path / "s"), "--streaming", "--no-charts"])
     check_tables(job.run(spark, args), expected)
+    assert "ingest batch 0: " in capsys.readouterr().out  # progress with the lag behind the latest offsets
     brokers_before = spark.read.parquet(str(tmp_path / "s" / "raw" / "broker")).count()
     wait_for("a later broker window", lambda: len(read_json_topic(cluster.namesrv_addr, C.RMQ_SYS_BROKER_STATS_BROKER_TOPIC)) > brokers_before)
     check_tables(job.run(spark, args), expected)  # the second run adds only the new windows

@@ -50,7 +50,13 @@ def test_starting_offsets_specs() -> None:
     assert ts.resolve(q(0), 3, 9, by_time=5) == 5
     assert ts.resolve(q(0), 3, 9, by_time=1) == 3  # clamped into the queue's range
     spec = parse_spec("startingOffsets", '{"T": {"broker-a:0": 4, "broker-a:1": -1, "broker-a:2": -2}}', "earliest")
-    assert [spec.resolve(q(i), 3, 9) for i in range(4)] == [4, 9, 3, 3]  # an unnamed queue: earliest
+    assert [spec.resolve(q(i), 3, 9) for i in range(3)] == [4, 9, 3]
+    spec.check_covers([q(0), q(1), q(2)])
+    # As Kafka, explicit JSON names every queue read, and only those (never a silent "nothing" or "all").
+    with pytest.raises(OffsetSpecError, match="misses queues that are read: T broker-a:3"):
+        spec.check_covers([q(0), q(1), q(2), q(3)])
+    with pytest.raises(OffsetSpecError, match="names queues that are not read: T broker-a:2"):
+        spec.check_covers([q(0), q(1)])
 
 
 @pytest.mark.parametrize(
@@ -73,13 +79,14 @@ def test_options_use_kafka_names_in_any_case_and_check_values() -> None:
         {"namesrv": "127.0.0.1:9876", "topic": "B, A,B", "maxmessagespertrigger": "100", "failOnDataLoss": "false"}
     )
     assert opts.topics == ("A", "B")
-    assert opts.max_messages_per_trigger == 100  # Spark may hand the keys over lower-cased
+    assert opts.max_offsets_per_trigger == 100  # Spark may hand the keys over lower-cased
     assert opts.fail_on_data_loss is False
+    assert opts.ending is not None
     assert (opts.starting.kind, opts.ending.kind) == ("earliest", "latest")
     assert (opts.pull_batch_size, opts.group, opts.commit_offsets) == (32, "rocketq-spark", False)
     with pytest.raises(OffsetSpecError, match="'namesrv' is required"):
         SourceOptions.parse({"topic": "A"})
-    with pytest.raises(OffsetSpecError, match="'topic' is required"):
+    with pytest.raises(OffsetSpecError, match="exactly one of the options 'subscribe'"):
         SourceOptions.parse({"namesrv": "x:1"})
     with pytest.raises(OffsetSpecError, match="maxMessagesPerTrigger: expected a positive integer"):
         SourceOptions.parse({"namesrv": "x:1", "topic": "A", "maxMessagesPerTrigger": "0"})
