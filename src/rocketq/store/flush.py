@@ -277,7 +277,9 @@ def dispatched_offset(commit_log: CommitLog, index: IndexService | None) -> int:
     if index is not None:
         index.drain()
     end = commit_log.dispatch_end
-    return commit_log.max_offset if end is None else end
+    end = commit_log.max_offset if end is None else end
+    unwritten = index.unwritten_from if index is not None else None
+    return end if unwritten is None else min(end, unwritten)
 
 
 def flush_queues(
