@@ -10,12 +10,10 @@ Figures (printed, `pytest -s`): messages acknowledged before the disk was full, 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,8 +22,9 @@ import pytest
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.store.disk_space import SERVICE_NOT_AVAILABLE_REMARK
-from rocketq.testing.broker_probe import BrokerProbe, send_request
+from rocketq.testing.broker_probe import BrokerProbe
 from rocketq.testing.fixtures import ClusterFactory
+from rocketq.testing.raw_sender import RawSender
 from rocketq.testing.waiting import wait_for
 from rocketq.testing.wire import RawConnection
 
@@ -93,39 +92,15 @@ def _used_pct(path: Path) -> float:
     return 100 * (usage.total - usage.free) / usage.total
 
 
-class Sender:
-    """Keyed 4 KiB sends over one raw connection, SEND_WINDOW in flight, until one is refused."""
+class Sender(RawSender):
+    """Keyed 4 KiB sends to the test topic."""
 
     def __init__(self, conn: RawConnection) -> None:
-        self.conn = conn
-        self.acked: dict[tuple[int, int], bytes] = {}  # (queue, offset) -> body
-        self.refusals: list[RemotingCommand] = []
-        self.seq = 0
+        super().__init__(conn, TOPIC, QUEUES, body_size=BODY_SIZE)
 
-    async def _one(self) -> RemotingCommand:
-        self.seq += 1
-        seq = self.seq
-        queue_id = seq % QUEUES
-        body = (b"%08d-" % seq) * (BODY_SIZE // 9) + b"#" * (BODY_SIZE % 9)
-        request = send_request(TOPIC, body, {"KEYS": f"key-{seq}"}, queue_id=queue_id)
-        response = await self.conn.request(request, 30)
-        if response.code == ResponseCode.SUCCESS:
-            ext = response.ext_fields or {}
-            self.acked[(int(ext["queueId"]), int(ext["queueOffset"]))] = body
-        else:
-            self.refusals.append(response)
-        return response
-
-    async def until_refused(self, max_sends: int = MAX_SENDS, timeout_s: float = 120) -> None:
-        deadline = time.monotonic() + timeout_s
-        sent = 0
-        while not self.refusals and sent < max_sends and time.monotonic() < deadline:
-            await asyncio.gather(*(self._one() for _ in range(SEND_WINDOW)))
-            sent += SEND_WINDOW
+    async def until_refused(self) -> None:
+        sent = await self.send(MAX_SENDS, window=SEND_WINDOW, until_refused=True)
         assert self.refusals, f"{sent} sends of {BODY_SIZE} bytes were all accepted by a 64 MiB disk"
-
-    async def send_one(self) -> RemotingCommand:
-        return await self._one()
 
 
 def _assert_disk_full_answer(response: RemotingCommand) -> None:

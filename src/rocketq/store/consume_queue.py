@@ -45,6 +45,7 @@ def decode_unit(raw: bytes) -> tuple[int, int, int]:
 
 _SCAN_CHUNK = CQ_STORE_UNIT_SIZE * 3277  # about 64 KiB, whole units
 RESERVE_WINDOW = CQ_STORE_UNIT_SIZE * 3277 * 4  # 256 KiB (13,108 units) reserved at a time
+UNFLUSHED_LOOKAHEAD = 64  # holes skipped to find the first unflushed unit's record
 
 
 def find_written_end(mm: object, limit: int) -> int:
@@ -372,6 +373,31 @@ class ConsumeQueue:
 
     def flush(self, least_pages: int = 0) -> int:
         return self.queue.flush(least_pages)
+
+    def first_unflushed_phys(self) -> int | None:
+        """The commit-log offset of the record of the first unit not yet flushed: None when every unit
+        is durable, -1 when it cannot be told now (thread-safe: the queue flush asks it on its worker;
+        a file unmapped or deleted meanwhile just answers -1)."""
+        where = self.queue.flushed_where
+        end = self.max_offset * CQ_STORE_UNIT_SIZE
+        if where >= end:
+            return None
+        for _ in range(UNFLUSHED_LOOKAHEAD):
+            mapped = self.queue.find(where)
+            if mapped is None or where >= end:
+                return -1
+            rel = where - mapped.file_from_offset
+            try:
+                if mapped.is_mapped:
+                    phys, size, _tags = CQ_UNIT.unpack_from(mapped.mm, rel)
+                else:  # released while idle: read the page cache by path
+                    phys, size, _tags = CQ_UNIT.unpack(read_range(mapped.path, rel, rel + CQ_STORE_UNIT_SIZE))
+            except (ValueError, OSError, struct.error):
+                return -1  # unmapped or deleted meanwhile
+            if size > 0:
+                return int(phys)
+            where += CQ_STORE_UNIT_SIZE  # a hole: the next unit tells
+        return -1
 
     def close(self) -> None:
         for mapped in self.queue.files:

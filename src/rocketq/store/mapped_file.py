@@ -27,6 +27,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rocketq.common.persist import fsync_directory
 from rocketq.store.errors import StoreCorruptError
 
 OS_PAGE_SIZE = 4096
@@ -100,6 +101,9 @@ class MappedFile:
             try:
                 os.ftruncate(fd, file_size)
                 os.rename(tmp, path)
+                # The new name must survive a power loss with the records later synced into the file
+                # (fsync of the file alone does not promise its directory entry).
+                fsync_directory(path.parent)
             except BaseException:
                 os.close(fd)
                 tmp.unlink(missing_ok=True)
