@@ -29,10 +29,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         except OSError:
             pass
     os.replace(tmp, target)
-    _fsync_dir(target.parent)
+    fsync_directory(target.parent)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make the entries of `directory` durable (a file created or renamed in it survives a power loss)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

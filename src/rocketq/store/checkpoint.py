@@ -15,6 +15,7 @@ import os
 import struct
 from pathlib import Path
 
+from rocketq.common.persist import fsync_directory
 from rocketq.store.errors import StoreLockedError
 
 CHECKPOINT_SIZE = 4096
@@ -77,22 +78,12 @@ def create_abort_file(path: Path) -> None:
     with open(path, "wb") as fh:
         fh.flush()
         os.fsync(fh.fileno())
-    _fsync_dir(path.parent)
+    fsync_directory(path.parent)
 
 
 def remove_abort_file(path: Path) -> None:
     path.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    fsync_directory(path.parent)
 
 
 class StoreLock:

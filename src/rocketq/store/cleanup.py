@@ -4,7 +4,8 @@ Port of DefaultMessageStore.{CleanCommitLogService, CleanConsumeQueueService} (4
 is expired fileReservedTime hours after it was finished; expired files are deleted at the deleteWhen
 hours, or at any hour when the disk is fuller than diskMaxUsedSpaceRatio; above
 diskSpaceCleanForciblyRatio the oldest files go even unexpired (cleanFileForciblyEnable); above
-diskSpaceWarningLevelRatio the store refuses puts (disk full) until space is back. At most 10 files per
+diskSpaceWarningLevelRatio the store refuses puts (disk full) until space is back (the flag and its
+finer checks live in disk_space.DiskSpace, which this round also updates). At most 10 files per
 round, oldest first, never the file being written. Deviation: a file's finish time is the STORETIMESTAMP
 of the first record of the next file (Java reads the file's modification time), so cleanup follows
 the injected clock exactly.
@@ -14,9 +15,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
-import shutil
-from collections.abc import Callable
-from pathlib import Path
 
 from rocketq.common.clock import Clock
 from rocketq.common.record.check import RecordCheck, check_record
@@ -24,21 +22,13 @@ from rocketq.common.record.layout import store_timestamp_of
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.consume_queues import ConsumeQueueTable
+from rocketq.store.disk_space import DiskSpace, DiskUsage, disk_used_ratio
 from rocketq.store.index_service import IndexService
 
 log = logging.getLogger("rocketq.store")
 
 DELETE_FILES_BATCH_MAX = 10
-DiskUsage = Callable[[Path], float]
-
-
-def disk_used_ratio(path: Path) -> float:
-    """Used / total of the file system holding `path` (0.0 - 1.0); -1 when it cannot be read."""
-    try:
-        usage = shutil.disk_usage(path)
-    except OSError:
-        return -1.0
-    return (usage.total - usage.free) / usage.total if usage.total else -1.0
+__all__ = ["CleanupService", "DiskUsage", "disk_used_ratio"]
 
 
 class CleanupService:
@@ -49,17 +39,21 @@ class CleanupService:
         commit_log: CommitLog,
         queues: ConsumeQueueTable,
         index: IndexService | None,
-        disk_usage: DiskUsage = disk_used_ratio,
+        space: DiskSpace,
     ) -> None:
         self.config = config
         self.clock = clock
         self.commit_log = commit_log
         self.queues = queues
         self.index = index
-        self.disk_usage = disk_usage
-        self.disk_full = False
+        self.space = space
+        self.disk_usage = space.usage
         self._manual_deletes = 0
         self._cleaned_below = -1
+
+    @property
+    def disk_full(self) -> bool:
+        return self.space.full
 
     def execute_delete_files_manually(self) -> None:
         """Admin's DELETE_EXPIRED_COMMITLOG: the next rounds delete expired files whatever the hour."""
@@ -79,13 +73,7 @@ class CleanupService:
         """(over diskMaxUsedSpaceRatio, over the forcible-clean ratio); updates the disk-full flag."""
         cfg = self.config
         ratio = self.disk_usage(cfg.commit_log_dir)
-        if ratio > cfg.disk_space_warning_level_ratio_pct / 100:
-            if not self.disk_full:
-                log.error("disk is %.0f%% full: the store stops accepting messages", ratio * 100)
-            self.disk_full = True
-        elif self.disk_full:
-            log.info("disk is %.0f%% full: the store accepts messages again", ratio * 100)
-            self.disk_full = False
+        self.space.check()
         forcibly = cfg.clean_file_forcibly_enable and ratio > cfg.disk_space_clean_forcibly_ratio_pct / 100
         return ratio < 0 or ratio > cfg.disk_max_used_space_ratio_pct / 100, forcibly
 

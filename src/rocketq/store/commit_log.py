@@ -9,6 +9,7 @@ when it does not fit with 8 bytes to spare, the rest of the file becomes a blank
 
 from __future__ import annotations
 
+import logging
 import struct
 from typing import NamedTuple
 from zlib import crc32
@@ -32,11 +33,13 @@ from rocketq.common.record.layout import (
     topic_block,
 )
 from rocketq.store.config import MessageStoreConfig
-from rocketq.store.mapped_file import MADV_POPULATE_WRITE, MappedFile, offset_to_file_name
-from rocketq.store.mapped_file_queue import FileAllocator, MappedFileQueue, Reservation
+from rocketq.store.mapped_file import MADV_POPULATE_WRITE, MappedFile, is_disk_full, offset_to_file_name
+from rocketq.store.mapped_file_queue import FileAllocator, MappedFileQueue, Reservation, check_free_space
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 
 __all__ = ["CommitLog", "RecordTooLargeError", "topic_block"]
+
+log = logging.getLogger("rocketq.store")
 
 # Slack Java allows a whole record over maxMessageSize (topic, properties and fixed fields).
 RECORD_OVERHEAD_ALLOWANCE = 64 * 1024
@@ -92,6 +95,9 @@ class CommitLog:
         self.queue = MappedFileQueue(
             config.commit_log_dir, self.file_size, allocator=allocator, reservation=reservation
         )
+        # A new file needs room for all of it (Java's warmMappedFile writes it out): a disk that
+        # cannot hold one refuses puts instead of filling up inside a mapping.
+        self.queue.create_needs = self.file_size
         # Less than half a window left: ask for the next window (it arrives long before it is needed).
         self._low_water = reservation.ahead // 2 if reservation.ahead else -(1 << 62)
         # The append path's one check: a record may end at or before this position of the current
@@ -104,6 +110,7 @@ class CommitLog:
             self.file_size - END_FILE_MIN_BLANK_LENGTH,
         )
         self._cur: MappedFile | None = None
+        self.space_error: OSError | None = None  # set_current found no room for the file to append to
         self._topics: dict[str, bytes] = {}
         self._hosts: dict[tuple[str, int], _Host] = {}
         self._host_pairs: dict[tuple[tuple[str, int], tuple[str, int]], _HostPair] = {}
@@ -130,12 +137,39 @@ class CommitLog:
         self.queue.load()
 
     def set_current(self) -> None:
-        """After recovery: appends continue at the end of the last file."""
+        """After recovery: appends continue at the end of the last file. On a full disk the store still
+        opens (reads are served): the error is kept in `space_error` and the first put finds its file."""
+        self._check_at = -1
+        self.space_error = None
         self._cur = self.queue.last()
+        try:
+            if self._cur is None:
+                self._cur = self.queue.get_last_or_create(0)
+            if not self._cur.is_full:
+                self._reserve(self._cur, self._cur.wrote_position)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            log.error("commit log: no room to append (%s); puts are refused until there is", exc)
+            self.space_error = exc
+
+    def ensure_room(self, size: int) -> None:
+        """Raise OSError (ENOSPC) unless a record of `size` bytes can be appended now: reserve it in the
+        current file, or check that the disk can hold the next one (the store's probe after a full disk)."""
+        current = self.queue.last()
+        if (
+            current is not None
+            and current.wrote_position + size + END_FILE_MIN_BLANK_LENGTH <= self.file_size
+        ):
+            self._reserve(current, current.wrote_position + size)
+        else:
+            start = current.file_end_offset if current is not None else 0
+            path = self.queue.directory / offset_to_file_name(start)
+            if not path.exists():
+                check_free_space(self.queue.directory, self.queue.create_needs, path)
+        self.space_error = None
         if self._cur is None:
-            self._cur = self.queue.get_last_or_create(0)
-        if not self._cur.is_full:
-            self._reserve(self._cur, self._cur.wrote_position)
+            self._cur = current
         self._check_at = -1
 
     def _reserve(self, mapped: MappedFile, upto: int) -> None:
@@ -303,7 +337,9 @@ class CommitLog:
                 f"replicated data of {len(data)} bytes at offset {offset} does not fit {mapped.path.name} "
                 f"(written up to {mapped.wrote_position} of {self.file_size})"
             )
-        self._check_at = -1  # the put path finds its file again (a slave puts nothing, but a changed role may)
+        self._check_at = (
+            -1
+        )  # the put path finds its file again (a slave puts nothing, but a changed role may)
         if pos + len(data) > mapped.reserved:
             self._reserve(mapped, pos + len(data))
         mapped.mm[pos : pos + len(data)] = data

@@ -7,7 +7,12 @@ hole (size 0, skipped by reads) instead of shifting every later offset; offsets 
 not bytes; search by time binary-searches the whole queue by STORETIMESTAMP instead of picking a file
 by its modification time; files are mapped on use, within a MappingBudget shared by all queues, and
 unmapped when the budget needs room or the queue was idle between two `release_if_idle` calls, so an
-idle queue holds no descriptor and no map.
+idle queue holds no descriptor and no map. Disk space is reserved (fallocate) a window of RESERVE_WINDOW
+bytes ahead of the writer, as Java's warmMappedFile writes a file out before use: a full disk then
+fails the reservation with ENOSPC (the put is refused before its record is written, see
+`prepare_room`) instead of a write into a hole of the mapping, which is SIGBUS. Loading reads the
+last file with pread, never through the mapping, for the same reason (a read fault in a tmpfs hole
+allocates a page).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rocketq.store.config import CQ_STORE_UNIT_SIZE
-from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file import MappedFile, read_range
 from rocketq.store.mapped_file_queue import MappedFileQueue
 from rocketq.store.mapping_budget import MappingBudget
 
@@ -39,10 +44,13 @@ def decode_unit(raw: bytes) -> tuple[int, int, int]:
 
 
 _SCAN_CHUNK = CQ_STORE_UNIT_SIZE * 3277  # about 64 KiB, whole units
+RESERVE_WINDOW = CQ_STORE_UNIT_SIZE * 3277 * 4  # 256 KiB (13,108 units) reserved at a time
+UNFLUSHED_LOOKAHEAD = 64  # holes skipped to find the first unflushed unit's record
 
 
 def find_written_end(mm: object, limit: int) -> int:
-    """Byte position just after the last written unit in [0, limit).
+    """Byte position just after the last written unit in [0, limit) of `mm` (a buffer, or a function
+    (start, end) -> bytes).
 
     A written unit is never all zeros (its size is > 0), so this is the end of the last non-zero unit,
     found from the back: zero chunks are skipped by comparison, then the last chunk with data is
@@ -52,7 +60,7 @@ def find_written_end(mm: object, limit: int) -> int:
     zeros = bytes(_SCAN_CHUNK)
     while end > 0:
         start = max(0, end - _SCAN_CHUNK)
-        chunk = mm[start:end]  # type: ignore[index]
+        chunk = mm(start, end) if callable(mm) else mm[start:end]  # type: ignore[index]
         if chunk != zeros[: end - start]:
             last = start + len(chunk.rstrip(b"\0"))
             return -(-last // CQ_STORE_UNIT_SIZE) * CQ_STORE_UNIT_SIZE
@@ -142,7 +150,8 @@ class ConsumeQueue:
         if not files:
             return
         last = files[-1]
-        end = find_written_end(self._mm(last), last.file_size)
+        data_end = last.data_end()
+        end = find_written_end(lambda start, stop: read_range(last.path, start, stop), data_end)
         last.set_positions(end)
         # A pre-created-then-unused last file: the previous one ends the queue.
         self.max_offset = (last.file_from_offset + end) // CQ_STORE_UNIT_SIZE
@@ -152,7 +161,8 @@ class ConsumeQueue:
     def _set_current(self, mapped: MappedFile) -> None:
         self._cur = mapped
         self._cur_base = mapped.file_from_offset // CQ_STORE_UNIT_SIZE
-        self._cur_limit = self._cur_base + self.units_per_file
+        # The fast path writes up to the reserved end of the file, the slow path reserves more.
+        self._cur_limit = self._cur_base + min(mapped.reserved, mapped.file_size) // CQ_STORE_UNIT_SIZE
         self._cur_mm = self._mm(mapped)
 
     @property
@@ -175,19 +185,43 @@ class ConsumeQueue:
     def _put_slow(self, offset: int, phys_offset: int, size: int, tags_code: int) -> None:
         if offset < self.max_offset:
             return  # already there: re-dispatch during recovery
-        if self.max_offset == 0 and not self.queue.files:
-            self.min_offset = offset
-        byte_pos = offset * CQ_STORE_UNIT_SIZE
-        mapped = self.queue.last()
-        while mapped is None or mapped.file_from_offset + self.file_size <= byte_pos:
-            if mapped is not None:
-                mapped.wrote_position = mapped.file_size  # a gap rolls over the rest of this file
-            mapped = self.queue.get_last_or_create(byte_pos)
-        rel = byte_pos - mapped.file_from_offset
+        mapped, rel = self._room_for(offset)
         CQ_UNIT.pack_into(self._mm(mapped), rel, phys_offset, size, tags_code)
         mapped.wrote_position = rel + CQ_STORE_UNIT_SIZE
         self.max_offset = offset + 1
         self._set_current(mapped)
+
+    def prepare_room(self, offset: int, count: int = 1) -> None:
+        """Make sure units `offset` .. `offset + count - 1` can be written without touching unreserved
+        disk (the put path calls it before it appends the records, when the fast path would not take
+        them). Raises OSError (ENOSPC) when the disk has no room: nothing is written then."""
+        if offset < self.max_offset:
+            return
+        last = offset + count - 1
+        if offset == self.max_offset and last < self._cur_limit:
+            return
+        self._room_for(offset)
+        if last // self.units_per_file == offset // self.units_per_file:
+            self._room_for(last, create=False)
+
+    def _room_for(self, offset: int, create: bool = True) -> tuple[MappedFile, int]:
+        """The file that holds unit `offset` and its byte position there, the file created and the unit's
+        page reserved (a window ahead) if need be; raises OSError when the disk is full."""
+        if self.max_offset == 0 and not self.queue.files:
+            self.min_offset = offset
+        byte_pos = offset * CQ_STORE_UNIT_SIZE
+        mapped = self.queue.last()
+        while create and (mapped is None or mapped.file_from_offset + self.file_size <= byte_pos):
+            if mapped is not None:
+                mapped.wrote_position = mapped.file_size  # a gap rolls over the rest of this file
+            mapped = self.queue.get_last_or_create(byte_pos)
+        assert mapped is not None
+        rel = byte_pos - mapped.file_from_offset
+        if rel + CQ_STORE_UNIT_SIZE > mapped.reserved:
+            mapped.reserve(rel + RESERVE_WINDOW, advice=0)
+            if mapped is self._cur:
+                self._set_current(mapped)
+        return mapped, rel
 
     def repair(self, offset: int, phys_offset: int, size: int, tags_code: int) -> MappedFile | None:
         """Rewrite the unit of `offset` below max_offset (recovery found it wrong); returns the file
@@ -339,6 +373,31 @@ class ConsumeQueue:
 
     def flush(self, least_pages: int = 0) -> int:
         return self.queue.flush(least_pages)
+
+    def first_unflushed_phys(self) -> int | None:
+        """The commit-log offset of the record of the first unit not yet flushed: None when every unit
+        is durable, -1 when it cannot be told now (thread-safe: the queue flush asks it on its worker;
+        a file unmapped or deleted meanwhile just answers -1)."""
+        where = self.queue.flushed_where
+        end = self.max_offset * CQ_STORE_UNIT_SIZE
+        if where >= end:
+            return None
+        for _ in range(UNFLUSHED_LOOKAHEAD):
+            mapped = self.queue.find(where)
+            if mapped is None or where >= end:
+                return -1
+            rel = where - mapped.file_from_offset
+            try:
+                if mapped.is_mapped:
+                    phys, size, _tags = CQ_UNIT.unpack_from(mapped.mm, rel)
+                else:  # released while idle: read the page cache by path
+                    phys, size, _tags = CQ_UNIT.unpack(read_range(mapped.path, rel, rel + CQ_STORE_UNIT_SIZE))
+            except (ValueError, OSError, struct.error):
+                return -1  # unmapped or deleted meanwhile
+            if size > 0:
+                return int(phys)
+            where += CQ_STORE_UNIT_SIZE  # a hole: the next unit tells
+        return -1
 
     def close(self) -> None:
         for mapped in self.queue.files:

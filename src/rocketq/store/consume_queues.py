@@ -88,6 +88,19 @@ class ConsumeQueueTable:
             if queue.queue.has_unflushed:
                 queue.flush(least_pages)
 
+    def durable_below(self, dispatched: int) -> int:
+        """Below which commit-log offset every record's unit is flushed, given that the queues hold every
+        record below `dispatched` (after a flush; thread-safe). -1 when a queue cannot tell now."""
+        durable = dispatched
+        for queue in list(self._queues.values()):
+            first = queue.first_unflushed_phys()
+            if first is None:
+                continue
+            if first < 0:
+                return -1
+            durable = min(durable, first)
+        return durable
+
     def release_idle(self) -> int:
         """Unmap the files of every queue idle since the last call (loop thread); returns how many."""
         return sum(queue.release_if_idle() for queue in list(self._queues.values()))

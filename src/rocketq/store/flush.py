@@ -277,7 +277,9 @@ def dispatched_offset(commit_log: CommitLog, index: IndexService | None) -> int:
     if index is not None:
         index.drain()
     end = commit_log.dispatch_end
-    return commit_log.max_offset if end is None else end
+    end = commit_log.max_offset if end is None else end
+    unwritten = index.unwritten_from if index is not None else None
+    return end if unwritten is None else min(end, unwritten)
 
 
 def flush_queues(
@@ -297,8 +299,12 @@ def flush_queues(
         dispatched = dispatched_offset(commit_log, index)
     store_ts = commit_log.last_store_timestamp
     queues.flush(0 if thorough else config.flush_consume_queue_least_pages)
-    if thorough:
-        checkpoint.logics_offset = max(checkpoint.logics_offset, dispatched)
+    # The queues' durable offset advances every round, to the record of the first unit still unflushed
+    # (a queue under flushConsumeQueueLeastPages holds it back until a thorough round), so that a crash
+    # re-dispatches from near the end instead of from where the last thorough flush left it.
+    durable = dispatched if thorough else queues.durable_below(dispatched)
+    checkpoint.logics_offset = max(checkpoint.logics_offset, durable)
+    if thorough:  # Java's field: when every unit was last known durable
         checkpoint.logics_msg_timestamp = max(checkpoint.logics_msg_timestamp, store_ts)
     if index is not None:
         index.flush()

@@ -10,6 +10,11 @@ layout is the same, and a hash match is only a candidate (the store checks the r
 The header is kept in memory and written to the mapping on flush and close. Deviation: an entry's time
 matches [begin, end] when its whole second overlaps it (Java drops a message stored in the first
 999 ms of `begin`, as timeDiff keeps whole seconds).
+Disk space: the header and the slot table are reserved (fallocate) when a file is created and entries a
+RESERVE_WINDOW ahead of the writer, as Java's warmMappedFile writes a file out before use, so a full disk
+fails a reservation with ENOSPC (put_entries writes what fits and raises) instead of a write into a hole
+of the mapping (SIGBUS). Entries written after the last saved header are counted at load with pread,
+not through the mapping (a read fault in a tmpfs hole allocates a page: SIGBUS on a full disk).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from rocketq.store.mapped_file import MADV_POPULATE_READ, MappedFile, populate
+from rocketq.store.mapped_file import MADV_POPULATE_READ, MappedFile, populate, read_range
 
 INDEX_HEADER = struct.Struct(">qqqqii")
 INDEX_HEADER_SIZE = INDEX_HEADER.size  # 40
@@ -31,6 +36,7 @@ _SLOT_UNPACK = _SLOT.unpack_from
 _SLOT_PACK = _SLOT.pack_into
 _ENTRY_PACK = INDEX_ENTRY.pack_into
 _INT_MAX = 0x7FFFFFFF
+RESERVE_WINDOW = 1 << 20  # entries reserved ahead of the writer (52,428 entries)
 
 
 def index_key_hash(key: str) -> int:
@@ -79,6 +85,7 @@ class IndexFile:
         "mm",
         "path",
         "slot_num",
+        "space_error",
     )
 
     def __init__(
@@ -91,6 +98,7 @@ class IndexFile:
         end_timestamp: int = 0,
     ) -> None:
         self.path = path
+        self.space_error: OSError | None = None  # the last reservation that failed (disk full)
         self.slot_num = slot_num
         self.index_num = index_num
         is_new = not path.exists() or path.stat().st_size == 0
@@ -98,7 +106,13 @@ class IndexFile:
         self.mm = self.mapped.mm
         self._entries_at = INDEX_HEADER_SIZE + slot_num * HASH_SLOT_SIZE
         if is_new:
-            # The slot table is written at random: fault it in now rather than a page per put.
+            try:
+                # The slot table is written at random: its blocks are allocated and its pages faulted in
+                # now rather than a page per put (and a full disk fails here, not with SIGBUS later).
+                self.mapped.reserve(self._entries_at + RESERVE_WINDOW, advice=0)
+            except BaseException:
+                self.mapped.destroy()
+                raise
             populate(self.mm, INDEX_HEADER_SIZE, slot_num * HASH_SLOT_SIZE, MADV_POPULATE_READ)
             self.begin_timestamp = end_timestamp
             self.end_timestamp = end_timestamp
@@ -130,9 +144,16 @@ class IndexFile:
         count = self.index_count
         last_phy = self.end_phy_offset if count > 1 else -1
         recovered = 0
+        chunk = b""
+        chunk_at = 0
         while count < self.index_num:
             at = self._entries_at + count * INDEX_ENTRY_SIZE
-            key_hash, phy, time_diff, prev = INDEX_ENTRY.unpack_from(self.mm, at)
+            if at + INDEX_ENTRY_SIZE > chunk_at + len(chunk):
+                chunk_at = at
+                chunk = read_range(self.path, at, min(self.mapped.file_size, at + 4096 * INDEX_ENTRY_SIZE))
+                if len(chunk) < INDEX_ENTRY_SIZE:
+                    break
+            key_hash, phy, time_diff, prev = INDEX_ENTRY.unpack_from(chunk, at - chunk_at)
             if (
                 (key_hash, phy, time_diff, prev) == (0, 0, 0, 0)
                 or phy < last_phy
@@ -176,6 +197,9 @@ class IndexFile:
         count = self.index_count
         if count >= self.index_num:
             return False
+        entry_end = self._entries_at + (count + 1) * INDEX_ENTRY_SIZE
+        if entry_end > self.mapped.reserved:
+            self.mapped.reserve(entry_end + RESERVE_WINDOW, advice=0)  # raises OSError when the disk is full
         mm = self.mm
         slot_pos = INDEX_HEADER_SIZE + (key_hash % self.slot_num) * HASH_SLOT_SIZE
         (slot_value,) = _SLOT_UNPACK(mm, slot_pos)
@@ -209,6 +233,18 @@ class IndexFile:
         stop = min(len(entries), start + room)
         if stop <= start:
             return start
+        entry_end = self._entries_at + (count + stop - start) * INDEX_ENTRY_SIZE
+        if entry_end > self.mapped.reserved:
+            try:
+                self.mapped.reserve(entry_end + RESERVE_WINDOW, advice=0)
+            except OSError as exc:
+                # The disk is full: write what the reserved space holds; the caller sees the short count
+                # on a file that is not full and finds the error in `space_error`.
+                self.space_error = exc
+                fits = (self.mapped.reserved - self._entries_at) // INDEX_ENTRY_SIZE - count
+                if fits <= 0:
+                    return start
+                stop = start + fits
         mm = self.mm
         slot_num = self.slot_num
         entry_at = self._entries_at + count * INDEX_ENTRY_SIZE

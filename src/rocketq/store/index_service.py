@@ -10,13 +10,17 @@ path does not write a record's entries itself but queues them (`pending`), and t
 bulk once PENDING_MAX have gathered, before any query, flush, truncation, cleanup or close, and before
 a record is indexed directly (`build`): the files hold the same entries in the same order, about half
 a microsecond a message cheaper. The durable index offset in the checkpoint is taken after a drain.
+On a full disk the entries that found no room wait in `unwritten` (the store refuses puts meanwhile,
+as Java's makeIndexFileError does) and are written by a later drain; the checkpoint stops short of them.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from zlib import crc32
 
@@ -57,6 +61,11 @@ class IndexService:
         # (key prefix, commit-log offset, store timestamp, UNIQ_KEY, KEYS) of records not indexed yet,
         # in commit-log order; the put path appends here and calls drain() at PENDING_MAX.
         self.pending: list[tuple[int, int, int, str | None, str | None]] = []
+        # (key hash, commit-log offset, store timestamp) entries a full disk kept from being written, and
+        # the error that said so; written before anything else once the disk has room.
+        self.unwritten: list[tuple[int, int, int]] = []
+        self.space_error: OSError | None = None
+        self.on_space_error: Callable[[OSError], None] | None = None  # the store refuses puts meanwhile
 
     # -- open / close --------------------------------------------------------------------------------
     def load(self) -> None:
@@ -79,6 +88,7 @@ class IndexService:
         """The commit log now ends at `max_phy`: re-index from there. Stale entries beyond it stay in
         the files; a query checks every candidate record's topic and keys, so they never answer."""
         self.drain()
+        self.unwritten = [entry for entry in self.unwritten if entry[1] < max_phy]
         self.next_phy = min(self.next_phy, max_phy)
         for index_file in self.files:
             if index_file.end_phy_offset >= max_phy:
@@ -129,7 +139,7 @@ class IndexService:
     def drain(self) -> None:
         """Write the entries of the pending records (loop thread)."""
         pending = self.pending
-        if not pending:
+        if not pending and not self.unwritten:
             return
         entries: list[tuple[int, int, int]] = []
         add = entries.append
@@ -147,13 +157,39 @@ class IndexService:
                         add((crc32(key.encode(), prefix) & 0x7FFFFFFF, phys, store_ts))
         pending.clear()
         self.next_phy = next_phy
+        if self.unwritten:
+            entries = self.unwritten + entries
+            self.unwritten = []
+        self._write(entries)
+
+    def _write(self, entries: list[tuple[int, int, int]]) -> None:
+        """Write entries into the last file and new ones after it; on a full disk keep the rest in
+        `unwritten` (written first by the next drain) and the error in `space_error`."""
         done = 0
-        index_file = self.files[-1] if self.files else self._writable()
-        while True:
-            done = index_file.put_entries(entries, done)
-            if done >= len(entries):
-                return
-            index_file = self._writable()  # full: the next file starts where it ended
+        try:
+            index_file = self.files[-1] if self.files else self._writable()
+            while True:
+                done = index_file.put_entries(entries, done)
+                if done >= len(entries):
+                    if self.space_error is not None:
+                        log.info("index: entries are written again (the disk has room)")
+                    self.space_error = None
+                    return
+                if not index_file.is_write_full:
+                    raise index_file.space_error or OSError(errno.ENOSPC, "no room for index entries")
+                index_file = self._writable()  # full: the next file starts where it ended
+        except OSError as exc:
+            if self.space_error is None:
+                log.error("index: cannot write entries (%r); kept for when the disk has room", exc)
+            self.space_error = exc
+            self.unwritten = entries[done:]
+            if self.on_space_error is not None:
+                self.on_space_error(exc)
+
+    @property
+    def unwritten_from(self) -> int | None:
+        """The commit-log offset of the first record whose entries wait for disk space (None: none)."""
+        return self.unwritten[0][1] if self.unwritten else None
 
     # -- query ---------------------------------------------------------------------------------------
     def query(self, topic: str, key: str, max_num: int, begin: int, end: int) -> tuple[list[int], int, int]:

@@ -27,6 +27,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rocketq.common.persist import fsync_directory
 from rocketq.store.errors import StoreCorruptError
 
 OS_PAGE_SIZE = 4096
@@ -100,6 +101,9 @@ class MappedFile:
             try:
                 os.ftruncate(fd, file_size)
                 os.rename(tmp, path)
+                # The new name must survive a power loss with the records later synced into the file
+                # (fsync of the file alone does not promise its directory entry).
+                fsync_directory(path.parent)
             except BaseException:
                 os.close(fd)
                 tmp.unlink(missing_ok=True)
@@ -244,6 +248,21 @@ class MappedFile:
         finally:
             os.close(fd)
 
+    def data_end(self) -> int:
+        """Where the file's first hole starts (its size when it has none), so that a scan never reads a
+        hole through the mapping: on tmpfs a read fault in a hole allocates a page, and on a full file
+        system that is SIGBUS. Files are written from the start, so data ends at the first hole."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return self.file_size
+        try:
+            return min(self.file_size, os.lseek(fd, 0, os.SEEK_HOLE))
+        except OSError:
+            return self.file_size  # SEEK_HOLE unsupported: the file system reports no holes
+        finally:
+            os.close(fd)
+
     def zero_from(self, position: int, zero_run_ends: int | None = None, chunk: int = 1 << 20) -> None:
         """Overwrite [position, file end) with zeros, skipping chunks that are zero already.
 
@@ -255,8 +274,9 @@ class MappedFile:
         zeros = bytes(chunk)
         pos = position
         zero_run = 0
-        while pos < self.file_size:
-            end = min(pos + chunk, self.file_size)
+        limit = self.data_end()  # a hole reads as zeros already (and must not be faulted in)
+        while pos < limit:
+            end = min(pos + chunk, limit)
             if self.mm[pos:end] != zeros[: end - pos]:
                 self.mm[pos:end] = zeros[: end - pos]
                 zero_run = 0
@@ -334,6 +354,30 @@ def populate(mm: mmap.mmap, start: int, length: int, advice: int) -> bool:
         return bool(libc.madvise(ctypes.addressof(anchor) + start, length, advice) == 0)
     finally:
         del anchor
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether an error says the file system has no room (for this user or at all)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def read_range(path: Path, start: int, end: int) -> bytes:
+    """Bytes [start, end) of a file read with pread, never through a mapping: a hole reads as zeros
+    without a page being allocated for it (a read fault in a tmpfs hole allocates one, and on a full
+    tmpfs that is SIGBUS), so loading a store on a full disk is safe."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts: list[bytes] = []
+        pos = start
+        while pos < end:
+            chunk = os.pread(fd, end - pos, pos)
+            if not chunk:
+                break
+            parts.append(chunk)
+            pos += len(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def _preallocate(path: Path, start: int, length: int) -> None:

@@ -9,12 +9,14 @@ serving wrong offsets from a misaligned list.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from rocketq.store.disk_space import disk_free_bytes
 from rocketq.store.errors import StoreCorruptError
 from rocketq.store.mapped_file import TMP_SUFFIX, MappedFile, is_mapped_file_name, offset_to_file_name
 
@@ -36,8 +38,11 @@ class FileAllocator:
         return self._executor.submit(fn, *args, **kwargs)
 
     def prepare(self, path: Path, offset: int, size: int, reserve: Reservation) -> None:
-        """Create the file at `path` in the background, its first window reserved."""
+        """Create the file at `path` in the background, its first window reserved (not when the disk has
+        no room for the whole file: the writer then finds out itself, and refuses puts)."""
         if path in self._pending or path.exists():
+            return
+        if reserve.keep_free and disk_free_bytes(path.parent) < size + reserve.keep_free:
             return
         self._pending[path] = self._submit(_create_reserved, path, offset, size, reserve)
 
@@ -88,15 +93,26 @@ class FileAllocator:
         self._reserving = {}
 
 
+def check_free_space(directory: Path, needed: int, path: Path) -> None:
+    """Raise OSError(ENOSPC) unless the file system of `directory` has `needed` bytes free for `path`."""
+    free = disk_free_bytes(directory)
+    if 0 <= free < needed:
+        raise OSError(errno.ENOSPC, f"{free} bytes free, a new file needs {needed}", str(path))
+
+
 class Reservation:
     """How far ahead of the writer, and how, file space is reserved (see MappedFile.reserve)."""
 
-    __slots__ = ("advice", "ahead", "preallocate")
+    __slots__ = ("advice", "ahead", "keep_free", "preallocate")
 
     def __init__(self, ahead: int = 0, preallocate: bool = False, advice: int = 0) -> None:
         self.ahead = ahead if (preallocate or advice) else 0
         self.preallocate = preallocate
         self.advice = advice
+        # Free bytes a reservation ahead leaves on the disk (the store's headroom): ahead of need, a
+        # window shrinks to what the disk can spare instead of failing (a failed fallocate on tmpfs
+        # takes the space for a moment, and its ENOSPC each window would only be noise).
+        self.keep_free = 0
 
 
 def _create_reserved(path: Path, offset: int, size: int, reserve: Reservation) -> MappedFile:
@@ -106,6 +122,11 @@ def _create_reserved(path: Path, offset: int, size: int, reserve: Reservation) -
 
 
 def _reserve_quietly(mapped: MappedFile, upto: int, reserve: Reservation) -> None:
+    if reserve.keep_free and reserve.preallocate:
+        spare = disk_free_bytes(mapped.path.parent) - reserve.keep_free
+        upto = min(upto, mapped.reserved + max(0, spare))
+        if upto <= mapped.reserved:
+            return  # no room to spare: the writer reserves what it needs as it goes
     try:
         mapped.reserve(upto, preallocate=reserve.preallocate, advice=reserve.advice)
     except OSError as exc:  # the append path reserves inline and reports it as a put status
@@ -131,6 +152,7 @@ class MappedFileQueue:
         self.reservation = reservation or Reservation()
         self.files: list[MappedFile] = []
         self.flushed_where = 0
+        self.create_needs = 0  # free bytes the file system must have to create a file (0: no check)
 
     # -- open / close --------------------------------------------------------------------------------
     def load(self) -> None:
@@ -213,6 +235,9 @@ class MappedFileQueue:
         offset = last.file_end_offset if last is not None else start_offset - start_offset % self.file_size
         path = self.directory / offset_to_file_name(offset)
         self.directory.mkdir(parents=True, exist_ok=True)
+        prepared = path.exists() or (self.allocator is not None and self.allocator.has_pending(path))
+        if self.create_needs and not prepared:
+            check_free_space(self.directory, self.create_needs, path)
         if self.allocator is not None:
             mapped = self.allocator.take(path, offset, self.file_size)
             nxt = offset + self.file_size

@@ -31,11 +31,13 @@ from rocketq.common.record.codec import decode_record
 from rocketq.common.record.layout import RecordDecodeError
 from rocketq.common.service import PeriodicService, Service
 from rocketq.store.checkpoint import StoreCheckpoint, StoreLock, create_abort_file, remove_abort_file
-from rocketq.store.cleanup import CleanupService, DiskUsage, disk_used_ratio
+from rocketq.store.cleanup import CleanupService
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import BrokerRole, FlushDiskType, MessageStoreConfig
+from rocketq.store.consume_queue import RESERVE_WINDOW as CQ_RESERVE_WINDOW
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.delay import DelayLevels
+from rocketq.store.disk_space import DiskSpace, DiskUsage, disk_used_ratio
 from rocketq.store.dispatch import Dispatcher
 from rocketq.store.errors import StoreError
 from rocketq.store.flush import (
@@ -48,6 +50,7 @@ from rocketq.store.flush import (
 )
 from rocketq.store.get_service import GetService
 from rocketq.store.ha.replica import ReplicaWriter
+from rocketq.store.index_file import RESERVE_WINDOW as INDEX_RESERVE_WINDOW
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file_queue import FileAllocator
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
@@ -148,11 +151,21 @@ class MessageStore:
             self.index = IndexService(config.index_dir, config.max_hash_slot_num, config.max_index_num, clock)
         self.delay_levels = DelayLevels(config.message_delay_level)
         self.dispatcher = Dispatcher(self.queues, self.index, self.delay_levels)
+        # Refuse puts while the disk has less room than a largest record and the next reservation windows
+        # of a consume queue and the index need, plus a MiB for checkpoint and config files.
+        headroom = self.commit_log.max_record_size + 2 * CQ_RESERVE_WINDOW + (1 << 20)
+        if self.index is not None:
+            headroom += INDEX_RESERVE_WINDOW
+            self.index.on_space_error = self._index_space_error
+        self.space = DiskSpace(config, headroom, disk_usage)
+        self.commit_log.queue.reservation.keep_free = headroom
+        self.space.probe = self._probe_space
         self._put = PutService(
             self.commit_log, self.queues, self.dispatcher, clock.now_ms, config.max_message_size_bytes
         )
+        self._put.on_disk_full = self._disk_full
         self._get = GetService(config, self.commit_log, self.queues, lambda: self.index)
-        self.cleanup = CleanupService(config, clock, self.commit_log, self.queues, self.index, disk_usage)
+        self.cleanup = CleanupService(config, clock, self.commit_log, self.queues, self.index, self.space)
         self.checkpoint: StoreCheckpoint | None = None
         self.recovery: RecoveryReport | None = None
         self._lock: StoreLock | None = None
@@ -188,6 +201,9 @@ class MessageStore:
                 abnormal=abnormal, check_crc=cfg.check_crc_on_recover,
             )  # fmt: skip
             self._flusher = CommitLogFlusher(self.commit_log, self.checkpoint)
+            if self.commit_log.space_error is not None:  # no room for the file to append to
+                self.space.mark_full(self.commit_log.space_error, "commit log")
+            self.space.check()
             create_abort_file(cfg.abort_path)
             self.checkpoint.flush()
         except BaseException:
@@ -204,6 +220,11 @@ class MessageStore:
             self.open()
         if self._state != "open":
             raise StoreError(f"the store cannot start from state {self._state}")
+        if self.space.full:
+            log.error(
+                "store %s starts with a full disk: reads are served, puts are refused until there is room (%s)",
+                self.config.root_dir, self.space.reason,
+            )  # fmt: skip
         assert self._flusher is not None and self.checkpoint is not None
         cfg = self.config
         commit_exec = ThreadPoolExecutor(1, thread_name_prefix="FlushCommitLog")
@@ -224,9 +245,33 @@ class MessageStore:
                 "CleanCommitLogService", cfg.clean_resource_interval_ms / 1000, self._cleanup_round
             )
         )
+        self._services.append(PeriodicService("DiskSpaceService", DISK_CHECK_INTERVAL_S, self._space_round))
         for service in self._services:
             await service.start()
         self._state = "running"
+
+    async def _space_round(self) -> None:
+        """Between puts too: a disk that filled from outside, or that has room again, is seen within a second."""
+        self.space.check()
+
+    def _probe_space(self) -> None:
+        """Raise OSError unless the next append has room: its commit-log window reserved (or its file
+        created), the index entries a full disk kept back written."""
+        if self._state not in ("open", "running"):
+            return
+        self.commit_log.ensure_room(self.commit_log.max_record_size)
+        if self.index is not None:
+            self.index.drain()
+            if self.index.space_error is not None:
+                raise self.index.space_error
+
+    def _index_space_error(self, exc: OSError) -> None:
+        self.space.mark_full(exc, "index")
+
+    def _disk_full(self, exc: OSError, what: str) -> PutResult:
+        """A put found no room (a reservation failed with ENOSPC): refuse it, and the next ones."""
+        self.space.mark_full(exc, what)
+        return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, self.space.remark())
 
     async def _cleanup_round(self) -> None:
         self.cleanup.run_once()
@@ -289,13 +334,14 @@ class MessageStore:
             return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "the message store is not open")
         if self.config.broker_role is BrokerRole.SLAVE:
             return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "a slave does not accept messages")
-        if self.cleanup.disk_full:
-            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "the disk is full")
+        if self.space.full and self.space.check():  # full: read the disk again (cheap, puts are refused)
+            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, self.space.remark())
         return None
 
     async def put_message(self, msg: BrokerMessage) -> PutResult:
         """Append one message; under SYNC_FLUSH wait for its flush unless WAIT=false. Never raises."""
-        if not self._writable or self.cleanup.disk_full:
+        space = self.space
+        if not self._writable or space.full or (space.near and space.check()):
             refused = self._refuse()
             if refused is not None:
                 return refused
@@ -309,13 +355,18 @@ class MessageStore:
                 assert append is not None
                 if not await group.request(append.wrote_offset + append.wrote_bytes):
                     self._flush_timed_out(result)
-        if self._sync_master and result.status in _REPLICATED and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false":
+        if (
+            self._sync_master
+            and result.status in _REPLICATED
+            and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false"
+        ):
             await self._wait_for_slave(result)
         return result
 
     async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
         """Append a batch as consecutive records of one queue (all or nothing)."""
-        if not self._writable or self.cleanup.disk_full:
+        space = self.space
+        if not self._writable or space.full or (space.near and space.check()):
             refused = self._refuse()
             if refused is not None:
                 return refused
@@ -484,5 +535,6 @@ class MessageStore:
 
 
 _PUT_OK = PutMessageStatus.PUT_OK
+DISK_CHECK_INTERVAL_S = 1.0
 _REPLICATED = frozenset({PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT})
 _ALWAYS_KEPT_TOPICS = frozenset({C.RMQ_SYS_SCHEDULE_TOPIC, C.RMQ_SYS_TRANS_OP_HALF_TOPIC})

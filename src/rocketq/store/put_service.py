@@ -26,6 +26,7 @@ from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.dispatch import ArrivalListener, Dispatcher, tags_code_of_tag
 from rocketq.store.index_service import PENDING_MAX, key_prefix
+from rocketq.store.mapped_file import is_disk_full
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import AppendResult, PutMessageStatus, PutResult
 
@@ -78,6 +79,15 @@ class PutService:
         self._index_pending = dispatcher.index.pending if dispatcher.index is not None else None
         # The system clock is read inline (one call less per put); an injected clock is called.
         self._wall_clock = now_ms == SYSTEM_CLOCK.now_ms
+        # What a put answers when a reservation finds the disk full (the store marks it full).
+        self.on_disk_full: Callable[[OSError, str], PutResult] | None = None
+
+    def _failed(self, exc: OSError, what: str) -> PutResult:
+        """A put that could not be written (nothing of it was): disk full, or another I/O error."""
+        if is_disk_full(exc) and self.on_disk_full is not None:
+            return self.on_disk_full(exc, what)
+        log.error("appending to the %s failed: %r", what, exc)
+        return PutResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, f"create mapped file failed: {exc}")
 
     # -- checks --------------------------------------------------------------------------------------
     def _topic(self, topic: str) -> _Topic:
@@ -126,14 +136,13 @@ class PutService:
         queue_offset = queue.max_offset if consumable else 0
         store_ts = _time_ns() // 1_000_000 if self._wall_clock else self.now_ms()
         try:
+            if consumable:
+                queue.prepare_room(queue_offset)  # the unit's disk space, before the record is written
             phys, size, msg_id = self._append(msg, kept.record_topic, props, queue_offset, store_ts)
         except RecordTooLargeError as exc:
             return illegal(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
         except OSError as exc:
-            log.error("appending to the commit log failed: %r", exc)
-            return PutResult(
-                PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, f"create mapped file failed: {exc}"
-            )
+            return self._failed(exc, "commit log")
         msg.store_timestamp = store_ts
         msg.commit_log_offset = phys
         msg.queue_offset = queue_offset
@@ -189,14 +198,12 @@ class PutService:
         first_offset = queue.max_offset
         store_ts = self.now_ms()
         try:
+            queue.prepare_room(first_offset, len(batch.entries))
             phys, sizes, id_prefix = self.commit_log.append_batch(batch, props_list, first_offset, store_ts)
         except RecordTooLargeError as exc:
             return illegal(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
         except OSError as exc:
-            log.error("appending to the commit log failed: %r", exc)
-            return PutResult(
-                PutMessageStatus.CREATE_MAPEDFILE_FAILED, None, f"create mapped file failed: {exc}"
-            )
+            return self._failed(exc, "commit log")
         ids = self._dispatch_batch(batch, queue, phys, sizes, first_offset, store_ts, id_prefix)
         return PutResult(
             _PUT_OK, AppendResult(phys, sum(sizes), ",".join(ids), store_ts, first_offset, len(sizes))

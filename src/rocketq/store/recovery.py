@@ -195,10 +195,15 @@ def _scan(
     """Walk the records; returns (end offset, problem or "", index of the file the end is in)."""
     index = first_index
     mapped = files[index]
+    data_end = mapped.data_end()
     pos = 0
     while True:
         offset = mapped.file_from_offset + pos
         parse = offset >= redispatch_from
+        hole = _runs_into_hole(mapped, pos, data_end)
+        if hole is not None:
+            mapped.set_positions(pos)
+            return offset, hole, index
         result = check_record(mapped.mm, pos, mapped.file_size, check_crc=offset >= crc_from, parse=parse)
         if result.kind is RecordCheck.VALID:
             record = result.record
@@ -218,6 +223,7 @@ def _scan(
                 return mapped.file_end_offset, "", index
             index += 1
             mapped = files[index]
+            data_end = mapped.data_end()
             pos = 0
         elif result.kind is RecordCheck.END:
             mapped.set_positions(pos)
@@ -225,6 +231,21 @@ def _scan(
         else:
             mapped.set_positions(pos)
             return offset, result.problem, index
+
+
+def _runs_into_hole(mapped: MappedFile, pos: int, data_end: int) -> str | None:
+    """None when the record at `pos` lies in the file's data; "" when the data ends there (the end of
+    the log); a problem when a record's bytes run into a hole. Nothing past `data_end` is read through
+    the mapping: a read fault in a hole of a tmpfs file allocates a page, SIGBUS on a full disk."""
+    if data_end >= mapped.file_size:
+        return None
+    if pos + 8 > data_end:
+        return ""
+    total = int.from_bytes(mapped.mm[pos : pos + 4], "big", signed=True)
+    magic = int.from_bytes(mapped.mm[pos + 4 : pos + 8], "big", signed=True)
+    if magic == MESSAGE_MAGIC_CODE and pos + total > data_end:
+        return f"record of {total} bytes runs past the file's data"
+    return None
 
 
 def _phys_offset_at(mapped: MappedFile, pos: int) -> int:
@@ -235,22 +256,27 @@ def _phys_offset_at(mapped: MappedFile, pos: int) -> int:
 def _valid_data_after(files: list[MappedFile], at_file: int, end: int) -> bool:
     """Whether a valid record lies after the damaged one at `end` (so it is not a tail)."""
     for mapped in files[at_file + 1 :]:
+        if _runs_into_hole(mapped, 0, mapped.data_end()) is not None:
+            continue
         if check_record(mapped.mm, 0, mapped.file_size, parse=False).kind is RecordCheck.VALID:
             return True
     mapped = files[at_file]
     start = end - mapped.file_from_offset
-    hit = mapped.mm.find(MESSAGE_MAGIC_BYTES, start + 5)
+    data_end = mapped.data_end()
+    hit = mapped.mm.find(MESSAGE_MAGIC_BYTES, start + 5, data_end)
     tries = 0
     while hit >= 0 and tries < _RESYNC_CANDIDATES:
         tries += 1
         candidate = hit - 4
+        if _runs_into_hole(mapped, candidate, data_end) is not None:
+            break
         checked = check_record(mapped.mm, candidate, mapped.file_size, parse=False)
         if (
             checked.kind is RecordCheck.VALID
             and _phys_offset_at(mapped, candidate) == mapped.file_from_offset + candidate
         ):
             return True
-        hit = mapped.mm.find(MESSAGE_MAGIC_BYTES, hit + 1)
+        hit = mapped.mm.find(MESSAGE_MAGIC_BYTES, hit + 1, data_end)
     return False
 
 

@@ -63,7 +63,14 @@ async def test_no_space_for_the_commit_log_is_a_status_and_writes_nothing(
             break
         stored += 1
         end = store.get_max_phy_offset()
-    assert result.status is PutMessageStatus.CREATE_MAPEDFILE_FAILED and "No space" in result.remark
+    # Java's answer for a full disk; nothing of the refused put is written, and the next puts are refused
+    # without trying until the writer has room again.
+    assert result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert result.remark.startswith("service not available now. It may be caused by one of the following reasons: ")
+    assert "the broker's disk is full [CL: " in result.remark
     assert store.get_max_phy_offset() == end and store.get_max_offset_in_queue("TopicA", 0) == stored
+    assert store.space.full and store.space.check()  # the probe still fails
     monkeypatch.undo()
+    store.space._probed_at = 0.0  # the next check probes now, not PROBE_INTERVAL_S later
+    assert not store.space.check()
     assert (await store.put_message(message())).is_ok
