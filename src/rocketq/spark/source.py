@@ -97,8 +97,12 @@ def _arrow_batch(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
     values) with MapArray.from_arrays, and the headers column (includeHeaders) shares them.
     """
     n = len(msgs)
-    topics, tags, keys, born, stored = [""] * n, [None] * n, [None] * n, [0] * n, [0] * n
-    offsets, names, values = [0] * (n + 1), [], []
+    topics: list[str] = [""] * n
+    tags: list[str | None] = [None] * n
+    keys: list[str | None] = [None] * n
+    born, stored, offsets = [0] * n, [0] * n, [0] * (n + 1)
+    names: list[str] = []
+    values: list[str] = []
     for i, m in enumerate(msgs):
         props = m.properties
         topics[i] = m.topic
