@@ -63,12 +63,16 @@ async def test_negative_queue_id_picks_a_writable_queue() -> None:
 @pytest.mark.parametrize(
     ("cfg", "h", "body", "code", "remark"),
     [
-        ({"autoCreateTopicEnable": False}, header(), b"x", ResponseCode.TOPIC_NOT_EXIST, "topic[T] not exist"),
-        ({}, header(), b"x" * 1025, ResponseCode.MESSAGE_ILLEGAL, "maxMessageSize"),
+        # Java's remarks (AbstractSendMessageProcessor.msgCheck, SendMessageProcessor.handlePutMessageResult)
+        ({"autoCreateTopicEnable": False}, header(), b"x", ResponseCode.TOPIC_NOT_EXIST,
+         "topic[T] not exist, apply first please!\nSee http://rocketmq.apache.org/docs/faq/ for further details."),
+        ({}, header(), b"x" * 1025, ResponseCode.MESSAGE_ILLEGAL,
+         "the message is illegal, maybe msg body or properties length not matched. msg body length limit 1024B"),
         ({"brokerPermission": 4}, header(), b"x", ResponseCode.NO_PERMISSION, "sending message is forbidden"),
         ({}, header(topic="SCHEDULE_TOPIC_XXXX"), b"x", ResponseCode.NO_PERMISSION, "is forbidden"),
         ({}, header(topic="bad topic"), b"x", ResponseCode.SYSTEM_ERROR, "illegal characters"),
-        ({}, header(queue_id=99), b"x", ResponseCode.SYSTEM_ERROR, "queueId[99] is illegal"),
+        ({}, header(queue_id=99), b"x", ResponseCode.SYSTEM_ERROR, "request queueId[99] is illegal, TopicConfig [topicName=T, "
+         "readQueueNums=4, writeQueueNums=4, perm=RW-, topicFilterType=SINGLE_TAG, topicSysFlag=0, order=false] Producer: "),
     ],
 )
 async def test_refusals_carry_code_remark_and_send_extfields(
