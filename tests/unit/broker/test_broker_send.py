@@ -112,12 +112,18 @@ async def test_delayed_message_goes_to_the_schedule_topic() -> None:
     assert msg.tags_code == proc.ctx.clock.now_ms() + 10_000
 
 
-async def test_retry_topic_past_max_reconsume_goes_to_dlq() -> None:
+async def test_retry_topic_past_max_reconsume_goes_to_dlq_after_the_clients_delay() -> None:
     proc, store, conn = setup()
     h = header(topic="%RETRY%cg", queue_id=0, props={"DELAY": "5"}, reconsume_times=3, max_reconsume_times=3)
     resp = await proc.process_request(conn, request(h))
     assert resp is not None and resp.code == 0
-    msg = store.queues[("%DLQ%cg", 0)][0]
+    # The client's DELAY is kept (Java): parked in SCHEDULE_TOPIC_XXXX, bound for the DLQ.
+    [msg] = store.queues[("SCHEDULE_TOPIC_XXXX", 4)]
+    assert (msg.properties["REAL_TOPIC"], msg.properties["REAL_QID"]) == ("%DLQ%cg", "0") and msg.reconsume_times == 3
+    h = header(topic="%RETRY%cg", queue_id=0, props={}, reconsume_times=3, max_reconsume_times=3)
+    resp = await proc.process_request(conn, request(h))
+    assert resp is not None and resp.code == 0
+    [msg] = store.queues[("%DLQ%cg", 0)]  # without a DELAY, straight there
     assert "DELAY" not in msg.properties and msg.reconsume_times == 3
     h = header(topic="%RETRY%cg", queue_id=0, props={}, reconsume_times=1, max_reconsume_times=3)
     resp = await proc.process_request(conn, request(h))

@@ -309,7 +309,10 @@ class SendMessageProcessor(Processor):
             self.ctx.topic_config_manager.create_topic_in_send_message_back_method(dlq, DLQ_NUMS_PER_GROUP, RW, 0)
             msg.topic = dlq
             msg.queue_id = 0
-            msg.properties.pop(C.PROPERTY_DELAY_TIME_LEVEL, None)
+            # The client's DELAY is kept, as Java's: handleRetryAndDLQ's setDelayTimeLevel(0) is overwritten
+            # by the request's properties right after, so a delayed direct send (the Java client's fallback
+            # when CONSUMER_SEND_MSG_BACK fails sets level 3 + reconsume times) waits in SCHEDULE_TOPIC_XXXX
+            # and then lands in the DLQ.
 
     # -- batch ----------------------------------------------------------------------------------------
     async def _send_batch(
