@@ -153,11 +153,14 @@ class JavaDriver:
         """The deliveries to push consumer `name` so far (each its "message" dict), in order."""
         return [e["message"] for e in self.of("message", name) if outcome is None or e["outcome"] == outcome]
 
-    async def wait(self, condition: Callable[[], Any], timeout_s: float, what: str) -> Any:
+    async def wait(self, condition: Callable[[], Any], timeout_s: float, what: str,
+                   state: Callable[[], Any] | None = None) -> Any:
+        """Until `condition` holds; on a timeout the error shows `state()` (what there was) and the JVM's log."""
         try:
             return await wait_for(condition, timeout_s=timeout_s, interval_s=0.05, what=what)
         except WaitTimeoutError as e:
-            raise AssertionError(f"{e}\n---- Java driver stderr tail:\n{self.stderr_tail()}") from None
+            seen = f"\n---- state: {state()!r}" if state is not None else ""
+            raise AssertionError(f"{e}{seen}\n---- Java driver stderr tail:\n{self.stderr_tail()}") from None
 
     async def mqadmin(self, *args: str, timeout_s: float = 60.0) -> str:
         """Apache's mqadmin (MQAdminStartup.main0) with these arguments; its stdout. Its stderr must be empty of

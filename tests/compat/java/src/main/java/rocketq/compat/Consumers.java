@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.MessageSelector;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -36,7 +37,8 @@ final class Consumers {
      */
     static String push(JSONObject cmd) throws Exception {
         String name = cmd.getString("name");
-        DefaultMQPushConsumer c = new DefaultMQPushConsumer(cmd.getString("group"));
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(null, cmd.getString("group"), Producers.aclHook(cmd),
+            new AllocateMessageQueueAveragely(), cmd.getBooleanValue("trace"), null);
         c.setNamesrvAddr(cmd.getString("namesrv"));
         c.setInstanceName(Driver.instanceName(name));
         c.setConsumeFromWhere(ConsumeFromWhere.valueOf("CONSUME_FROM_" + cmd.getString("fromWhere")));

@@ -8,6 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendCallback;
@@ -17,6 +19,7 @@ import org.apache.rocketmq.client.producer.TransactionMQProducer;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.remoting.RPCHook;
 
 /** DefaultMQProducer (sync, async, oneway, batch, by queue selector) and TransactionMQProducer. */
 final class Producers {
@@ -39,8 +42,18 @@ final class Producers {
     }
 
     /** {namesrv, group, mode: sync|async|oneway|batch|selector, messages: [..]}: the send results in order. */
+    /** An ACL signer when the command carries accessKey/secretKey (AclClientRPCHook, rocketmq-acl), else null. */
+    static RPCHook aclHook(JSONObject cmd) {
+        if (!cmd.containsKey("accessKey")) {
+            return null;
+        }
+        return new AclClientRPCHook(new SessionCredentials(cmd.getString("accessKey"), cmd.getString("secretKey")));
+    }
+
     static JSONArray send(JSONObject cmd) throws Exception {
-        DefaultMQProducer p = new DefaultMQProducer(cmd.getString("group"));
+        // enableMsgTrace: the client's trace hook writes a record per send to RMQ_SYS_TRACE_TOPIC
+        DefaultMQProducer p = new DefaultMQProducer(cmd.getString("group"), aclHook(cmd), cmd.getBooleanValue("trace"),
+            null);
         configure(p, cmd);
         p.start();
         try {
