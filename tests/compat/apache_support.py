@@ -5,7 +5,7 @@ GC, and the options Java 9+ needs for a 4.x broker (--add-opens java.nio / sun.n
 jdk.internal.ref: its mapped files are unmapped through them; Apache's later start scripts add the same). The
 store, the logs and user.home are under the test's temporary directory; the broker registers 127.0.0.1:port
 (brokerIP1) and every client connects to 127.0.0.1. Ports are picked free (the broker also takes listenPort - 2
-for its VIP channel and listenPort + 1 for HA). Start-up waits for the daemon's "boot success" line with a
+for its VIP channel; its HA port is set to another free one). Start-up waits for the daemon's "boot success" line with a
 deadline; stop is SIGTERM (its shutdown hook flushes the store and unregisters), then SIGKILL if it hangs.
 """
 
@@ -36,7 +36,7 @@ STOP_TIMEOUT_S = 30.0
 
 
 def broker_port() -> int:
-    """A port p with p - 2 (the VIP channel) and p + 1 (HA) free as well."""
+    """A port p with p - 2 (the VIP channel) and p + 1 free as well."""
     for _ in range(50):
         port = free_port()
         if port > 1026 and port_is_free(port - 2) and port_is_free(port + 1):
@@ -134,12 +134,24 @@ class ApacheCluster:
         return self
 
     def start_broker(self) -> None:
+        """Start the broker; ports are picked again when another process took one meanwhile (a race no pick
+        avoids on a shared machine), up to three times."""
+        for attempt in range(3):
+            try:
+                self._start_broker_once()
+                return
+            except RuntimeError as exc:
+                if "Address already in use" not in str(exc) or attempt == 2:
+                    raise
+
+    def _start_broker_once(self) -> None:
         self.broker_port = broker_port()
         config = {
             "brokerClusterName": "DefaultCluster", "brokerName": "broker-a", "brokerId": 0,
             "brokerIP1": "127.0.0.1", "listenPort": self.broker_port, "namesrvAddr": self.namesrv_addr,
             "storePathRootDir": self.store_dir, "storePathCommitLog": self.store_dir / "commitlog",
             "mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES, "flushDiskType": "ASYNC_FLUSH",
+            "haListenPort": free_port(),
             **self.broker_config,
         }  # fmt: skip
         self.broker = JavaDaemon("broker", "org.apache.rocketmq.broker.BrokerStartup", config, self.work_dir / "broker",

@@ -109,6 +109,7 @@ class JavaDriver:
                 if "id" in line and "event" not in line:
                     self.answers[int(line["id"])] = line
                 else:
+                    line["at"] = round(time.monotonic(), 3)  # when it came (a failing wait shows it)
                     self.events.append(line)
 
     def wait_ready(self, timeout_s: float = 60.0) -> None:

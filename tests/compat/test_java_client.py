@@ -541,7 +541,9 @@ async def test_java_producer_spreads_over_two_brokers_and_avoids_a_dead_one(clus
         # One push consumer pulls from, and commits on, both brokers.
         await java.call("push", name="two", namesrv=ns, group="cg-java-two", topic=topic, expr="*", fromWhere="FIRST_OFFSET")
         await java.wait(lambda: bodies(java.messages("two")) == Counter(unb64(s["body"]) for s in msgs), 40,
-                        "both brokers' messages", lambda: Counter((m["brokerName"], m["queueId"]) for m in java.messages("two")))
+                        "both brokers' messages",
+                        lambda: [(e["at"], e["message"]["brokerName"], e["message"]["queueId"], e["message"]["queueOffset"],
+                                  e["thread"]) for e in java.of("message", "two")])
         await java.call("close", name="two")
         offsets = await committed_offsets(ns, "cg-java-two", topic)
         assert sum(c for _, c in offsets.values()) == 16, offsets
