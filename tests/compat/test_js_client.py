@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from interop import python_receive, python_send
 
-from rocketq.client import Admin, ConsumeFromWhere, LitePullConsumer, Message, MessageExt, Producer
+from rocketq.client import Admin, Message
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.headers.namesrv import PutKVConfigRequestHeader
 from rocketq.testing.cluster import LocalCluster
@@ -227,23 +228,6 @@ async def create_topic(ns: str, topic: str, queues: int = 4) -> None:
     async with Admin(namesrv_addr=ns) as admin:
         await admin.create_topic(topic, cluster=CLUSTER, read_queues=queues, write_queues=queues)
         await wait_for(lambda: admin.topic_route(topic), timeout_s=15, what=f"route of {topic}")
-
-
-async def python_receive(ns: str, group: str, topic: str, count: int, timeout_s: float = 30) -> list[MessageExt]:
-    """Everything on `topic` from the first offset with our LitePullConsumer, until `count` messages."""
-    got: list[MessageExt] = []
-    async with LitePullConsumer(group, namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET) as lite:
-        lite.subscribe(topic, "*")
-        deadline = time.monotonic() + timeout_s
-        while len(got) < count and time.monotonic() < deadline:
-            got.extend(await lite.poll(timeout_ms=200))
-    assert len(got) >= count, f"our consumer received {len(got)} of {count} messages"
-    return got
-
-
-async def python_send(ns: str, group: str, messages: Iterable[Message]) -> list[Any]:
-    async with Producer(group, namesrv_addr=ns) as producer:
-        return [await producer.send(m) for m in messages]
 
 
 async def wait_offsets_caught_up(ns: str, group: str, topic: str, timeout_s: float = 30) -> dict[tuple[str, int], int]:

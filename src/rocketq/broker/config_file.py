@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.common.persist import atomic_write_bytes
+from rocketq.remoting.protocol.bodies import fastjson
 
 log = logging.getLogger("rocketq.broker.persist")
 
@@ -95,7 +96,9 @@ class ConfigFileManager:
             if not raw:
                 continue
             try:
-                data = json.loads(raw)
+                # fastjson's reader: Apache's broker writes integer map keys unquoted (consumerOffset.json's
+                # {"topic@group":{0:6,1:6}}), which strict JSON refuses; a store moved from Apache's loads.
+                data = fastjson.loads(raw)
             except ValueError as exc:
                 problems.append(f"{candidate}: not valid JSON ({exc})")
                 continue

@@ -30,6 +30,7 @@ from rocketq.broker.long_polling import PullRequestHoldService
 from rocketq.broker.message_lifecycle import MessageLifecycle
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.processors.admin.runtime import RuntimeAdminProcessor
 from rocketq.broker.processors.registry import FAST_FAILURE_KEYS, apply_fast_failure, build_registrations
 from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.slave_sync import FIRST_SYNC_DELAY_S, SYNC_INTERVAL_S, SlaveSynchronize
@@ -100,6 +101,13 @@ class BrokerController:
         registrations, self.processors = build_registrations(self.ctx)
         for reg in registrations:
             self.server.register_processor(reg.code, reg.processor, reg.executor)
+        # GET_BROKER_RUNTIME_INFO's send/pull/queryThreadPoolQueueSize: what waits in those executors' queues.
+        runtime = self.processors.get("admin-runtime")
+        if isinstance(runtime, RuntimeAdminProcessor):
+            executors = {reg.executor.name: reg.executor for reg in registrations}
+            for family in ("send", "pull", "query"):
+                if family in executors:
+                    runtime.queue_sizes[family] = lambda e=executors[family]: e.queued
         self.hold_service = PullRequestHoldService(
             store.get_max_offset_in_queue, self.processors["pull"].replay, clock  # type: ignore[attr-defined]
         )

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator
 
 from rocketq.common import constants as C
 from rocketq.common.config import RocketConfig
+from rocketq.common.msg_id import local_address
 
 
 class MessageModel(enum.Enum):
@@ -56,8 +57,9 @@ class ClientConfig(RocketConfig):
 
     namesrv_addr: str = Field(default_factory=default_namesrv_addr, alias="namesrvAddr")
     """Name servers, `host:port;host:port`."""
-    client_ip: str = Field("127.0.0.1", alias="clientIP")
-    """The address put in the client id and in UNIQ_KEY message ids."""
+    client_ip: str = Field(default_factory=local_address, alias="clientIP")
+    """The address put in the client id and in UNIQ_KEY message ids: by default this host's own address, as
+    Java's (RemotingUtil.getLocalAddress), so clients on different hosts never share a client id."""
     instance_name: str = Field("DEFAULT", alias="instanceName")
     """Clients of one process with the same name server list and instance name share one connection
     set (one ClientInstance); "DEFAULT" becomes `<pid>#<random>`, unique per process even in containers."""

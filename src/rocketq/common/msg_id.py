@@ -2,6 +2,8 @@
 
 Offset msgId = hex(store host ip | port int32 | commit-log offset int64), 32 hex chars for IPv4, 56 for IPv6.
 UNIQ_KEY = hex(client ip | pid int16 | per-process random int32 | ms since month start int32 | counter int16).
+The client ip is the host's own address (local_address, as Java's RemotingUtil.getLocalAddress), so ids and
+client ids from different hosts differ.
 Deviation from Java: where Java uses the classloader hash we use 4 random bytes per process, so two
 processes with the same pid in different containers (pid 1, 1) still differ.
 """
@@ -9,11 +11,47 @@ processes with the same pid in different containers (pid 1, 1) still differ.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import ipaddress
 import itertools
 import os
+import socket
 import struct
 import threading
+
+_SIOCGIFADDR = 0x8915
+
+
+def local_ipv4_addresses() -> list[str]:
+    """The IPv4 address of each network interface, in interface order (Linux: SIOCGIFADDR); [] elsewhere.
+    Reads the kernel's interface table: the socket is never connected and sends nothing."""
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        return []
+    found: list[str] = []
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            for _index, name in socket.if_nameindex():
+                try:
+                    raw = fcntl.ioctl(sock.fileno(), _SIOCGIFADDR, struct.pack("256s", name.encode()[:15]))
+                except OSError:  # no IPv4 address on this interface
+                    continue
+                found.append(socket.inet_ntoa(raw[20:24]))
+    except OSError:
+        return found
+    return found
+
+
+@functools.cache  # once per process, as Java's static MessageClientIDSetter
+def local_address() -> str:
+    """This host's address as Java's RemotingUtil.getLocalAddress picks it: the first IPv4 address that is
+    neither 127.0.x.x nor 192.168.x.x, else the last IPv4 one, else 127.0.0.1."""
+    addresses = local_ipv4_addresses()
+    for ip in addresses:
+        if not ip.startswith(("127.0", "192.168")):
+            return ip
+    return addresses[-1] if addresses else "127.0.0.1"
 
 
 def host_bytes(ip: str) -> bytes:
@@ -43,7 +81,8 @@ class UniqueIdGenerator:
             ip_raw = host_bytes(ip)
         except ValueError:
             ip_raw = bytes(4)
-        self._prefix = (ip_raw + struct.pack(">h", os.getpid() & 0x7FFF) + os.urandom(4)).hex().upper()
+        # (short) pid, as MessageClientIDSetter: the low 16 bits
+        self._prefix = (ip_raw + struct.pack(">H", os.getpid() & 0xFFFF) + os.urandom(4)).hex().upper()
         self._counter = itertools.count()
         self._lock = threading.Lock()
         self._month_start_ms = 0

@@ -83,7 +83,9 @@ class GetService:
     ) -> GetResult:
         queue = self.queues.get(topic, queue_id)
         if queue is None:
-            return GetResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, self._correct(offset, 0))
+            # Java's findConsumeQueue creates an empty consume queue for any (topic, queue) it is asked about,
+            # so a queue never written answers NO_MESSAGE_IN_QUEUE (the pull's remark), not NO_MATCHED_LOGIC_QUEUE.
+            return GetResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, self._correct(offset, 0))
         min_offset, max_offset = queue.min_offset, queue.max_offset
         if max_offset == 0:
             status, nxt = GetMessageStatus.NO_MESSAGE_IN_QUEUE, self._correct(offset, 0)

@@ -4,9 +4,11 @@ Port of org.apache.rocketmq.store.index.{IndexFile, IndexHeader}. Layout: a 40-b
 (beginTimestamp, endTimestamp, beginPhyOffset, endPhyOffset int64; hashSlotCount, indexCount int32),
 `slot_num` int32 slots holding the newest entry of their chain, then `index_num` 20-byte entries
 (keyHash int32, phyOffset int64, timeDiff int32 seconds since beginTimestamp, prevIndex int32).
-Entry 0 is never used, so 0 means "no entry". Deviation: keyHash is CRC-32 of the UTF-8 key masked to
-31 bits instead of abs(Java String.hashCode): ten times cheaper in Python on the append path; the file
-layout is the same, and a hash match is only a candidate (the store checks the record's keys).
+Entry 0 is never used, so 0 means "no entry". keyHash is Java's: abs(String.hashCode()) of `topic#key`
+(IndexService.indexKeyHashMethod), so index files move between Apache's broker and ours both ways (see
+docs/compat.md). Earlier rocketq versions wrote CRC-32 of the UTF-8 key masked to 31 bits
+(legacy_index_key_hash); a query looks a key up under both, and a hash match is only a candidate anyway
+(the store checks the record's keys).
 The header is kept in memory and written to the mapping on flush and close. Deviation: an entry's time
 matches [begin, end] when its whole second overlaps it (Java drops a message stored in the first
 999 ms of `begin`, as timeDiff keeps whole seconds).
@@ -20,7 +22,9 @@ not through the mapping (a read fault in a tmpfs hole allocates a page: SIGBUS o
 from __future__ import annotations
 
 import struct
+import sys
 import zlib
+from operator import mul
 from pathlib import Path
 
 from rocketq.store.mapped_file import MADV_POPULATE_READ, MappedFile, populate, read_range
@@ -39,8 +43,45 @@ _INT_MAX = 0x7FFFFFFF
 RESERVE_WINDOW = 1 << 20  # entries reserved ahead of the writer (52,428 entries)
 
 
+_M32 = 0xFFFFFFFF
+_UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # native order, for memoryview.cast("H")
+# _WEIGHTS[n]: 31**(n-1-i) mod 2**32 for i < n, and _SCALE[n] = 31**n mod 2**32: String.hashCode of n UTF-16
+# code units is their dot product with the weights, and continuing a prefix's hash multiplies it by the scale.
+_WEIGHTS: list[tuple[int, ...]] = [()]
+_SCALE: list[int] = [1]
+
+
+def _grow(n: int) -> None:
+    while len(_WEIGHTS) <= n:
+        k = len(_WEIGHTS)
+        _WEIGHTS.append((*(w * 31 & _M32 for w in _WEIGHTS[k - 1]), 1))
+        _SCALE.append(_SCALE[k - 1] * 31 & _M32)
+
+
+def java_string_hash(text: str, prefix_hash: int = 0) -> int:
+    """Java's String.hashCode() of `text` as an unsigned 32-bit value, continuing from the hash of a prefix
+    (`java_string_hash(a + b) == java_string_hash(b, java_string_hash(a))`). The loop runs in C (map, sum)."""
+    units: bytes | memoryview = text.encode() if text.isascii() else memoryview(text.encode(_UTF16)).cast("H")
+    n = len(units)
+    if n >= len(_WEIGHTS):
+        _grow(n)
+    return (prefix_hash * _SCALE[n] + sum(map(mul, units, _WEIGHTS[n]))) & _M32
+
+
+def positive_key_hash(h32: int) -> int:
+    """Math.abs of the int `h32` (unsigned form); Integer.MIN_VALUE, whose abs is negative, gives 0."""
+    if h32 < 0x80000000:
+        return h32
+    return 0 if h32 == 0x80000000 else 0x100000000 - h32
+
+
 def index_key_hash(key: str) -> int:
-    """Non-negative 31-bit hash of an index key (`topic#key`)."""
+    """The index hash of a key (`topic#key`): abs(String.hashCode()), a non-negative int32, as Java."""
+    return positive_key_hash(java_string_hash(key))
+
+
+def legacy_index_key_hash(key: str) -> int:
+    """What rocketq versions before Java's hash wrote: CRC-32 of the UTF-8 key, masked to 31 bits."""
     return zlib.crc32(key.encode("utf-8")) & _INT_MAX
 
 

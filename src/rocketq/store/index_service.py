@@ -22,11 +22,16 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from zlib import crc32
 
 from rocketq.common import constants as C
 from rocketq.common.clock import Clock
-from rocketq.store.index_file import IndexFile, index_key_hash
+from rocketq.store.index_file import (
+    IndexFile,
+    index_key_hash,
+    java_string_hash,
+    legacy_index_key_hash,
+    positive_key_hash,
+)
 from rocketq.store.mapped_file import TMP_SUFFIX
 
 log = logging.getLogger("rocketq.store")
@@ -38,9 +43,9 @@ _ROLLBACK = int(C.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
 
 
 def key_prefix(topic: str) -> int:
-    """CRC-32 of "topic#": a key's hash continues from it (crc32(key, prefix) is index_key_hash of
-    "topic#key"), so a topic's part is computed once."""
-    return crc32(f"{topic}#".encode())
+    """String.hashCode of "topic#": a key's hash continues from it (java_string_hash(key, prefix) is the
+    hash of "topic#key"), so a topic's part is computed once."""
+    return java_string_hash(f"{topic}#")
 
 
 def index_file_name(now_ms: int) -> str:
@@ -149,12 +154,12 @@ class IndexService:
                 continue  # indexed already (re-dispatch)
             next_phy = phys + 1
             if uniq_key:
-                # CRC-32 continues over "topic#" and then the key.
-                add((crc32(uniq_key.encode(), prefix) & 0x7FFFFFFF, phys, store_ts))
+                # String.hashCode continues over "topic#" and then the key.
+                add((positive_key_hash(java_string_hash(uniq_key, prefix)), phys, store_ts))
             if keys:
                 for key in keys.split(_KEY_SEPARATOR):
                     if key:
-                        add((crc32(key.encode(), prefix) & 0x7FFFFFFF, phys, store_ts))
+                        add((positive_key_hash(java_string_hash(key, prefix)), phys, store_ts))
         pending.clear()
         self.next_phy = next_phy
         if self.unwritten:
@@ -199,11 +204,19 @@ class IndexService:
         max_num = min(max_num, MAX_MSGS_NUM_BATCH)
         if not self.files or max_num <= 0:
             return offsets, 0, 0
-        key_hash = index_key_hash(f"{topic}#{key}")
+        full_key = f"{topic}#{key}"
+        key_hash = index_key_hash(full_key)
+        # Files written by earlier rocketq versions hold CRC-32 hashes: a key is looked up under both (a
+        # wrong candidate costs a record read; the store checks every candidate's topic and keys).
+        legacy_hash = legacy_index_key_hash(full_key)
         last = self.files[-1]
         for index_file in reversed(self.files):
             if index_file.is_time_matched(begin, end):
                 index_file.select_phy_offsets(offsets, key_hash, max_num, begin, end)
+                if legacy_hash != key_hash and len(offsets) < max_num:
+                    legacy: list[int] = []
+                    index_file.select_phy_offsets(legacy, legacy_hash, max_num - len(offsets), begin, end)
+                    offsets.extend(o for o in legacy if o not in offsets)
             if index_file.begin_timestamp < begin or len(offsets) >= max_num:
                 break
         return offsets, last.end_timestamp, last.end_phy_offset

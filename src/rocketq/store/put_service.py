@@ -45,7 +45,7 @@ class _Topic(NamedTuple):
     """What the put path keeps per topic: worked out once, when the topic is first put to."""
 
     record_topic: bytes  # TOPICLEN + TOPIC as a record holds them
-    key_prefix: int  # index key hashes continue from this CRC of "topic#"
+    key_prefix: int  # index key hashes continue from this String.hashCode of "topic#"
     listeners: list[ArrivalListener]  # every arrival listener for this topic's records
 
 

@@ -190,7 +190,7 @@ async def test_a_broker_restart_in_the_middle_of_checks(cluster_factory: Any) ->
     assert got.body == b"survivor"
 
 
-async def test_unanswered_checks_end_in_rollback(cluster_factory: Any) -> None:
+async def test_unanswered_checks_end_in_the_check_max_time_topic(cluster_factory: Any) -> None:
     cluster = await start_cluster(cluster_factory)
     ns, topic = cluster.namesrv_addr, "TopicTxMax"
     asked: list[int] = []

@@ -27,6 +27,7 @@ from rocketq.remoting.protocol.headers.client import (
 )
 from rocketq.remoting.protocol.headers.offset import (
     GetMaxOffsetRequestHeader,
+    GetMinOffsetRequestHeader,
     QueryConsumerOffsetRequestHeader,
     SearchOffsetRequestHeader,
     UpdateConsumerOffsetRequestHeader,
@@ -157,6 +158,16 @@ async def test_offset_admin_reads_the_store() -> None:
     assert resp is not None and (resp.ext_fields or {})["offset"] == "3"
     resp = await proc.process_request(FakeConnection(), RemotingCommand.request(30, {"topic": "T"}))
     assert resp is not None and resp.code == ResponseCode.SYSTEM_ERROR and "queueId" in (resp.remark or "")
+
+
+async def test_min_offset_of_a_queue_never_written_is_0_as_java() -> None:
+    # The store says -1 for a queue it has no consume queue for; Java creates an empty one and answers 0.
+    ctx, _ = setup()
+    ctx.store.min_offsets[("Fresh", 2)] = -1
+    proc = OffsetAdminProcessor(ctx)
+    request = RemotingCommand.request(RequestCode.GET_MIN_OFFSET, GetMinOffsetRequestHeader(topic="Fresh", queue_id=2).to_ext_fields())
+    resp = await proc.process_request(FakeConnection(), request)
+    assert resp is not None and resp.code == 0 and (resp.ext_fields or {})["offset"] == "0"
 
 
 async def test_lock_and_unlock() -> None:

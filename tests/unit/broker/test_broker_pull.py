@@ -132,6 +132,8 @@ async def test_subscription_from_heartbeat() -> None:
     proc, store, conn = setup()
     resp = await proc.process_request(conn, pull_request(0, 0))
     assert resp is not None and resp.code == ResponseCode.SUBSCRIPTION_NOT_EXIST
+    # Java's words and FAQ line (PullMessageProcessor), the group named
+    assert resp.remark == "the consumer's group info not exist: cg\nSee http://rocketmq.apache.org/docs/faq/ for further details."
     cm = proc.ctx.consumer_manager
     info = ClientChannelInfo(conn, "c1", "JAVA", 409, 0)
     sub = SubscriptionData(topic="T", sub_string="TagA", code_set={java_hash_code("TagA")}, sub_version=10)
@@ -156,6 +158,7 @@ async def test_refusals() -> None:
     ext = pull_request().ext_fields or {}
     resp = await proc.process_request(conn, RemotingCommand.request(11, {**ext, "topic": "Nope"}))
     assert resp is not None and resp.code == ResponseCode.TOPIC_NOT_EXIST
+    assert resp.remark == "topic[Nope] not exist, apply first please! \nSee http://rocketmq.apache.org/docs/faq/ for further details."
     proc.ctx.topic_config_manager.update_topic_config(TopicConfig("T", 2, 2, 2))
     resp = await proc.process_request(conn, pull_request())
     assert resp is not None and resp.code == ResponseCode.NO_PERMISSION

@@ -21,6 +21,7 @@ from rocketq.common.message import MessageQueue
 from rocketq.remoting.protocol.bodies.admin import (
     ConsumerConnection,
     ConsumeStats,
+    ConsumeStatsList,
     GroupList,
     SubscriptionGroupConfig,
     TopicStatsTable,
@@ -37,6 +38,7 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.admin import (
     DeleteSubscriptionGroupRequestHeader,
     GetConsumerConnectionListRequestHeader,
+    GetConsumeStatsInBrokerHeader,
     GetConsumeStatsRequestHeader,
     GetTopicStatsInfoRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
@@ -115,6 +117,30 @@ async def test_topic_and_consume_stats() -> None:
     stats = ConsumeStats.decode(resp.body).offset_table
     w = stats[MessageQueue("T", "broker-a", 1)]
     assert (w.broker_offset, w.consumer_offset, w.last_timestamp) == (3, 2, 1001)
+
+
+async def test_broker_consume_stats_lists_every_group_with_its_lag() -> None:
+    # GET_BROKER_CONSUME_STATS (mqadmin brokerConsumeStats): every subscription group, per topic it has offsets in.
+    store = FakeStore()
+    ctx = make_context(store)
+    ctx.topic_config_manager.update_topic_config(TopicConfig("T", 2, 2, 6))
+    for _ in range(3):
+        await store.put_message(BrokerMessage("T", 1, b"x"))
+    ctx.subscription_group_manager.update_subscription_group_config(SubscriptionGroupConfig(group_name="cg"))
+    ctx.consumer_offset_manager.commit_offset("c", "cg", "T", 1, 2)
+    proc = StatsAdminProcessor(ctx)
+    request = RemotingCommand.request(317, GetConsumeStatsInBrokerHeader(is_order=False).to_ext_fields())
+    resp = await proc.process_request(FakeConnection(), request)
+    assert resp is not None and resp.code == 0
+    answer = ConsumeStatsList.decode(resp.body)
+    assert answer.broker_addr == ctx.broker_addr and answer.total_diff == 1
+    [per_topic] = [entry["cg"] for entry in answer.consume_stats_list if "cg" in entry]
+    [stats] = per_topic
+    w = stats.offset_table[MessageQueue("T", "broker-a", 1)]
+    assert (w.broker_offset, w.consumer_offset) == (3, 2)
+    ordered_only = RemotingCommand.request(317, GetConsumeStatsInBrokerHeader(is_order=True).to_ext_fields())
+    resp = await proc.process_request(FakeConnection(), ordered_only)
+    assert resp is not None and ConsumeStatsList.decode(resp.body).total_diff == 0  # T is not an ordered topic
 
 
 async def test_consumer_connections_and_who_consumes() -> None:

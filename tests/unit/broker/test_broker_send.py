@@ -63,12 +63,16 @@ async def test_negative_queue_id_picks_a_writable_queue() -> None:
 @pytest.mark.parametrize(
     ("cfg", "h", "body", "code", "remark"),
     [
-        ({"autoCreateTopicEnable": False}, header(), b"x", ResponseCode.TOPIC_NOT_EXIST, "topic[T] not exist"),
-        ({}, header(), b"x" * 1025, ResponseCode.MESSAGE_ILLEGAL, "maxMessageSize"),
+        # Java's remarks (AbstractSendMessageProcessor.msgCheck, SendMessageProcessor.handlePutMessageResult)
+        ({"autoCreateTopicEnable": False}, header(), b"x", ResponseCode.TOPIC_NOT_EXIST,
+         "topic[T] not exist, apply first please!\nSee http://rocketmq.apache.org/docs/faq/ for further details."),
+        ({}, header(), b"x" * 1025, ResponseCode.MESSAGE_ILLEGAL,
+         "the message is illegal, maybe msg body or properties length not matched. msg body length limit 1024B"),
         ({"brokerPermission": 4}, header(), b"x", ResponseCode.NO_PERMISSION, "sending message is forbidden"),
         ({}, header(topic="SCHEDULE_TOPIC_XXXX"), b"x", ResponseCode.NO_PERMISSION, "is forbidden"),
         ({}, header(topic="bad topic"), b"x", ResponseCode.SYSTEM_ERROR, "illegal characters"),
-        ({}, header(queue_id=99), b"x", ResponseCode.SYSTEM_ERROR, "queueId[99] is illegal"),
+        ({}, header(queue_id=99), b"x", ResponseCode.SYSTEM_ERROR, "request queueId[99] is illegal, TopicConfig [topicName=T, "
+         "readQueueNums=4, writeQueueNums=4, perm=RW-, topicFilterType=SINGLE_TAG, topicSysFlag=0, order=false] Producer: "),
     ],
 )
 async def test_refusals_carry_code_remark_and_send_extfields(
@@ -108,12 +112,18 @@ async def test_delayed_message_goes_to_the_schedule_topic() -> None:
     assert msg.tags_code == proc.ctx.clock.now_ms() + 10_000
 
 
-async def test_retry_topic_past_max_reconsume_goes_to_dlq() -> None:
+async def test_retry_topic_past_max_reconsume_goes_to_dlq_after_the_clients_delay() -> None:
     proc, store, conn = setup()
     h = header(topic="%RETRY%cg", queue_id=0, props={"DELAY": "5"}, reconsume_times=3, max_reconsume_times=3)
     resp = await proc.process_request(conn, request(h))
     assert resp is not None and resp.code == 0
-    msg = store.queues[("%DLQ%cg", 0)][0]
+    # The client's DELAY is kept (Java): parked in SCHEDULE_TOPIC_XXXX, bound for the DLQ.
+    [msg] = store.queues[("SCHEDULE_TOPIC_XXXX", 4)]
+    assert (msg.properties["REAL_TOPIC"], msg.properties["REAL_QID"]) == ("%DLQ%cg", "0") and msg.reconsume_times == 3
+    h = header(topic="%RETRY%cg", queue_id=0, props={}, reconsume_times=3, max_reconsume_times=3)
+    resp = await proc.process_request(conn, request(h))
+    assert resp is not None and resp.code == 0
+    [msg] = store.queues[("%DLQ%cg", 0)]  # without a DELAY, straight there
     assert "DELAY" not in msg.properties and msg.reconsume_times == 3
     h = header(topic="%RETRY%cg", queue_id=0, props={}, reconsume_times=1, max_reconsume_times=3)
     resp = await proc.process_request(conn, request(h))

@@ -81,6 +81,29 @@ def test_all_unavailable_picks_least_bad() -> None:
     assert 0 <= mq.queue_id < 4
 
 
+def test_all_unavailable_rotates_through_every_queue_of_the_least_bad_broker() -> None:
+    # Java moves the index three times a call here (the loop, selectOneMessageQueue, the queue id), so
+    # the queue ids cycle over all 4 queues of the picked broker; moving it twice landed on 2 of them only.
+    clock = ManualClock()
+    strategy = MQFaultStrategy(clock, enabled=True)
+    info = to_publish_info("T", two_brokers())
+    strategy.update_fault_item("broker-a", 600, isolation=False)  # 30 s
+    strategy.update_fault_item("broker-b", 100, isolation=True)  # 600 s, but the lower latency sorts first
+    picks = [strategy.select_one_message_queue(info, None) for _ in range(8)]
+    assert {mq.broker_name for mq in picks} == {"broker-b"}  # two items: half = 1, always the first
+    assert {mq.queue_id for mq in picks} == {0, 1, 2, 3}
+
+
+def test_worst_item_rotation_starts_at_a_random_point() -> None:
+    starts = set()
+    for _ in range(20):
+        tol = LatencyFaultTolerance(ManualClock())
+        for i, name in enumerate(("a", "b", "c", "d")):
+            tol.update_fault_item(name, 1000 + i, 600_000)
+        starts.add(tol.pick_one_at_least())  # one of the better half: a or b, by a random start
+    assert starts == {"a", "b"}
+
+
 def test_pick_one_at_least_orders_like_java() -> None:
     clock = ManualClock()
     tol = LatencyFaultTolerance(clock)

@@ -8,6 +8,7 @@ from client_routes import two_brokers
 
 from rocketq.client.config import ClientConfig
 from rocketq.client.instance import ClientInstance, acquire_instance
+from rocketq.common.msg_id import local_address, local_ipv4_addresses
 
 
 def config(**kw: object) -> ClientConfig:
@@ -15,13 +16,24 @@ def config(**kw: object) -> ClientConfig:
 
 
 async def test_client_ids_are_unique_and_stable_names_are_not_random() -> None:
-    a, b = ClientInstance(config()), ClientInstance(config(), index=1)
+    a, b = ClientInstance(config(client_ip="127.0.0.1")), ClientInstance(config(client_ip="127.0.0.1"), index=1)
     assert a.client_id != b.client_id and a.client_id.startswith("127.0.0.1@")
     assert b.client_id.endswith("#1")
     assert a.stable_name == "127.0.0.1@DEFAULT" and b.stable_name == "127.0.0.1@DEFAULT#1"
-    named = ClientInstance(config(instance_name="svc", unit_name="u1"))
+    named = ClientInstance(config(instance_name="svc", unit_name="u1", client_ip="127.0.0.1"))
     assert named.client_id == "127.0.0.1@svc@u1"
     await asyncio.gather(a.remoting.shutdown(), b.remoting.shutdown(), named.remoting.shutdown())
+
+
+def test_the_default_client_ip_is_this_hosts_address_as_java() -> None:
+    # RemotingUtil.getLocalAddress: an interface's IPv4 address, not 127.0.x.x / 192.168.x.x when another exists
+    addresses = local_ipv4_addresses()
+    ip = config().client_ip
+    assert ip == local_address()
+    if any(not a.startswith(("127.0", "192.168")) for a in addresses):
+        assert not ip.startswith(("127.0", "192.168")) and ip in addresses
+    else:
+        assert ip == (addresses[-1] if addresses else "127.0.0.1")
 
 
 async def test_registry_shares_an_instance_until_a_group_repeats() -> None:

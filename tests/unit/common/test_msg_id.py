@@ -26,6 +26,12 @@ def test_unique_ids_are_unique_and_32_hex() -> None:
     assert all(len(i) == 32 and i.startswith("0A000001") for i in ids)
 
 
+def test_unique_id_keeps_16_bits_of_the_pid(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (short) UtilAll.getPid() in MessageClientIDSetter: bit 15 of the pid is kept, not masked away
+    monkeypatch.setattr("os.getpid", lambda: 0x1ABCD)
+    assert UniqueIdGenerator("10.0.0.1").next_id(1_700_000_000_000)[8:12] == "ABCD"
+
+
 def test_two_generators_in_one_process_differ() -> None:
     a, b = UniqueIdGenerator(), UniqueIdGenerator()
     assert a.next_id(1_700_000_000_000) != b.next_id(1_700_000_000_000)

@@ -88,9 +88,15 @@ def test_runtime_info_reports_totals_rates_and_java_keys(clock: ManualClock) -> 
     assert info["rocketmq_throughput_in_total"] == "2100"
     assert info["rocketmq_messages_out_total"] == "10"
     assert info["putTps"] == "2.00"  # the last closed window: 20 puts in 10 s
-    assert info["getTotalTps"] == "1.00"
+    assert info["getTotalTps"] == info["getTransferedTps"] == "1.00"
     assert info["putMessageDistributeTime"].startswith("[<=0ms]:20 [0~10ms]:1 [10~50ms]:0")
     assert all(isinstance(v, str) for v in info.values())
+
+
+def test_runtime_info_has_the_rates_mqadmin_parses_before_the_first_window(clock: ManualClock) -> None:
+    # mqadmin clusterList splits putTps and getTransferedTps: a missing key was a NullPointerException there.
+    info = BrokerStatsManager(clock).runtime_info()
+    assert (info["putTps"], info["getTransferedTps"], info["getTotalTps"]) == ("0.00", "0.00", "0.00")
 
 
 def test_daily_marks_move_at_midnight(clock: ManualClock) -> None:

@@ -20,6 +20,9 @@ from rocketq.store.index_file import (
     encode_index_header,
     index_file_size,
     index_key_hash,
+    java_string_hash,
+    legacy_index_key_hash,
+    positive_key_hash,
 )
 from rocketq.store.index_service import PENDING_MAX, IndexService
 from rocketq.store.message import BrokerMessageBatch
@@ -27,8 +30,8 @@ from rocketq.store.message import BrokerMessageBatch
 if TYPE_CHECKING:
     from conftest import Crash, MessageFactory, StoreFactory
 
-# Two keys whose index hashes are equal (found by search): a true collision, not just a shared slot.
-COLLIDING = ("key3985819", "key4420602")
+# Two keys whose index hashes are equal (String.hashCode's classic pair): a true collision, not a shared slot.
+COLLIDING = ("Aa", "BB")
 _i32 = st.integers(-(2**31), 2**31 - 1)
 _i64 = st.integers(-(2**63), 2**63 - 1)
 
@@ -48,6 +51,44 @@ def test_index_header_codec_round_trip(a: int, b: int, c: int, d: int, e: int, f
 @given(st.text(max_size=200))
 def test_key_hash_is_a_non_negative_int32(key: str) -> None:
     assert 0 <= index_key_hash(key) < 2**31
+
+
+# (text, String.hashCode(), abs as IndexService.indexKeyHashMethod) printed by a real JVM (OpenJDK 17).
+JAVA_HASHES = [
+    ("hello", 99162322, 99162322),
+    ("TopicTest#KEY1", -1656969516, 1656969516),
+    ("T#héllo 世界🚀", 441240826, 441240826),  # non-ASCII and a surrogate pair: hashed by UTF-16 code unit
+    ("JavaProduced#FD00000000000000000000000000000255654E0E2F2A80E4FEC30000", 532194299, 532194299),
+    ("polygenelubricants", -(2**31), 0),  # Integer.MIN_VALUE: Math.abs stays negative, Java takes 0
+    ("", 0, 0),
+]
+
+
+@pytest.mark.parametrize(("text", "java_hash", "slot_hash"), JAVA_HASHES)
+def test_index_key_hash_is_javas_string_hash_code(text: str, java_hash: int, slot_hash: int) -> None:
+    # The same slots as Apache's broker: an index file written by either is read by the other.
+    assert java_string_hash(text) == java_hash & 0xFFFFFFFF
+    assert index_key_hash(text) == slot_hash
+
+
+@given(st.text(max_size=50), st.text(max_size=50))
+def test_java_string_hash_continues_from_a_prefix(prefix: str, rest: str) -> None:
+    assert java_string_hash(rest, java_string_hash(prefix)) == java_string_hash(prefix + rest)
+
+
+def test_positive_key_hash_is_java_math_abs() -> None:
+    assert [positive_key_hash(h) for h in (0, 5, 2**31 - 1, 2**31, 2**32 - 1)] == [0, 5, 2**31 - 1, 0, 1]
+
+
+def test_files_of_earlier_versions_with_crc_hashes_are_still_searched(tmp_path: Path) -> None:
+    clock = ManualClock(1_700_000_000_000)
+    service = IndexService(tmp_path / "index", slot_num=64, index_num=100, clock=clock)
+    service.build("T", 100, clock.now_ms(), 0, "uniq-now", None)  # written with Java's hash
+    old = service.files[-1]
+    assert old.put_key(legacy_index_key_hash("T#written-before"), 200, clock.now_ms())  # as older versions did
+    assert service.query("T", "written-before", 32, 0, 2**62)[0] == [200]
+    assert service.query("T", "uniq-now", 32, 0, 2**62)[0] == [100]
+    service.close()
 
 
 def test_colliding_keys_really_collide() -> None:

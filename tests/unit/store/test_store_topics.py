@@ -23,7 +23,7 @@ async def test_delete_topics_drops_their_queues_only(
         for queue_id in range(2):
             assert (await store.put_message(message(topic, queue_id))).is_ok
     assert store.delete_topics({"Drop", "Unknown"}) == 1
-    assert store.get_message("g", "Drop", 0, 0, 32).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+    assert store.get_message("g", "Drop", 0, 0, 32).status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
     assert not (store.config.consume_queue_dir / "Drop").exists()
     assert store.get_max_offset_in_queue("Keep", 1) == 1
     # A deleted topic starts again from offset 0.

@@ -31,6 +31,10 @@ _QUIET_CODES = frozenset(
 )
 
 
+# What Java appends to many remarks (FAQUrl.suggestTodo): clients and tools show it as is, some match on it.
+FAQ_SUFFIX = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
+
 class RequestError(Exception):
     """A request the broker refuses: answered with `code` and `remark`, nothing else happens."""
 

@@ -23,7 +23,7 @@ from typing import Any
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.filter import FilterError
 from rocketq.broker.long_polling import PullRequest
-from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header
+from rocketq.broker.processors.common import FAQ_SUFFIX, Connection, Processor, RequestError, decode_header
 from rocketq.common import constants as C
 from rocketq.common.constants import PermName, PullSysFlag
 from rocketq.common.service import spawn
@@ -98,7 +98,7 @@ class PullMessageProcessor(Processor):
         sys_flag = header.sys_flag
         topic_config = ctx.topic_config_manager.select_topic_config(header.topic)
         if topic_config is None:
-            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist, apply first please!")
+            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist, apply first please! {FAQ_SUFFIX}")
         if not PermName.is_readable(topic_config.perm):
             raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{header.topic}] pulling message is forbidden")
         if header.queue_id < 0 or header.queue_id >= topic_config.read_queue_nums:
@@ -135,8 +135,9 @@ class PullMessageProcessor(Processor):
     def _heartbeat_subscription(self, header: PullMessageRequestHeader, group_config: Any) -> SubscriptionData:
         group_info = self.ctx.consumer_manager.get_consumer_group_info(header.consumer_group)
         if group_info is None:
+            # Java's words and FAQ line (PullMessageProcessor), with the group named
             raise RequestError(
-                ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's group info of {header.consumer_group} not exist"
+                ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's group info not exist: {header.consumer_group}{FAQ_SUFFIX}"
             )
         if not group_config.consume_broadcast_enable and group_info.message_model is MessageModel.BROADCASTING:
             raise RequestError(
@@ -146,7 +147,7 @@ class PullMessageProcessor(Processor):
         if sub is None:
             raise RequestError(
                 ResponseCode.SUBSCRIPTION_NOT_EXIST,
-                f"the consumer's subscription of {header.topic} not exist in group {header.consumer_group}",
+                f"the consumer's subscription not exist: topic {header.topic}, group {header.consumer_group}{FAQ_SUFFIX}",
             )
         if sub.sub_version < header.sub_version:
             raise RequestError(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")

@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.common import (
+    FAQ_SUFFIX,
     Connection,
     Processor,
     RequestError,
@@ -200,13 +201,11 @@ class SendMessageProcessor(Processor):
         if header.queue_id >= valid:
             raise RequestError(
                 ResponseCode.SYSTEM_ERROR,
-                f"request queueId[{header.queue_id}] is illegal, topic {topic} has {valid} queues, producer: {conn.remote_addr}",
+                f"request queueId[{header.queue_id}] is illegal, {config.java_string()} Producer: {conn.remote_addr}",
             )
         if len(request.body) > self.ctx.max_message_size:
-            raise RequestError(
-                ResponseCode.MESSAGE_ILLEGAL,
-                f"the message body is {len(request.body)} bytes, more than maxMessageSize {self.ctx.max_message_size}",
-            )
+            # Java's store refuses it with MESSAGE_ILLEGAL and this remark (SendMessageProcessor.handlePutMessageResult)
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, self._illegal_remark())
         if header.properties is not None and len(header.properties) > MAX_PROPERTIES_BYTES:
             raise RequestError(
                 ResponseCode.MESSAGE_ILLEGAL,
@@ -228,7 +227,7 @@ class SendMessageProcessor(Processor):
         if config is None and topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
             config = manager.create_topic_in_send_message_back_method(topic, 1, RW, sys_flag)
         if config is None:
-            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
+            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!{FAQ_SUFFIX}")
         return config
 
     def _pick_queue(self, header: SendRequest, config: TopicConfig) -> int:
@@ -310,7 +309,10 @@ class SendMessageProcessor(Processor):
             self.ctx.topic_config_manager.create_topic_in_send_message_back_method(dlq, DLQ_NUMS_PER_GROUP, RW, 0)
             msg.topic = dlq
             msg.queue_id = 0
-            msg.properties.pop(C.PROPERTY_DELAY_TIME_LEVEL, None)
+            # The client's DELAY is kept, as Java's: handleRetryAndDLQ's setDelayTimeLevel(0) is overwritten
+            # by the request's properties right after, so a delayed direct send (the Java client's fallback
+            # when CONSUMER_SEND_MSG_BACK fails sets level 3 + reconsume times) waits in SCHEDULE_TOPIC_XXXX
+            # and then lands in the DLQ.
 
     # -- batch ----------------------------------------------------------------------------------------
     async def _send_batch(
@@ -384,14 +386,16 @@ class SendMessageProcessor(Processor):
             self._answer_tails[(region, trace_on)] = tail
         return tail
 
+    def _illegal_remark(self) -> str:
+        return (
+            f"the message is illegal, maybe msg body or properties length not matched. msg body length "
+            f"limit {self.ctx.max_message_size}B, msg properties length limit 32KB."
+        )
+
     def _failure(self, result: PutResult) -> tuple[int, str]:
         status = result.status
         if status in (PutMessageStatus.MESSAGE_ILLEGAL, PutMessageStatus.PROPERTIES_SIZE_EXCEEDED):
-            return ResponseCode.MESSAGE_ILLEGAL, (
-                result.remark
-                or f"the message is illegal, maybe msg body or properties length not matched. msg body length "
-                f"limit {self.ctx.max_message_size}B, msg properties length limit 32KB."
-            )
+            return ResponseCode.MESSAGE_ILLEGAL, result.remark or self._illegal_remark()
         if status is PutMessageStatus.SERVICE_NOT_AVAILABLE:
             return ResponseCode.SERVICE_NOT_AVAILABLE, (
                 result.remark

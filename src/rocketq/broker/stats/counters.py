@@ -283,7 +283,11 @@ class BrokerStatsManager:
             info["statsWindowStartMs"] = last.start_ms
             info["statsWindowEndMs"] = last.end_ms
             info["putTps"] = f"{last_put / seconds:.2f}"
-            info["getTotalTps"] = f"{last_get / seconds:.2f}"
+            info["getTotalTps"] = info["getTransferedTps"] = f"{last_get / seconds:.2f}"
+        else:
+            # Java's StoreStatsService always has these figures, and mqadmin clusterList parses them
+            # (a missing one is a NullPointerException there): zero until the first window closes.
+            info["putTps"] = info["getTotalTps"] = info["getTransferedTps"] = "0.00"
         info["putMessageDistributeTime"] = latency.java_distribution()
         info["putLatencyP50Us"] = f"{latency.percentile_us(0.50):.0f}"
         info["putLatencyP99Us"] = f"{latency.percentile_us(0.99):.0f}"

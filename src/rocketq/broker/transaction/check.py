@@ -4,8 +4,8 @@ Port of org.apache.rocketmq.broker.transaction.{TransactionalMessageCheckService
 AbstractTransactionalMessageCheckListener}, TransactionalMessageServiceImpl.check and
 Broker2Client.checkProducerTransactionState (4.9.8; protocol.md 2.9). Every transactionCheckInterval
 the half queue is walked from the check progress (the CID_RMQ_SYS_TRANS offset): a settled half
-message is passed; one checked transactionCheckMax times (or older than fileReservedTime) is rolled
-back and kept in TRANS_CHECK_MAX_TIME_TOPIC; one younger than transactionTimeOut (or than its
+message is passed; one checked transactionCheckMax times (or older than fileReservedTime) is kept in
+TRANS_CHECK_MAX_TIME_TOPIC and passed for good (its producer may still end it); one younger than transactionTimeOut (or than its
 CHECK_IMMUNITY_TIME_IN_SECONDS) stops the walk, or with an immunity time is appended again so the walk
 can go on; any other is appended again with TRANSACTION_CHECK_TIMES + 1 and a live producer of its
 PGROUP gets CHECK_TRANSACTION_STATE (oneway; header offsets = the new copy's, body = the record with

@@ -12,9 +12,10 @@ settled (ledger.py), rebuilt from the op messages at start; a half message alrea
 of one: the checker's copies name their first half message in TRAN_PREPARED_QUEUE_OFFSET) answers
 SUCCESS and writes nothing, so a commit that arrives twice re-puts once and a late commit cannot undo
 a rollback. A record that is not in RMQ_SYS_TRANS_HALF_TOPIC is "not found" (Java would commit any
-record that carries the right PGROUP). A half message checked transactionCheckMax times is rolled back
-with an op message as well as kept in TRANS_CHECK_MAX_TIME_TOPIC (Java only moves it there, so a late
-commit could still publish it).
+record that carries the right PGROUP). A half message checked transactionCheckMax times is copied to
+TRANS_CHECK_MAX_TIME_TOPIC and left unsettled, as Java's resolveDiscardMsg: the checker's progress has
+passed it, so it is never checked again, and a late COMMIT from its producer still publishes it (a late
+ROLLBACK settles it).
 """
 
 from __future__ import annotations
@@ -178,16 +179,15 @@ class TransactionalMessageService:
         return SUCCESS
 
     async def discard(self, half: MessageExt) -> None:
-        """Java resolveDiscardMsg: keep the half message in TRANS_CHECK_MAX_TIME_TOPIC and roll it back."""
+        """Java resolveDiscardMsg: copy the half message to TRANS_CHECK_MAX_TIME_TOPIC; no op message, so a
+        late END_TRANSACTION from its producer still commits (or rolls back) it."""
         uniq = half.properties.get(C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
         log.error(
-            "half message %s (real topic %s) checked %s times: rolled back and kept in %s",
+            "half message %s (real topic %s) checked %s times: no longer checked, kept in %s",
             uniq, half.properties.get(C.PROPERTY_REAL_TOPIC), half.properties.get(C.PROPERTY_TRANSACTION_CHECK_TIMES),
             C.RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
         )  # fmt: skip
         await self.bridge.put(self.bridge.check_max_time_message(half))
-        if not self.is_settled(half):
-            await self.bridge.put_op_messages(half.queue_id, self._settle(half))
 
 
 def _name(header: EndTransactionRequestHeader) -> str:

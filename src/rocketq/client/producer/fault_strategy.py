@@ -10,12 +10,11 @@ available queue on another broker than the one that just failed, then for any av
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rocketq.client.route import TopicPublishInfo
+from rocketq.client.route import RoundRobinIndex, TopicPublishInfo
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageQueue
 
@@ -47,7 +46,7 @@ class LatencyFaultTolerance:
         self._clock = clock
         self._items: dict[str, FaultItem] = {}
         self._lock = threading.Lock()
-        self._worst_index = itertools.count(1)
+        self._worst_index = RoundRobinIndex()  # Java's whichItemWorst: a ThreadLocalIndex, from a random start
 
     def update_fault_item(self, name: str, current_latency_ms: int, not_available_duration_ms: int) -> None:
         start = self._clock.monotonic_ms() + not_available_duration_ms
@@ -78,7 +77,7 @@ class LatencyFaultTolerance:
         half = len(items) // 2
         if half <= 0:
             return items[0].name
-        return items[next(self._worst_index) % half].name
+        return items[self._worst_index.next() % half].name
 
     def snapshot(self) -> dict[str, FaultItem]:
         with self._lock:
@@ -134,6 +133,11 @@ class MQFaultStrategy:
         not_best = self.tolerance.pick_one_at_least()
         queue_count = info.queue_count_of_broker(not_best)
         if not_best is not None and queue_count > 0:
+            # Java takes tpInfo.selectOneMessageQueue() first and then replaces its queue with one of
+            # not_best's, drawn from the index again: the index moves twice here (three times a call with the
+            # loop's), so the queue ids of an all-faulty route rotate through every queue rather than
+            # stepping over half of them.
+            info.select_one()
             return MessageQueue(info.topic, not_best, info.index.next() % queue_count)
         self.tolerance.remove(not_best)
         return info.select_one()

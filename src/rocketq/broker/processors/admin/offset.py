@@ -54,7 +54,10 @@ class OffsetAdminProcessor(Processor):
 
     async def get_min_offset(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(GetMinOffsetRequestHeader, request)
-        offset = self.ctx.store.get_min_offset_in_queue(h.topic, h.queue_id)
+        # Java's store creates an empty consume queue for any (topic, queue) it is asked about
+        # (DefaultMessageStore.findConsumeQueue), so a never-written queue answers 0, never -1: mqadmin
+        # consumeMessage pulls from this offset and refuses a negative one ("offset < 0").
+        offset = max(self.ctx.store.get_min_offset_in_queue(h.topic, h.queue_id), 0)
         return ok(request, GetMinOffsetResponseHeader(offset=offset).to_ext_fields())
 
     async def get_earliest_msg_storetime(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:

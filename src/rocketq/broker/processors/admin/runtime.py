@@ -100,6 +100,11 @@ class RuntimeAdminProcessor(Processor):
         for name, size in self.queue_sizes.items():
             info[f"{name}ThreadPoolQueueSize"] = size() if callable(size) else size
         info.update(ctx.stats.runtime_info())  # msgPutTotal*, putTps, ..., the 5.x totals (broker/stats)
+        # Figures mqadmin clusterList prints (it shows "null" for a missing one): Java's come from its thread
+        # pools' oldest queued task and the commit log's page-cache lock; ours has neither wait, so 0 unless a
+        # component reports one.
+        for key in ("sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills", "pageCacheLockTimeMills"):
+            info.setdefault(key, 0)
         root = getattr(ctx.store_config, "store_path_root_dir", None)
         if root:
             try:

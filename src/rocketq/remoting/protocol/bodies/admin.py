@@ -149,6 +149,38 @@ class ConsumeStats(JsonBody):
         )
 
 
+@dataclass(slots=True)
+class ConsumeStatsList(JsonBody):
+    """GET_BROKER_CONSUME_STATS (317): every subscription group's ConsumeStats per topic, on one broker."""
+
+    consume_stats_list: list[dict[str, list[ConsumeStats]]] = field(default_factory=list)
+    broker_addr: str = ""
+    total_diff: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "brokerAddr": self.broker_addr,
+            "consumeStatsList": [
+                {group: [stats.to_json() for stats in per_topic] for group, per_topic in entry.items()}
+                for entry in self.consume_stats_list
+            ],
+            "totalDiff": self.total_diff,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Self:
+        d = as_mapping(obj)
+        entries = d.get("consumeStatsList")
+        return cls(
+            consume_stats_list=[
+                {str(group): [ConsumeStats.from_json(s) for s in per_topic or ()] for group, per_topic in as_mapping(entry).items()}
+                for entry in (entries if isinstance(entries, list) else ())
+            ],
+            broker_addr=as_str(d.get("brokerAddr")),
+            total_diff=as_int(d.get("totalDiff")),
+        )
+
+
 # -- subscription groups (200, 201) ---------------------------------------------------------------
 @dataclass(slots=True)
 class SubscriptionGroupConfig(JsonBody):

@@ -64,6 +64,15 @@ class TopicConfig:
     topic_sys_flag: int = 0
     order: bool = False
 
+    def java_string(self) -> str:
+        """Java's TopicConfig.toString(), which remarks quote (a send's "request queueId[..] is illegal")."""
+        return (
+            f"TopicConfig [topicName={self.topic_name}, readQueueNums={self.read_queue_nums}, "
+            f"writeQueueNums={self.write_queue_nums}, perm={PermName.to_string(self.perm)}, "
+            f"topicFilterType={self.topic_filter_type.value}, topicSysFlag={self.topic_sys_flag}, "
+            f"order={'true' if self.order else 'false'}]"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "order": self.order,
