@@ -11,6 +11,7 @@ from rocketq.remoting.transport.dispatch import Executor, ProcessorRegistry, Req
 from rocketq.remoting.transport.endpoint import ConnectionListener
 from rocketq.remoting.transport.hooks import RPCHook
 from rocketq.remoting.transport.server import RemotingServer
+from rocketq.remoting.transport.tls import ServerTls, TlsMode
 
 __all__ = [
     "ClientConfig",
@@ -23,4 +24,6 @@ __all__ = [
     "RemotingServer",
     "RequestProcessor",
     "ServerConfig",
+    "ServerTls",
+    "TlsMode",
 ]

@@ -32,7 +32,7 @@ from rocketq.common.errors import IllegalStateError
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import CURRENT_VERSION, RPC_TYPE, RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
-from rocketq.remoting.transport.hooks import RPCHook, run_after, run_before
+from rocketq.remoting.transport.hooks import RequestRefused, RPCHook, run_after, run_before
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -383,6 +383,8 @@ class Dispatcher:
             raise
         except (MissingHeaderFieldError, BadHeaderValueError) as exc:
             response = self._bad_header_response(conn, cmd, exc)
+        except RequestRefused as exc:  # a hook said no (ACL); the hook logged it
+            response = cmd.make_response(exc.code, exc.remark)
         except Exception as exc:
             response = self._error_response(conn, cmd, exc)
         self._respond(conn, cmd, response)

@@ -25,6 +25,7 @@ from rocketq.remoting.transport.connection import Connection, ConnectionSettings
 from rocketq.remoting.transport.dispatch import Executor, RequestProcessor
 from rocketq.remoting.transport.endpoint import RemotingEndpoint
 from rocketq.remoting.transport.selector_loops import SelectorLoop
+from rocketq.remoting.transport.tls import ServerTls, TlsListener, serve
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -41,8 +42,9 @@ class RemotingServer(RemotingEndpoint):
         await server.shutdown()
     """
 
-    def __init__(self, config: ServerConfig | None = None) -> None:
+    def __init__(self, config: ServerConfig | None = None, tls: ServerTls | None = None) -> None:
         self.config = config or ServerConfig.model_validate({})
+        self.tls = tls if tls is not None and tls.enabled else None
         c = self.config
         super().__init__(
             async_permits=c.server_async_semaphore_value,
@@ -66,6 +68,7 @@ class RemotingServer(RemotingEndpoint):
         self._server: asyncio.AbstractServer | None = None
         self._listen_sock: socket.socket | None = None
         self._boss: asyncio.Task[None] | None = None
+        self._tls_listener: TlsListener | None = None
         self._port = 0
         self._started = False
         self._stopped = False
@@ -106,7 +109,12 @@ class RemotingServer(RemotingEndpoint):
         where = f"listen on {c.bind_address}:{c.listen_port}"
         try:
             with map_exceptions(where):
-                if c.server_selector_threads <= 1:
+                if self.tls is not None and c.server_selector_threads <= 1:
+                    self._tls_listener = await serve(
+                        c.bind_address, c.listen_port, self._new_connection, self.tls, c.server_socket_backlog
+                    )
+                    self._port = self._tls_listener.port
+                elif c.server_selector_threads <= 1:
                     self._server = await self.owner_loop.create_server(
                         self._new_connection, c.bind_address, c.listen_port, backlog=c.server_socket_backlog
                     )
@@ -118,10 +126,11 @@ class RemotingServer(RemotingEndpoint):
             raise
         await self._scan.start()
         log.info(
-            "remoting server listening on %s:%d (%d selector loops)",
+            "remoting server listening on %s:%d (%d selector loops, tlsMode %s)",
             c.bind_address,
             self._port,
             len(self._selectors),
+            self.tls.mode.value if self.tls is not None else "disabled",
         )
 
     async def _start_with_selectors(self) -> None:
@@ -154,7 +163,7 @@ class RemotingServer(RemotingEndpoint):
                 await asyncio.sleep(0.1)
                 continue
             conn_sock.setblocking(False)
-            next(selectors).adopt(conn_sock, self._new_connection)
+            next(selectors).adopt(conn_sock, self._new_connection, self.tls)
 
     async def shutdown(self) -> None:
         """Stop accepting, let running requests finish (bounded), close connections, stop the loops."""
@@ -179,6 +188,8 @@ class RemotingServer(RemotingEndpoint):
     async def _stop_accepting(self) -> None:
         if self._server is not None:
             self._server.close()
+        if self._tls_listener is not None:
+            await self._tls_listener.close()
         if self._boss is not None:
             self._boss.cancel()
             with contextlib.suppress(asyncio.CancelledError):
