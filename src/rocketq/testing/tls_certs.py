@@ -29,7 +29,8 @@ class TestCA:
         d = self.directory
         key, csr, cert, ext = d / f"{name}.key", d / f"{name}.csr", d / f"{name}.pem", d / f"{name}.ext"
         ext.write_text(
-            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n", encoding="ascii"
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n",
+            encoding="ascii",
         )
         _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key)
         _openssl("req", "-new", "-key", key, "-subj", f"/CN={name}", "-out", csr)
@@ -48,5 +49,7 @@ def make_test_ca(directory: Path, name: str = "rocketq-test-ca") -> TestCA:
     directory.mkdir(parents=True, exist_ok=True)
     key, cert = directory / f"{name}.key", directory / f"{name}.pem"
     _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key)
-    _openssl("req", "-x509", "-new", "-key", key, "-subj", f"/CN={name}", "-days", "2", "-sha256", "-out", cert)
+    _openssl(
+        "req", "-x509", "-new", "-key", key, "-subj", f"/CN={name}", "-days", "2", "-sha256", "-out", cert
+    )
     return TestCA(directory, str(cert), str(key))

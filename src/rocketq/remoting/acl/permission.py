@@ -3,7 +3,8 @@
 Port of org.apache.rocketmq.acl.common.Permission and of PlainAccessValidator.parse (4.9.8): which
 topic (PUB or SUB) and which group (as its retry topic, SUB) a request touches. Deviation, deliberate:
 Java's ADMIN_CODE holds five codes, which lets any signed account change the ACL itself, reset
-offsets or wipe a broker's write permission; ADMIN_CODES here adds those (see docs/security.md).
+offsets or wipe a broker's write permission; ADMIN_CODES here adds those, and broker registration
+(so only an admin account can put a broker in the routes; see docs/security.md).
 """
 
 from __future__ import annotations
@@ -48,6 +49,23 @@ ADMIN_CODES: Final = JAVA_ADMIN_CODES | frozenset(
         RC.ADD_WRITE_PERM_OF_BROKER,
         RC.PUT_KV_CONFIG,
         RC.DELETE_KV_CONFIG,
+        RC.UPDATE_NAMESRV_CONFIG,
+        RC.REGISTER_BROKER,
+        RC.UNREGISTER_BROKER,
+    }
+)
+
+# The NameServer verifies the codes that change it (Java 4.9's NameServer has no ACL at all); its
+# reads (routes, cluster info, KV reads) stay open, since every client needs them before anything.
+NAMESRV_WRITE_CODES: Final = frozenset(
+    {
+        RC.PUT_KV_CONFIG,
+        RC.DELETE_KV_CONFIG,
+        RC.REGISTER_BROKER,
+        RC.UNREGISTER_BROKER,
+        RC.WIPE_WRITE_PERM_OF_BROKER,
+        RC.ADD_WRITE_PERM_OF_BROKER,
+        RC.DELETE_TOPIC_IN_NAMESRV,
         RC.UPDATE_NAMESRV_CONFIG,
     }
 )
