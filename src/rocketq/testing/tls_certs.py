@@ -18,7 +18,7 @@ class Leaf:
 
 
 @dataclass(frozen=True)
-class TestCA:
+class CertAuthority:
     """`ca` is the CA certificate (PEM); `issue(name)` makes a leaf it signed."""
 
     directory: Path
@@ -45,11 +45,11 @@ def _openssl(*args: object) -> None:
     subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True, timeout=30)
 
 
-def make_test_ca(directory: Path, name: str = "rocketq-test-ca") -> TestCA:
+def make_test_ca(directory: Path, name: str = "rocketq-test-ca") -> CertAuthority:
     directory.mkdir(parents=True, exist_ok=True)
     key, cert = directory / f"{name}.key", directory / f"{name}.pem"
     _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key)
     _openssl(
         "req", "-x509", "-new", "-key", key, "-subj", f"/CN={name}", "-days", "2", "-sha256", "-out", cert
     )
-    return TestCA(directory, str(cert), str(key))
+    return CertAuthority(directory, str(cert), str(key))

@@ -22,6 +22,8 @@ from rocketq.remoting.protocol.codes import RequestCode as RC
         (RC.UNREGISTER_CLIENT, {"consumerGroup": "G"}, {"%RETRY%G": P.SUB}),
         (RC.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": "G"}, {"%RETRY%G": P.SUB}),
         (RC.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "G", "topic": "T"}, {"%RETRY%G": P.SUB, "T": P.SUB}),
+        (RC.POP_MESSAGE, {"consumerGroup": "G", "topic": "T"}, {"T": P.SUB, "%RETRY%G": P.SUB}),
+        (RC.ACK_MESSAGE, {"consumerGroup": "G", "topic": "T"}, {"T": P.SUB, "%RETRY%G": P.SUB}),
         (RC.GET_BROKER_RUNTIME_INFO, {}, {}),
         (RC.UNREGISTER_CLIENT, {}, {}),  # a producer's unregister: no group
     ],

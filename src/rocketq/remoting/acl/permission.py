@@ -125,6 +125,9 @@ def print_resource(resource: str) -> str:
 _SEND_CODES: Final = frozenset({RC.SEND_MESSAGE, RC.SEND_MESSAGE_V2, RC.SEND_BATCH_MESSAGE})
 
 
+_POP_CODES: Final = frozenset({RC.POP_MESSAGE, RC.ACK_MESSAGE, RC.CHANGE_MESSAGE_INVISIBLETIME})
+
+
 def _put(perms: dict[str, int], resource: str | None, perm: int) -> None:
     if resource is not None:
         perms[resource] = perm
@@ -163,6 +166,10 @@ def needed_perms(
             for topic in topics:
                 _put(perms, topic, SUB)
     elif code in (RC.UNREGISTER_CLIENT, RC.GET_CONSUMER_LIST_BY_GROUP):
+        _put(perms, retry_topic(get("consumerGroup")), SUB)
+    elif code in _POP_CODES:
+        # Not in Java 4.9 (no POP there); as RocketMQ 5 checks them: SUB on the topic and the group.
+        _put(perms, get("topic"), SUB)
         _put(perms, retry_topic(get("consumerGroup")), SUB)
     elif code == RC.UPDATE_CONSUMER_OFFSET:
         _put(perms, retry_topic(get("consumerGroup")), SUB)
