@@ -44,7 +44,6 @@ class SecurityConfig(RocketConfig):
         "tls.client.certPath": "tls_client_cert_path",
         "tls.client.keyPath": "tls_client_key_path",
         "tls.client.trustCertPath": "tls_client_trust_cert_path",
-        "tls.handshake.timeout": "tls_handshake_timeout_ms",
     }
 
     acl_enable: bool = Field(False, alias="aclEnable", description="verify requests against the ACL files")

@@ -42,14 +42,18 @@ async def test_every_unsigned_code_is_refused_or_on_the_list(
     cluster_factory: ClusterFactory, tmp_path: Path, sec: SimpleNamespace
 ) -> None:
     acl_file = sec.write_acl(tmp_path / "conf")
-    cluster = await cluster_factory(broker_overrides=sec.acl_overrides(acl_file), namesrv_overrides=sec.acl_overrides(acl_file))
+    cluster = await cluster_factory(
+        broker_overrides=sec.acl_overrides(acl_file), namesrv_overrides=sec.acl_overrides(acl_file)
+    )
     for addr, codes, exempt in (
         (cluster.brokers[0].addr, set(SUPPORTED_CODES), BROKER_NO_SIGNATURE_NEEDED),
         (cluster.namesrvs[0].addr, namesrv_codes(), frozenset(namesrv_codes() - NAMESRV_WRITE_CODES)),
     ):
         answers = await _refused_codes(addr, codes)
         refused = {code for code, (rc, _) in answers.items() if rc == ResponseCode.NO_PERMISSION}
-        assert refused == codes - exempt, f"{addr}: refused {sorted(refused)}, expected {sorted(codes - exempt)}"
+        assert refused == codes - exempt, (
+            f"{addr}: refused {sorted(refused)}, expected {sorted(codes - exempt)}"
+        )
         for code in refused:
             assert answers[code][1] == "No accessKey is configured", (code, answers[code])
         assert len(codes) > 5

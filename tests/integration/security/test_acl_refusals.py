@@ -33,7 +33,9 @@ def send_fields(topic: str = "TopicAcl") -> dict[str, str]:
             "i": "", "j": "0", "k": "false", "m": "false"}  # fmt: skip
 
 
-async def expect(conn: RawConnection, cmd: RemotingCommand, code: int, remark_part: str | None = None) -> RemotingCommand:
+async def expect(
+    conn: RawConnection, cmd: RemotingCommand, code: int, remark_part: str | None = None
+) -> RemotingCommand:
     response = await conn.request(cmd)
     assert response.code == code, (response.code, response.remark)
     if remark_part is not None:
@@ -41,9 +43,13 @@ async def expect(conn: RawConnection, cmd: RemotingCommand, code: int, remark_pa
     return response
 
 
-async def test_each_refusal_is_no_permission_with_its_remark(cluster_factory: ClusterFactory, tmp_path: Path, sec: SimpleNamespace) -> None:
+async def test_each_refusal_is_no_permission_with_its_remark(
+    cluster_factory: ClusterFactory, tmp_path: Path, sec: SimpleNamespace
+) -> None:
     acl_file = sec.write_acl(tmp_path / "conf")
-    cluster = await cluster_factory(broker_overrides=sec.acl_overrides(acl_file), namesrv_overrides=sec.acl_overrides(acl_file))
+    cluster = await cluster_factory(
+        broker_overrides=sec.acl_overrides(acl_file), namesrv_overrides=sec.acl_overrides(acl_file)
+    )
     broker = cluster.brokers[0]
     async with await RawConnection.open(broker.addr) as conn:
         create = signed(RC.UPDATE_AND_CREATE_TOPIC, {"topic": "TopicAcl", "defaultTopic": "TBW102", "readQueueNums": "4",
@@ -53,7 +59,12 @@ async def test_each_refusal_is_no_permission_with_its_remark(cluster_factory: Cl
         body = b"hello acl"
         await expect(conn, signed(RC.SEND_MESSAGE_V2, send_fields(), body, sec.USER), ResponseCode.SUCCESS)
         # unsigned
-        await expect(conn, RemotingCommand.request(RC.SEND_MESSAGE_V2, send_fields(), body), NO_PERMISSION, "No accessKey is configured")
+        await expect(
+            conn,
+            RemotingCommand.request(RC.SEND_MESSAGE_V2, send_fields(), body),
+            NO_PERMISSION,
+            "No accessKey is configured",
+        )
         # wrong secret, unknown access key
         await expect(conn, signed(RC.SEND_MESSAGE_V2, send_fields(), body, (sec.USER[0], "not-the-secret")), NO_PERMISSION,
                      f"Check signature failed for accessKey={sec.USER[0]}")  # fmt: skip
@@ -70,16 +81,32 @@ async def test_each_refusal_is_no_permission_with_its_remark(cluster_factory: Cl
         # PUB-only pulling, SUB-only sending, non-admin running an admin code
         pull = {"consumerGroup": "cg-acl", "topic": "TopicAcl", "queueId": "0", "queueOffset": "0", "maxMsgNums": "1",
                 "sysFlag": "0", "commitOffset": "0", "suspendTimeoutMillis": "0", "subVersion": "0"}  # fmt: skip
-        await expect(conn, signed(RC.PULL_MESSAGE, pull, b"", sec.PUB_ONLY), NO_PERMISSION, "topic:TopicAcl: SUB needed")
-        await expect(conn, signed(RC.SEND_MESSAGE_V2, send_fields(), body, sec.SUB_ONLY), NO_PERMISSION, "topic:TopicAcl: PUB needed")
+        await expect(
+            conn,
+            signed(RC.PULL_MESSAGE, pull, b"", sec.PUB_ONLY),
+            NO_PERMISSION,
+            "topic:TopicAcl: SUB needed",
+        )
+        await expect(
+            conn,
+            signed(RC.SEND_MESSAGE_V2, send_fields(), body, sec.SUB_ONLY),
+            NO_PERMISSION,
+            "topic:TopicAcl: PUB needed",
+        )
         response = await conn.request(signed(RC.PULL_MESSAGE, pull, b"", sec.SUB_ONLY))
-        assert response.code != NO_PERMISSION, response.remark  # past ACL (the pull itself needs a heartbeat first)
+        assert response.code != NO_PERMISSION, (
+            response.remark
+        )  # past ACL (the pull itself needs a heartbeat first)
         await expect(conn, signed(RC.DELETE_TOPIC_IN_BROKER, {"topic": "TopicAcl"}, b"", sec.USER), NO_PERMISSION,
                      f"Need admin permission for request code={RC.DELETE_TOPIC_IN_BROKER}, but accessKey={sec.USER[0]} is not")  # fmt: skip
         await expect(conn, signed(RC.UPDATE_AND_CREATE_ACL_CONFIG, {"accessKey": "sneaky123", "secretKey": "sneaky123", "admin": "true"},
                      b"", sec.USER), NO_PERMISSION, "Need admin permission")  # fmt: skip
         # whitelists: the account's own address pattern skips the signature; another pattern does not
-        await expect(conn, RemotingCommand.request(RC.GET_BROKER_RUNTIME_INFO, {"AccessKey": "trusted01"}), ResponseCode.SUCCESS)
+        await expect(
+            conn,
+            RemotingCommand.request(RC.GET_BROKER_RUNTIME_INFO, {"AccessKey": "trusted01"}),
+            ResponseCode.SUCCESS,
+        )
         await expect(conn, RemotingCommand.request(RC.GET_BROKER_RUNTIME_INFO, {"AccessKey": "faraway01"}), NO_PERMISSION,
                      "Check signature failed for accessKey=faraway01")  # fmt: skip
         # bad input: malformed signature, Signature without AccessKey, huge AccessKey
@@ -126,13 +153,22 @@ async def test_global_whitelist_and_file_changes_take_effect_while_running(
     cluster_factory: ClusterFactory, tmp_path: Path, sec: SimpleNamespace
 ) -> None:
     acl_file = sec.write_acl(tmp_path / "conf")
-    cluster = await cluster_factory(broker_overrides=sec.acl_overrides(acl_file), namesrv_overrides=sec.acl_overrides(acl_file))
+    cluster = await cluster_factory(
+        broker_overrides=sec.acl_overrides(acl_file), namesrv_overrides=sec.acl_overrides(acl_file)
+    )
     addr = cluster.brokers[0].addr
     newcomer = ("newcomer1", "newcomerSecret")
     async with await RawConnection.open(addr) as conn:
         info = RemotingCommand.request(RC.GET_BROKER_RUNTIME_INFO)
-        await expect(conn, info, NO_PERMISSION, "No accessKey is configured")  # 127.0.0.1 is not in 10.10.103.*
-        await expect(conn, signed(RC.GET_BROKER_RUNTIME_INFO, {}, b"", newcomer), NO_PERMISSION, "No acl config for newcomer1")
+        await expect(
+            conn, info, NO_PERMISSION, "No accessKey is configured"
+        )  # 127.0.0.1 is not in 10.10.103.*
+        await expect(
+            conn,
+            signed(RC.GET_BROKER_RUNTIME_INFO, {}, b"", newcomer),
+            NO_PERMISSION,
+            "No acl config for newcomer1",
+        )
         acl_file.write_text(
             sec.PLAIN_ACL.replace("  - 10.10.103.*", "  - 10.10.103.*\n  - 127.0.0.*")
             + f"  - accessKey: {newcomer[0]}\n    secretKey: {newcomer[1]}\n    defaultTopicPerm: SUB\n",
@@ -144,8 +180,14 @@ async def test_global_whitelist_and_file_changes_take_effect_while_running(
             return r.code == ResponseCode.SUCCESS
 
         await wait_for(accepted, timeout_s=15, what="the new account, without a restart")
-        await expect(conn, RemotingCommand.request(RC.GET_BROKER_RUNTIME_INFO), ResponseCode.SUCCESS)  # whitelisted now
+        await expect(
+            conn, RemotingCommand.request(RC.GET_BROKER_RUNTIME_INFO), ResponseCode.SUCCESS
+        )  # whitelisted now
         # a broken file keeps the accounts loaded before (and says why in the log)
         acl_file.write_text("accounts: [this is: not valid", encoding="utf-8")
-        await wait_for(lambda: "ACL files not loaded" in cluster.brokers[0].log_text(), timeout_s=15, what="the bad file logged")
+        await wait_for(
+            lambda: "ACL files not loaded" in cluster.brokers[0].log_text(),
+            timeout_s=15,
+            what="the bad file logged",
+        )
         await expect(conn, signed(RC.GET_BROKER_RUNTIME_INFO, {}, b"", newcomer), ResponseCode.SUCCESS)

@@ -41,10 +41,13 @@ def creds(key: tuple[str, str]) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(120)
-async def test_every_sdk_path_works_signed(cluster_factory: ClusterFactory, tmp_path: Path, sec: SimpleNamespace) -> None:
+async def test_every_sdk_path_works_signed(
+    cluster_factory: ClusterFactory, tmp_path: Path, sec: SimpleNamespace
+) -> None:
     acl_file = sec.write_acl(tmp_path / "conf")
     cluster = await cluster_factory(
-        broker_overrides={**sec.acl_overrides(acl_file), **FAST_CHECKS}, namesrv_overrides=sec.acl_overrides(acl_file)
+        broker_overrides={**sec.acl_overrides(acl_file), **FAST_CHECKS},
+        namesrv_overrides=sec.acl_overrides(acl_file),
     )
     ns, user, topic = cluster.namesrv_addr, creds(sec.USER), "TopicAclSdk"
     async with Admin(namesrv_addr=ns, **creds(sec.ADMIN)) as admin:
@@ -69,7 +72,9 @@ async def test_every_sdk_path_works_signed(cluster_factory: ClusterFactory, tmp_
         asked.append(msg.body)
         return LocalTransactionState.COMMIT_MESSAGE
 
-    async with TransactionProducer("pg-acl-tx", namesrv_addr=ns, checker=checker, heartbeat_broker_interval_ms=300, **user) as tx:
+    async with TransactionProducer(
+        "pg-acl-tx", namesrv_addr=ns, checker=checker, heartbeat_broker_interval_ms=300, **user
+    ) as tx:
         await tx.send_in_transaction(Message(topic, b"tx"), lambda _m, _a: LocalTransactionState.UNKNOW)
         await wait_for(lambda: asked == [b"tx"], timeout_s=30, what="the broker's check-back answered")
     expected = Counter({b"one": 1, b"batch-1": 1, b"batch-2": 1, b"tx": 1})
@@ -84,7 +89,9 @@ async def test_every_sdk_path_works_signed(cluster_factory: ClusterFactory, tmp_
     push.subscribe(topic, "*")
     push.register_listener(listener)
     async with push:
-        await wait_for(lambda: seen == expected, timeout_s=30, what=f"push consumer got {expected} (has {seen})")
+        await wait_for(
+            lambda: seen == expected, timeout_s=30, what=f"push consumer got {expected} (has {seen})"
+        )
     # lite pull
     got: list[MessageExt] = []
     async with LitePullConsumer("cg-acl-lite", namesrv_addr=ns, consume_from_where=FIRST, **user) as lite:
@@ -95,7 +102,9 @@ async def test_every_sdk_path_works_signed(cluster_factory: ClusterFactory, tmp_
                 break
     assert Counter(m.body for m in got) == expected
     # simple (POP)
-    async with SimpleConsumer("cg-acl-simple", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000, **user) as simple:
+    async with SimpleConsumer(
+        "cg-acl-simple", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000, **user
+    ) as simple:
         popped: list[MessageExt] = []
         for _ in range(30):
             popped.extend(await simple.receive(16, invisible_duration_ms=20_000))
@@ -109,7 +118,15 @@ async def test_every_sdk_path_works_signed(cluster_factory: ClusterFactory, tmp_
                                                 "updateAclConfig", "-a", "cliAdded1", "-s", "cliSecret1", "-t", f"{topic}=PUB",
                                                 "-c", "DefaultCluster"])  # fmt: skip
     assert code == 0
-    async with Producer("pg-acl-cli", namesrv_addr=ns, instance_name="cli-added", access_key="cliAdded1", secret_key="cliSecret1") as p:
+    async with Producer(
+        "pg-acl-cli",
+        namesrv_addr=ns,
+        instance_name="cli-added",
+        access_key="cliAdded1",
+        secret_key="cliSecret1",
+    ) as p:
         await p.send(Message(topic, b"by the account the CLI made"))
-    code = await asyncio.to_thread(admin_main, ["--namesrv-addr", ns, "--json", "clusterAclConfigVersion", "-c", "DefaultCluster"])
+    code = await asyncio.to_thread(
+        admin_main, ["--namesrv-addr", ns, "--json", "clusterAclConfigVersion", "-c", "DefaultCluster"]
+    )
     assert code == 1, "without credentials the CLI is refused"

@@ -50,14 +50,18 @@ def tls_client(ca: CertAuthority) -> dict[str, object]:
 async def cluster_info(addr: str, ssl_ca: str | None, use_tls: bool) -> int:
     client = RemotingClient(ssl_context=client_context(ssl_ca) if use_tls else None)
     try:
-        response = await client.invoke_sync(addr, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 3000)
+        response = await client.invoke_sync(
+            addr, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 3000
+        )
         return response.code
     finally:
         await client.shutdown()
 
 
 @pytest.mark.timeout(90)
-async def test_each_mode_with_plain_and_tls_clients(cluster_factory: ClusterFactory, ca: CertAuthority, tmp_path: Path) -> None:
+async def test_each_mode_with_plain_and_tls_clients(
+    cluster_factory: ClusterFactory, ca: CertAuthority, tmp_path: Path
+) -> None:
     other_ca = make_test_ca(tmp_path / "other-pki", "another-ca")
     expected = {"disabled": (True, False), "permissive": (True, True), "enforcing": (False, True)}
     for mode, (plain_ok, tls_ok) in expected.items():
@@ -76,7 +80,9 @@ async def test_each_mode_with_plain_and_tls_clients(cluster_factory: ClusterFact
 
 
 @pytest.mark.timeout(120)
-async def test_sdk_against_an_acl_and_tls_cluster(cluster_factory: ClusterFactory, ca: CertAuthority, tmp_path: Path, sec: SimpleNamespace) -> None:
+async def test_sdk_against_an_acl_and_tls_cluster(
+    cluster_factory: ClusterFactory, ca: CertAuthority, tmp_path: Path, sec: SimpleNamespace
+) -> None:
     acl_file = sec.write_acl(tmp_path / "conf")
     secure = {**tls_server(ca, "enforcing"), **sec.acl_overrides(acl_file)}
     cluster = await cluster_factory(broker_overrides={**secure, **tls_client(ca)}, namesrv_overrides=secure)
@@ -89,7 +95,9 @@ async def test_sdk_against_an_acl_and_tls_cluster(cluster_factory: ClusterFactor
         for i in range(10):
             await producer.send(Message(topic, b"secret-%d" % i))
     got = []
-    async with LitePullConsumer("cg-tls", namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, **user) as lite:
+    async with LitePullConsumer(
+        "cg-tls", namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, **user
+    ) as lite:
         lite.subscribe(topic, "*")
         for _ in range(150):
             got.extend(await lite.poll(timeout_ms=200))
@@ -97,7 +105,9 @@ async def test_sdk_against_an_acl_and_tls_cluster(cluster_factory: ClusterFactor
                 break
     assert sorted(m.body for m in got) == sorted(b"secret-%d" % i for i in range(10))
     # a plain client (right credentials, no TLS) is not served: the enforcing NameServer drops it
-    async with Producer("pg-plain", namesrv_addr=ns, instance_name="plain", access_key=sec.USER[0], secret_key=sec.USER[1]) as plain:
+    async with Producer(
+        "pg-plain", namesrv_addr=ns, instance_name="plain", access_key=sec.USER[0], secret_key=sec.USER[1]
+    ) as plain:
         with pytest.raises(NoRouteError, match=r"name servers unreachable|no route"):
             await plain.send(Message(topic, b"x"))
 
@@ -133,7 +143,9 @@ async def test_master_slave_replication_over_tls(cluster_factory: ClusterFactory
 
 
 @pytest.mark.timeout(60)
-async def test_stalled_and_garbage_handshakes_close_only_their_connection(cluster_factory: ClusterFactory, ca: CertAuthority) -> None:
+async def test_stalled_and_garbage_handshakes_close_only_their_connection(
+    cluster_factory: ClusterFactory, ca: CertAuthority
+) -> None:
     cluster = await cluster_factory(broker_count=0, namesrv_overrides=tls_server(ca, "enforcing"))
     host, _, port = cluster.namesrv_addr.rpartition(":")
     silent = await asyncio.open_connection(host, int(port))

@@ -41,7 +41,16 @@ def test_a_non_address_never_matches() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["192.168.0", "300.1.1.1", "192.168.1.1,2,3", "192.168.*.1", "192.168.5-1.*", "1.2.3.4/24", "*.1.1.1", "host.example"],
+    [
+        "192.168.0",
+        "300.1.1.1",
+        "192.168.1.1,2,3",
+        "192.168.*.1",
+        "192.168.5-1.*",
+        "1.2.3.4/24",
+        "*.1.1.1",
+        "host.example",
+    ],
 )
 def test_bad_patterns_are_refused_naming_them(bad: str) -> None:
     with pytest.raises(AclError) as err:

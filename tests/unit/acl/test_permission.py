@@ -62,6 +62,10 @@ def test_parse_perm_as_java() -> None:
 
 def test_admin_codes_hold_javas_and_the_acl_verbs() -> None:
     assert P.JAVA_ADMIN_CODES <= P.ADMIN_CODES
-    assert {RC.UPDATE_AND_CREATE_ACL_CONFIG, RC.DELETE_ACL_CONFIG, RC.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG} <= P.ADMIN_CODES
+    assert {
+        RC.UPDATE_AND_CREATE_ACL_CONFIG,
+        RC.DELETE_ACL_CONFIG,
+        RC.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
+    } <= P.ADMIN_CODES
     assert RC.SEND_MESSAGE not in P.ADMIN_CODES
     assert P.NAMESRV_WRITE_CODES.isdisjoint({RC.GET_ROUTEINFO_BY_TOPIC, RC.GET_BROKER_CLUSTER_INFO})

@@ -44,7 +44,9 @@ def test_signature_matches_java_acl_client_rpc_hook(
 
 
 @pytest.mark.parametrize(("ak", "sk", "fields", "body", "expected"), JAVA_VECTORS)
-def test_client_hook_signs_the_command(ak: str, sk: str, fields: dict[str, str], body: bytes | None, expected: str) -> None:
+def test_client_hook_signs_the_command(
+    ak: str, sk: str, fields: dict[str, str], body: bytes | None, expected: str
+) -> None:
     cmd = RemotingCommand(code=10, ext_fields=dict(fields) or None, body=body or b"")
     AclClientRPCHook(ak, sk).do_before_request("127.0.0.1:10911", cmd)
     assert cmd.ext_fields is not None and cmd.ext_fields[SIGNATURE] == expected
@@ -60,7 +62,10 @@ def test_raw_signature_matches_java_acl_utils() -> None:
 def test_content_is_values_in_key_order_then_body() -> None:
     content = combine_request_content({"b": "2", "a": "1", SIGNATURE: "x", "c": "3"}, b"BODY")
     assert content == b"123BODY"
-    assert combine_request_content({"a": "1", "_UNIQUE_KEY_QUERY": "true"}, None, skip=("_UNIQUE_KEY_QUERY",)) == b"1"
+    assert (
+        combine_request_content({"a": "1", "_UNIQUE_KEY_QUERY": "true"}, None, skip=("_UNIQUE_KEY_QUERY",))
+        == b"1"
+    )
 
 
 def test_key_order_is_java_string_order() -> None:

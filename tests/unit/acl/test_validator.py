@@ -50,7 +50,9 @@ def acl(tmp_path: Path) -> PlainAclConfig:
     return PlainAclConfig(str(tmp_path / "plain_acl.yml"))
 
 
-def signed(code: int, fields: dict[str, str], body: bytes = b"", ak: str = "RocketMQ", sk: str = "12345678") -> RemotingCommand:
+def signed(
+    code: int, fields: dict[str, str], body: bytes = b"", ak: str = "RocketMQ", sk: str = "12345678"
+) -> RemotingCommand:
     f = dict(fields)
     sign_request(f, body, ak, sk)
     return RemotingCommand(code=code, ext_fields=f, body=body)
@@ -63,13 +65,23 @@ def refused(acl: PlainAclConfig, cmd: RemotingCommand, peer: str = PEER) -> str:
 
 
 def test_signed_request_with_permission_passes(acl: PlainAclConfig) -> None:
-    assert validate(acl.tables, PEER, signed(RC.SEND_MESSAGE_V2, {"a": "P", "b": "topicB"}, b"x")) == "RocketMQ"
+    assert (
+        validate(acl.tables, PEER, signed(RC.SEND_MESSAGE_V2, {"a": "P", "b": "topicB"}, b"x")) == "RocketMQ"
+    )
 
 
 def test_refusals_name_what_is_wrong(acl: PlainAclConfig) -> None:
-    assert refused(acl, RemotingCommand(code=RC.SEND_MESSAGE_V2, ext_fields={"b": "topicB"})) == "No accessKey is configured"
-    assert refused(acl, signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, ak="nobody12")) == "No acl config for nobody12"
-    assert "Check signature failed for accessKey=RocketMQ" in refused(acl, signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, sk="wrong-secret"))
+    assert (
+        refused(acl, RemotingCommand(code=RC.SEND_MESSAGE_V2, ext_fields={"b": "topicB"}))
+        == "No accessKey is configured"
+    )
+    assert (
+        refused(acl, signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, ak="nobody12"))
+        == "No acl config for nobody12"
+    )
+    assert "Check signature failed for accessKey=RocketMQ" in refused(
+        acl, signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, sk="wrong-secret")
+    )
     tampered = signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, b"body")
     tampered.body = b"BODY"
     assert "Check signature failed" in refused(acl, tampered)
@@ -132,18 +144,24 @@ def test_bad_file_keeps_the_last_good_tables(acl: PlainAclConfig, caplog: pytest
 def test_files_under_the_acl_folder_are_read_and_duplicates_refused(tmp_path: Path) -> None:
     (tmp_path / "plain_acl.yml").write_text(ACL, encoding="utf-8")
     (tmp_path / "acl").mkdir()
-    (tmp_path / "acl" / "team.yaml").write_text("accounts: [{accessKey: team1234, secretKey: teamsecret}]\n", encoding="utf-8")
+    (tmp_path / "acl" / "team.yaml").write_text(
+        "accounts: [{accessKey: team1234, secretKey: teamsecret}]\n", encoding="utf-8"
+    )
     acl = PlainAclConfig(str(tmp_path / "plain_acl.yml"))
     assert set(acl.tables.accounts) == {"RocketMQ", "rocketmq2", "team1234"}
     assert acl.tables.accounts["team1234"].file.endswith("team.yaml")
-    (tmp_path / "acl" / "dup.yml").write_text("accounts: [{accessKey: team1234, secretKey: teamsecret}]\n", encoding="utf-8")
+    (tmp_path / "acl" / "dup.yml").write_text(
+        "accounts: [{accessKey: team1234, secretKey: teamsecret}]\n", encoding="utf-8"
+    )
     assert acl.reload_if_changed() is False
     folder = PlainAclConfig(str(tmp_path / "acl"))  # a folder: its files only, the error named
     assert folder.tables.accounts == {}
 
 
 def test_admin_edits_write_the_file_and_reload(acl: PlainAclConfig) -> None:
-    acl.update_account({"accessKey": "added123", "secretKey": "addedsecret", "topicPerms": ["T=PUB"], "admin": False})
+    acl.update_account(
+        {"accessKey": "added123", "secretKey": "addedsecret", "topicPerms": ["T=PUB"], "admin": False}
+    )
     assert acl.tables.accounts["added123"].perms == {"T": 4}
     acl.update_account({"accessKey": "RocketMQ", "defaultTopicPerm": "PUB"})
     assert acl.tables.accounts["RocketMQ"].default_topic_perm == 4
@@ -156,7 +174,9 @@ def test_admin_edits_write_the_file_and_reload(acl: PlainAclConfig) -> None:
     assert acl.tables.versions[acl.default_file]["counter"] == 4
 
 
-def test_server_hook_answers_no_permission_and_logs_once_per_client(acl: PlainAclConfig, caplog: pytest.LogCaptureFixture) -> None:
+def test_server_hook_answers_no_permission_and_logs_once_per_client(
+    acl: PlainAclConfig, caplog: pytest.LogCaptureFixture
+) -> None:
     now = [0.0]
     hook = AclServerHook(acl, clock=lambda: now[0])
     cmd = RemotingCommand(code=RC.SEND_MESSAGE, ext_fields={"topic": "T"})

@@ -1,0 +1,117 @@
+"""Cost of ACL and of TLS: the pipelined produce and the consume phase against three clusters started
+one after the other in one run (plain, ACL on with a signing client, TLS enforcing with a TLS client),
+reported as ratios to the plain one.
+
+    .venv/bin/python bench/security.py [--count 20000] [--size 1024] [--json]
+
+Each cluster is one NameServer and one broker (real daemons, rocketq.testing.LocalCluster). Figures:
+messages per second seen by the client, and the broker's CPU time (user + system, from
+/proc/<pid>/stat) per message over each phase. Counts and durations are bounded; the machine is
+shared, so compare the ratios of one run, not absolute figures across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rocketq.client import Admin
+from rocketq.client.bench import consume, produce
+from rocketq.testing.cluster import LocalCluster
+from rocketq.testing.tls_certs import make_test_ca
+
+ADMIN = ("benchAdmin1", "benchAdminSecret")
+USER = ("benchUser01", "benchUserSecret")
+ACL = f"""accounts:
+  - accessKey: {ADMIN[0]}
+    secretKey: {ADMIN[1]}
+    admin: true
+  - accessKey: {USER[0]}
+    secretKey: {USER[1]}
+    defaultTopicPerm: PUB|SUB
+    defaultGroupPerm: PUB|SUB
+"""
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def variants(tmp: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """name -> (daemon options, client keyword arguments)."""
+    acl_file = tmp / "conf" / "plain_acl.yml"
+    acl_file.parent.mkdir(parents=True)
+    acl_file.write_text(ACL, encoding="utf-8")
+    ca = make_test_ca(tmp / "pki")
+    leaf = ca.issue("server")
+    acl = {"aclEnable": "true", "aclFilePath": str(acl_file), "accessKey": ADMIN[0], "secretKey": ADMIN[1]}
+    tls = {"tlsMode": "enforcing", "tlsServerCertPath": leaf.cert, "tlsServerKeyPath": leaf.key,
+           "tlsEnable": "true", "tlsClientTrustCertPath": ca.ca}  # fmt: skip
+    return {
+        "plain": ({}, {}),
+        "acl": (acl, {"access_key": USER[0], "secret_key": USER[1]}),
+        "tls": (tls, {"use_tls": True, "tls_ca_file": ca.ca}),
+    }
+
+
+async def run_one(
+    name: str, tmp: Path, daemon: dict[str, Any], client: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    async with LocalCluster(tmp / name, broker_overrides=daemon, namesrv_overrides=daemon) as cluster:
+        admin_keys = {"access_key": ADMIN[0], "secret_key": ADMIN[1]} if "access_key" in client else {}
+        tls_keys = {k: v for k, v in client.items() if k.startswith(("use_tls", "tls_"))}
+        async with Admin(namesrv_addr=cluster.namesrv_addr, **admin_keys, **tls_keys) as admin:
+            await admin.create_topic("BenchSecurity", read_queues=8, write_queues=8)
+        ns = argparse.Namespace(
+            namesrv_addr=cluster.namesrv_addr, topic="BenchSecurity", group="", size=args.size, count=args.count,
+            duration_s=args.duration_s, mode="pipelined", inflight=256, batch=32, header_codec="json", quiet=True, **client,
+        )  # fmt: skip
+        pid = cluster.brokers[0].pid
+        out: dict[str, Any] = {}
+        for phase, fn in (("pipelined", produce), ("consume", consume)):
+            before = cpu_s(pid)
+            result = await fn(ns)
+            used = cpu_s(pid) - before
+            out[phase] = {"msgs_per_s": result["msgs_per_s"], "messages": result["messages"],
+                          "broker_cpu_us_per_msg": round(used / max(result["messages"], 1) * 1e6, 1)}  # fmt: skip
+        return out
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="rocketq-bench-security-") as d:
+        tmp = Path(d)
+        results = {
+            name: await run_one(name, tmp, daemon, client, args)
+            for name, (daemon, client) in variants(tmp).items()
+        }
+    base = results["plain"]
+    for name in ("acl", "tls"):
+        for phase in ("pipelined", "consume"):
+            r, b = results[name][phase], base[phase]
+            r["throughput_ratio"] = round(r["msgs_per_s"] / max(b["msgs_per_s"], 1), 3)
+            r["broker_cpu_ratio"] = round(
+                r["broker_cpu_us_per_msg"] / max(b["broker_cpu_us_per_msg"], 0.1), 3
+            )
+    return results
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=20_000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--duration-s", type=float, default=60.0)
+    parser.add_argument("--json", action="store_true")
+    a = parser.parse_args()
+    res = asyncio.run(main(a))
+    if a.json:
+        print(json.dumps(res, indent=2))
+    else:
+        for name, phases in res.items():
+            for phase, r in phases.items():
+                print(f"{name:6} {phase:10} " + "  ".join(f"{k}={v}" for k, v in r.items()))
