@@ -11,7 +11,6 @@ U+E000..U+FFFF; `java_key_order` handles it.
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
 
@@ -28,18 +27,21 @@ def _utf16_units(key: str) -> bytes:
 
 def java_key_order(keys: Iterable[str]) -> list[str]:
     """`keys` sorted as java.lang.String.compareTo sorts them."""
-    keys = list(keys)
-    if all(k.isascii() for k in keys):
-        return sorted(keys)
-    return sorted(keys, key=_utf16_units)
+    ordered = sorted(keys)
+    if "".join(ordered).isascii():  # one C call; the common case
+        return ordered
+    return sorted(ordered, key=_utf16_units)
 
 
 def combine_request_content(
     fields: Mapping[str, str], body: bytes | None, *, skip: Iterable[str] = ()
 ) -> bytes:
     """The bytes a signature covers: values (Signature and `skip` left out) in key order, then the body."""
-    left_out = {SIGNATURE, *skip}
-    values = "".join(fields[k] for k in java_key_order(fields) if k not in left_out)
+    if skip:
+        left_out = {SIGNATURE, *skip}
+        values = "".join([fields[k] for k in java_key_order(fields) if k not in left_out])
+    else:
+        values = "".join([fields[k] for k in java_key_order(fields) if k != SIGNATURE])
     # surrogatepass: a lone surrogate (which Java encodes as '?') must not crash the verifier; such a
     # value simply never matches a signature made by Java.
     data = values.encode("utf-8", "surrogatepass")
@@ -48,8 +50,8 @@ def combine_request_content(
 
 def cal_signature(data: bytes, secret_key: str) -> str:
     """Base64(HmacSHA1(secret_key, data)), as AclSigner.calSignature."""
-    mac = hmac.new(secret_key.encode("utf-8"), data, hashlib.sha1).digest()
-    return base64.b64encode(mac).decode("ascii")
+    # hmac.digest: OpenSSL's one-shot HMAC, about twice as fast as hmac.new(...).digest().
+    return base64.b64encode(hmac.digest(secret_key.encode("utf-8"), data, "sha1")).decode("ascii")
 
 
 def sign_request(
