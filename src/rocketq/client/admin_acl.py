@@ -104,6 +104,15 @@ class AclAdminMixin:
             )
         return out
 
+    async def get_acl_config(self, *, cluster: str | None = None, broker_addr: str | None = None) -> list[dict[str, Any]]:
+        """Each broker's whitelist and accounts, secret keys left out (GET_BROKER_CLUSTER_ACL_CONFIG)."""
+        inst = await self._inst()
+        out = []
+        for addr in await self._acl_targets(cluster, broker_addr):
+            resp = await inst.api.invoke(addr, RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG)
+            out.append({"brokerAddr": addr, **json.loads(resp.body or b"{}")})
+        return out
+
     async def _acl_call(
         self, code: int, fields: dict[str, str], cluster: str | None, broker_addr: str | None
     ) -> list[str]:

@@ -1,5 +1,6 @@
 """`rocketq admin` ACL verbs, with mqadmin's names and option letters: updateAclConfig,
-deleteAclConfig, updateGlobalWhiteAddr, clusterAclConfigVersion (org.apache.rocketmq.tools.command.acl).
+deleteAclConfig, updateGlobalWhiteAddr, clusterAclConfigVersion, getAccessConfigSubCommand
+(org.apache.rocketmq.tools.command.acl).
 """
 
 from __future__ import annotations
@@ -53,6 +54,15 @@ async def cluster_acl_config_version(admin: Admin, a: argparse.Namespace) -> Row
     return await admin.cluster_acl_config_version(cluster=a.cluster, broker_addr=a.broker)
 
 
+async def get_access_config(admin: Admin, a: argparse.Namespace) -> Rows:
+    rows: Rows = []
+    for broker in await admin.get_acl_config(cluster=a.cluster, broker_addr=a.broker):
+        for account in broker["plainAccessConfigs"]:
+            rows.append({"broker": broker["brokerAddr"], **account})
+        rows.append({"broker": broker["brokerAddr"], "globalWhiteAddrs": ",".join(broker["globalWhiteAddrs"])})
+    return rows
+
+
 def _target(p: argparse.ArgumentParser) -> None:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("-c", "--clusterName", dest="cluster", help="every master of this cluster")
@@ -79,4 +89,6 @@ def add_acl_verbs(verb: Callable[[str, Verb, str], argparse.ArgumentParser]) -> 
     p.add_argument("-g", "--globalWhiteRemoteAddresses", dest="global_white_addrs", required=True)
     _target(p)
     p = verb("clusterAclConfigVersion", cluster_acl_config_version, "the brokers' ACL file versions")
+    _target(p)
+    p = verb("getAccessConfigSubCommand", get_access_config, "the brokers' ACL accounts (no secret keys)")
     _target(p)

@@ -126,7 +126,20 @@ async def test_every_sdk_path_works_signed(
         secret_key="cliSecret1",
     ) as p:
         await p.send(Message(topic, b"by the account the CLI made"))
+    async with Admin(namesrv_addr=ns, instance_name="acl-admin", **creds(sec.ADMIN)) as admin:
+        [config] = await admin.get_acl_config(cluster="DefaultCluster")
+        added = [a for a in config["plainAccessConfigs"] if a["accessKey"] == "cliAdded1"]
+        assert added and "secretKey" not in added[0] and added[0]["topicPerms"] == [f"{topic}=PUB"]
+        [version] = await admin.cluster_acl_config_version(cluster="DefaultCluster")
+        assert version["version"]["counter"] == 1  # one change written by updateAclConfig
+        await admin.delete_acl_config("cliAdded1", cluster="DefaultCluster")
     code = await asyncio.to_thread(
         admin_main, ["--namesrv-addr", ns, "--json", "clusterAclConfigVersion", "-c", "DefaultCluster"]
     )
     assert code == 1, "without credentials the CLI is refused"
+    code = await asyncio.to_thread(
+        admin_main,
+        ["--namesrv-addr", ns, "--access-key", sec.ADMIN[0], "--secret-key", sec.ADMIN[1],
+         "getAccessConfigSubCommand", "-c", "DefaultCluster"],
+    )  # fmt: skip
+    assert code == 0

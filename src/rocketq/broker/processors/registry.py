@@ -59,7 +59,7 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
         R.END_TRANSACTION,
         # ACL (mqadmin updateAclConfig, deleteAclConfig, clusterAclConfigVersion, updateGlobalWhiteAddr)
         R.UPDATE_AND_CREATE_ACL_CONFIG, R.DELETE_ACL_CONFIG, R.GET_BROKER_CLUSTER_ACL_INFO,
-        R.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
+        R.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, R.GET_BROKER_CLUSTER_ACL_CONFIG,
     }
 )  # fmt: skip
 

@@ -196,6 +196,21 @@ class PlainAclConfig:
             return False
         return self.load()
 
+    def describe(self) -> dict[str, Any]:
+        """Every file's whitelist and accounts as written, secret keys left out (getAccessConfig)."""
+        white: list[str] = []
+        accounts: list[dict[str, Any]] = []
+        for path in self.tables.files:
+            try:
+                data = read_yaml(path)
+            except AclError:
+                continue
+            white.extend(str(p) for p in data.get("globalWhiteRemoteAddresses") or [])
+            for raw in data.get("accounts") or []:
+                if isinstance(raw, dict):
+                    accounts.append({k: v for k, v in raw.items() if k != "secretKey"})
+        return {"globalWhiteAddrs": white, "plainAccessConfigs": accounts}
+
     # -- the mqadmin ACL verbs (AdminBrokerProcessor -> PlainPermissionManager) --------------------
     def _write(self, path: str, data: dict[str, Any]) -> None:
         version = _version_of(data) or {"counter": 0, "timestamp": 0}

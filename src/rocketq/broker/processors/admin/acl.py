@@ -1,5 +1,5 @@
 """The mqadmin ACL verbs: updateAclConfig (50), deleteAclConfig (51), clusterAclConfigVersion (52),
-updateGlobalWhiteAddr (53).
+updateGlobalWhiteAddr (53), and RocketMQ 4.7's getAccessConfigSubCommand (54).
 
 Port of AdminBrokerProcessor.updateAndCreateAccessConfig / deleteAccessConfig /
 getBrokerAclConfigVersion / updateGlobalWhiteAddrsConfig (4.9.8): the change is written to the ACL
@@ -8,6 +8,8 @@ file that holds the account (a new one goes to aclFilePath), then reloaded. Head
 defaultGroupPerm, topicPerms and groupPerms comma-separated, admin; GetBrokerAclConfigResponseHeader:
 version, allAclFileVersion, brokerName, brokerAddr, clusterName). With aclEnable=false they answer
 the *_FAILED code naming the reason. Only admin accounts reach them (rocketq.remoting.acl.permission).
+Deviation: code 54's body (GetBrokerClusterAclConfigResponseBody: globalWhiteAddrs,
+plainAccessConfigs) leaves the secret keys out; Java 4.7 sent them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class AclAdminProcessor(Processor):
             RequestCode.DELETE_ACL_CONFIG: self.delete_acl_config,
             RequestCode.GET_BROKER_CLUSTER_ACL_INFO: self.get_acl_config_version,
             RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: self.update_global_white_addrs,
+            RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG: self.get_acl_config,
         }
 
     def _acl(self, failed_code: int) -> PlainAclConfig:
@@ -95,6 +98,10 @@ class AclAdminProcessor(Processor):
             raise RequestError(failed, str(exc)) from None
         log.info("ACL global whitelist set to %s by %s", patterns, conn.remote_addr)
         return ok(request)
+
+    async def get_acl_config(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
+        acl = self._acl(ResponseCode.SYSTEM_ERROR)
+        return ok(request, body=json.dumps(acl.describe()).encode("utf-8"))
 
     async def get_acl_config_version(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         acl = self._acl(ResponseCode.SYSTEM_ERROR)
