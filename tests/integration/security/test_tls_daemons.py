@@ -22,13 +22,14 @@ from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.transport import RemotingClient
+from rocketq.remoting.transport.acl_hook import AclClientRPCHook
 from rocketq.remoting.transport.tls import client_context
 from rocketq.testing.fixtures import ClusterFactory
 from rocketq.testing.tls_certs import CertAuthority, make_test_ca
 from rocketq.testing.waiting import wait_for
-from rocketq.testing.wire import RawConnection
 
 HANDSHAKE_TIMEOUT_MS = 1000
+ADMIN = ("adminKey1", "adminSecret1")  # as conftest.py's
 
 
 @pytest.fixture
@@ -112,19 +113,34 @@ async def test_sdk_against_an_acl_and_tls_cluster(
             await plain.send(Message(topic, b"x"))
 
 
+async def _signed_call(addr: str, ca: CertAuthority, code: int) -> RemotingCommand:
+    client = RemotingClient(ssl_context=client_context(ca.ca))
+    client.register_rpc_hook(AclClientRPCHook(*ADMIN))
+    try:
+        response = await client.invoke_sync(addr, RemotingCommand.request(code), 3000)
+    finally:
+        await client.shutdown()
+    assert response.code == ResponseCode.SUCCESS, response.remark
+    return response
+
+
 async def _runtime(addr: str, ca: CertAuthority) -> dict[str, str]:
-    async with await RawConnection.open(addr, ssl=client_context(ca.ca)) as conn:
-        response = await conn.call(RequestCode.GET_BROKER_RUNTIME_INFO)
-    assert response.code == ResponseCode.SUCCESS
+    response = await _signed_call(addr, ca, RequestCode.GET_BROKER_RUNTIME_INFO)
     return dict(fastjson.loads(response.body)["table"])
 
 
 @pytest.mark.timeout(120)
-async def test_master_slave_replication_over_tls(cluster_factory: ClusterFactory, ca: CertAuthority) -> None:
-    both = {**tls_server(ca, "enforcing"), **tls_client(ca), "registerNameServerPeriod": 10_000}
-    cluster = await cluster_factory(broker_overrides=both, namesrv_overrides=tls_server(ca, "enforcing"))
+async def test_master_slave_replication_over_tls_with_acl(
+    cluster_factory: ClusterFactory, ca: CertAuthority, tmp_path: Path, sec: SimpleNamespace
+) -> None:
+    # ACL too: the slave's own requests to its master (topic configs, offsets) are signed
+    acl = sec.acl_overrides(sec.write_acl(tmp_path / "conf"))
+    both = {**tls_server(ca, "enforcing"), **tls_client(ca), **acl, "registerNameServerPeriod": 10_000}
+    cluster = await cluster_factory(
+        broker_overrides=both, namesrv_overrides={**tls_server(ca, "enforcing"), **acl}
+    )
     ns, topic = cluster.namesrv_addr, "TopicTlsHa"
-    tls = {"use_tls": True, "tls_ca_file": ca.ca}
+    tls = {"use_tls": True, "tls_ca_file": ca.ca, "access_key": sec.ADMIN[0], "secret_key": sec.ADMIN[1]}
     async with Admin(namesrv_addr=ns, **tls) as admin:
         await admin.create_topic(topic, read_queues=2, write_queues=2)
     slave = await cluster.add_broker("broker-a", {**both, "brokerId": 1, "brokerRole": "SLAVE"})
@@ -140,6 +156,14 @@ async def test_master_slave_replication_over_tls(cluster_factory: ClusterFactory
     await wait_for(caught_up, timeout_s=30, what="the slave's commit log at the master's end, over TLS")
     assert "HA connection from slave" in cluster.brokers[0].log_text()
     assert "TLS" in cluster.brokers[0].log_text()  # the HA port said it listens with TLS
+
+    # the slave copied the topic table from its master over the signed, encrypted connection
+    async def slave_has_topic() -> bool:
+        response = await _signed_call(slave.addr, ca, RequestCode.GET_ALL_TOPIC_CONFIG)
+        return topic in fastjson.loads(response.body)["topicConfigTable"]
+
+    await wait_for(slave_has_topic, timeout_s=30, what="the topic config synchronised to the slave")
+    assert "ACL refused" not in slave.log_text() and "ACL refused" not in cluster.brokers[0].log_text()
 
 
 @pytest.mark.timeout(60)
