@@ -64,7 +64,13 @@ class AclServerHook:
         last = self._last_logged.get(key)
         if last is not None and now - last[0] < LOG_INTERVAL_S:
             self._last_logged[key] = (last[0], last[1] + 1)
-            log.debug("ACL refused request code %d from %s (accessKey=%s): %s", request.code, remote_addr, key[1] or "-", remark)
+            log.debug(
+                "ACL refused request code %d from %s (accessKey=%s): %s",
+                request.code,
+                remote_addr,
+                key[1] or "-",
+                remark,
+            )
             return
         if len(self._last_logged) >= _MAX_LOG_KEYS:
             self._last_logged.clear()  # bounded: a scan of many addresses cannot grow it

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import base64
 import hmac
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping
+
+from rocketq.common.constants import UNIQUE_MSG_QUERY_FLAG
 
 # org.apache.rocketmq.acl.common.SessionCredentials
 ACCESS_KEY = "AccessKey"
@@ -33,18 +36,39 @@ def java_key_order(keys: Iterable[str]) -> list[str]:
     return sorted(ordered, key=_utf16_units)
 
 
+def _values_getter(ordered: list[str]) -> Callable[[Mapping[str, str]], tuple[str, ...]]:
+    if len(ordered) > 1:
+        return operator.itemgetter(*ordered)  # a tuple of the values, in one C call
+    return lambda f: tuple(f[k] for k in ordered)  # (itemgetter of one key returns the bare value)
+
+
+# The order of the signed values by (the request's keys, whether _UNIQUE_KEY_QUERY is left out):
+# requests of one header type share their key set, so the sort is done once per header type.
+# Bounded: cleared when full, so odd key sets cannot grow it.
+_GETTERS: dict[tuple[tuple[str, ...], bool], Callable[[Mapping[str, str]], tuple[str, ...]]] = {}
+_MAX_GETTERS = 512
+
+
+def signed_values(fields: Mapping[str, str], *, skip_unique_query: bool = False) -> str:
+    """The values a signature covers (all but Signature, and `_UNIQUE_KEY_QUERY` when asked), in key order."""
+    cache_key = (tuple(fields), skip_unique_query)
+    getter = _GETTERS.get(cache_key)
+    if getter is None:
+        left_out = {SIGNATURE, UNIQUE_MSG_QUERY_FLAG} if skip_unique_query else {SIGNATURE}
+        getter = _values_getter([k for k in java_key_order(cache_key[0]) if k not in left_out])
+        if len(_GETTERS) >= _MAX_GETTERS:
+            _GETTERS.clear()
+        _GETTERS[cache_key] = getter
+    return "".join(getter(fields))
+
+
 def combine_request_content(
-    fields: Mapping[str, str], body: bytes | None, *, skip: Iterable[str] = ()
+    fields: Mapping[str, str], body: bytes | None, *, skip_unique_query: bool = False
 ) -> bytes:
-    """The bytes a signature covers: values (Signature and `skip` left out) in key order, then the body."""
-    if skip:
-        left_out = {SIGNATURE, *skip}
-        values = "".join([fields[k] for k in java_key_order(fields) if k not in left_out])
-    else:
-        values = "".join([fields[k] for k in java_key_order(fields) if k != SIGNATURE])
+    """The bytes a signature covers: signed_values, then the body (AclUtils.combineRequestContent)."""
     # surrogatepass: a lone surrogate (which Java encodes as '?') must not crash the verifier; such a
     # value simply never matches a signature made by Java.
-    data = values.encode("utf-8", "surrogatepass")
+    data = signed_values(fields, skip_unique_query=skip_unique_query).encode("utf-8", "surrogatepass")
     return data + body if body else data
 
 

@@ -11,21 +11,12 @@ Java's client signs the latter, a request carrying it is also accepted when sign
 from __future__ import annotations
 
 import hmac
-import operator
-from collections.abc import Callable, Mapping
-from typing import Any
 
 from rocketq.common.constants import RMQ_SYS_TRACE_TOPIC, UNIQUE_MSG_QUERY_FLAG
 from rocketq.remoting.acl import permission as P
 from rocketq.remoting.acl.errors import AclError
 from rocketq.remoting.acl.plain_config import Account, AclTables
-from rocketq.remoting.acl.signing import (
-    ACCESS_KEY,
-    SIGNATURE,
-    cal_signature,
-    combine_request_content,
-    java_key_order,
-)
+from rocketq.remoting.acl.signing import ACCESS_KEY, SIGNATURE, cal_signature, combine_request_content
 from rocketq.remoting.protocol.bodies.heartbeat import HeartbeatData
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -51,43 +42,17 @@ def _heartbeat_groups(body: bytes) -> list[tuple[str, list[str]]]:
     return [(c.group_name, [s.topic for s in c.subscription_data_set]) for c in data.consumer_data_set]
 
 
-# The signed values in key order, by the request's set of keys: requests of one header type share it,
-# so the sort is done once per header type. Bounded (cleared when full: odd key sets cannot grow it).
-_VALUE_GETTERS: dict[tuple[str, ...], Callable[[Mapping[str, str]], Any]] = {}
-_MAX_GETTERS = 512
-
-
-def _values_getter(ordered: list[str]) -> Callable[[Mapping[str, str]], Any]:
-    if len(ordered) > 1:
-        return operator.itemgetter(*ordered)  # a tuple of the values, in one C call
-    return lambda f: tuple(f[k] for k in ordered)  # itemgetter of one key returns the bare value
-
-
-def _signed_values(fields: dict[str, str]) -> str:
-    names = tuple(fields)
-    getter = _VALUE_GETTERS.get(names)
-    if getter is None:
-        getter = _values_getter(
-            [k for k in java_key_order(names) if k != SIGNATURE and k != UNIQUE_MSG_QUERY_FLAG]
-        )
-        if len(_VALUE_GETTERS) >= _MAX_GETTERS:
-            _VALUE_GETTERS.clear()
-        _VALUE_GETTERS[names] = getter
-    return "".join(getter(fields))
-
-
 def _signature_ok(cmd: RemotingCommand, fields: dict[str, str], account: Account) -> bool:
     signature = fields.get(SIGNATURE)
     if not signature or not signature.isascii():  # a Base64 text is ASCII
         return False
-    # combine_request_content(fields, body, skip=(UNIQUE_MSG_QUERY_FLAG,)), with the order cached
-    data = _signed_values(fields).encode("utf-8", "surrogatepass")
-    body = cmd.body
-    if hmac.compare_digest(cal_signature(data + body if body else data, account.secret_key), signature):
+    # Java's validator leaves _UNIQUE_KEY_QUERY out of the content (see the module doc)
+    data = combine_request_content(fields, cmd.body, skip_unique_query=True)
+    if hmac.compare_digest(cal_signature(data, account.secret_key), signature):
         return True
     if UNIQUE_MSG_QUERY_FLAG in fields:
         return hmac.compare_digest(
-            cal_signature(combine_request_content(fields, body), account.secret_key), signature
+            cal_signature(combine_request_content(fields, cmd.body), account.secret_key), signature
         )
     return False
 
