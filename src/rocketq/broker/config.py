@@ -21,13 +21,14 @@ from pydantic import Field, field_validator
 from rocketq.common import constants as C
 from rocketq.common.config import RocketConfig, parse_cli_overrides, read_config_file
 from rocketq.common.errors import ConfigError
+from rocketq.remoting.security_config import SecurityConfig
 from rocketq.remoting.transport.config import ConnectionLimits
 
 if TYPE_CHECKING:
     from rocketq.store.config import MessageStoreConfig
 
 
-class BrokerConfig(ConnectionLimits):
+class BrokerConfig(ConnectionLimits, SecurityConfig):
     """Everything the broker role needs that is not the store's (MessageStoreConfig holds those)."""
 
     # -- identity and addresses ------------------------------------------------------------------

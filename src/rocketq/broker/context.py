@@ -65,6 +65,8 @@ class BrokerContext:
     # A request to a client over its connection, answered (Broker2Client.call_client; 307 / 309).
     call_client: Callable[[Any, RemotingCommand, float], Awaitable[RemotingCommand]] = field(default=_no_client_calls)
     boot_timestamp_ms: int = 0
+    # ACL accounts (rocketq.remoting.acl.plain_config.PlainAclConfig) when aclEnable, else None.
+    acl_config: Any = None
     # Message lifecycle services (broker/message_lifecycle.py; None until the controller builds them):
     schedule_service: Any = None  # rocketq.store.schedule.ScheduleMessageService
     timer_service: Any = None  # rocketq.store.timer.TimerMessageService

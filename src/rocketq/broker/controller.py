@@ -43,6 +43,7 @@ from rocketq.common.constants import DEFAULT_DELAY_LEVELS, PermName
 from rocketq.common.errors import RocketQError
 from rocketq.common.service import PeriodicService, spawn
 from rocketq.remoting.protocol.bodies.register import DataVersion, TopicConfig, TopicConfigSerializeWrapper
+from rocketq.remoting.security_config import DaemonSecurity
 from rocketq.remoting.transport import ClientConfig, RemotingClient, RemotingServer, ServerConfig
 from rocketq.store.config import BrokerRole
 from rocketq.store.delay import DelayLevels
@@ -88,6 +89,9 @@ class BrokerController:
             delay_levels=DelayLevels(getattr(store_config, "message_delay_level", DEFAULT_DELAY_LEVELS)),
             clock=clock,
         )
+        # ACL and TLS (docs/security.md): every request code is verified, as Java's broker does.
+        self.security = DaemonSecurity(cfg)
+        self.ctx.acl_config = self.security.acl
         self.server = RemotingServer(
             ServerConfig.model_validate(
                 {
@@ -96,8 +100,10 @@ class BrokerController:
                     "server_channel_max_idle_time_s": cfg.server_channel_max_idle_time_s,
                     **cfg.limit_values(),
                 }
-            )
+            ),
+            self.security.server_tls,
         )
+        self.security.install_server(self.server)
         registrations, self.processors = build_registrations(self.ctx)
         for reg in registrations:
             self.server.register_processor(reg.code, reg.processor, reg.executor)
@@ -122,6 +128,7 @@ class BrokerController:
         )
         self.server.add_connection_listener(self.housekeeping)
         self.client = RemotingClient(ClientConfig.model_validate({}))
+        self.security.install_client(self.client)  # registration and slave sync: TLS and signature
         self.outer_api = BrokerOuterAPI(self.client, cfg.namesrv_addr_list)
         # Replication (Java: the store's HAService, BrokerController.handleSlaveSynchronize): a master
         # serves its slaves; a slave follows its master's commit log and copies its tables.
@@ -161,6 +168,8 @@ class BrokerController:
                 "register-broker", cfg.register_period_ms / 1000, self._periodic_register, FIRST_REGISTER_DELAY_S
             ),
         } | (
+            {"acl-file-watch": self.security.watch} if self.security.watch is not None else {}
+        ) | (
             {"slave-sync": PeriodicService("slave-sync", SYNC_INTERVAL_S, self.slave_sync.sync_all, FIRST_SYNC_DELAY_S)}
             if self.slave_sync is not None
             else {}
@@ -208,8 +217,9 @@ class BrokerController:
         self._started = True
         self.ctx.port = self.server.port
         self.ctx.boot_timestamp_ms = self.clock.now_ms()
-        for name in ("persist", "client-scan", "pull-hold-check"):
-            await self._services[name].start()
+        for name in ("persist", "client-scan", "pull-hold-check", "acl-file-watch"):
+            if name in self._services:
+                await self._services[name].start()
         await self.stats_service.start()  # creates the stats topics before the first registration
         await self.register_broker_all(check_order_config=True, oneway=False)
         await self._services["register"].start()
@@ -222,10 +232,14 @@ class BrokerController:
         if not hasattr(store, "append_replica"):
             return  # a store without replication (tests' fakes)
         if self.is_slave:
-            self.ha_client = HAClient(store, None if self._ha_master_from_namesrv else self.store_config.ha_master_address)
+            self.ha_client = HAClient(
+                store,
+                None if self._ha_master_from_namesrv else self.store_config.ha_master_address,
+                self.security.client_ssl,
+            )
             await self.ha_client.start()
             return
-        self.ha_service = HAService(store, cfg.bind_address or cfg.broker_ip2 or cfg.broker_ip1)
+        self.ha_service = HAService(store, cfg.bind_address or cfg.broker_ip2 or cfg.broker_ip1, tls=self.security.server_tls)
         try:
             await self.ha_service.start()
         except OSError as exc:
@@ -250,7 +264,7 @@ class BrokerController:
                 manager.mark_dirty(urgent=False)  # write the built-in topics/groups once
 
     async def shutdown(self) -> None:
-        for name in ("register", "client-scan", "pull-hold-check", "slave-sync"):
+        for name in ("register", "client-scan", "pull-hold-check", "slave-sync", "acl-file-watch"):
             if name in self._services:
                 await self._services[name].stop()
         await self.stats_service.stop()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
+from rocketq.client.admin_acl import AclAdminMixin
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from rocketq.client.instance import ClientInstance, acquire_instance
@@ -68,7 +69,7 @@ class QueueProgress:
         return max(0, self.broker_offset - self.consumer_offset)
 
 
-class Admin:
+class Admin(AclAdminMixin):
     """Cluster administration over the name servers and brokers (async; see rocketq.client.blocking)."""
 
     def __init__(self, namesrv_addr: str | None = None, *, config: ClientConfig | None = None, **settings: Any) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from rocketq.client.admin import Admin
+from rocketq.client.admin_acl_cli import ACCESS_KEY_ENV, SECRET_KEY_ENV, add_acl_verbs
 from rocketq.client.config import ConsumeFromWhere
 from rocketq.client.consumer.lite_pull import LitePullConsumer
 from rocketq.client.producer.producer import Producer
@@ -216,7 +217,7 @@ async def reset_offset_by_time(admin: Admin, a: argparse.Namespace) -> Rows:
 
 
 async def send_message(admin: Admin, a: argparse.Namespace) -> Rows:
-    async with Producer(a.producer_group, namesrv_addr=admin.config.namesrv_addr) as producer:
+    async with Producer(a.producer_group, namesrv_addr=admin.config.namesrv_addr, **security_settings(a)) as producer:
         r = await producer.send(Message(a.topic, a.body.encode("utf-8"), tags=a.tags, keys=a.keys))
     return [{"status": r.status.value, "msgId": r.msg_id, "offsetMsgId": r.offset_msg_id, "broker": r.queue.broker_name,
              "queue": r.queue.queue_id, "queueOffset": r.queue_offset}]
@@ -224,7 +225,7 @@ async def send_message(admin: Admin, a: argparse.Namespace) -> Rows:
 
 async def consume_message(admin: Admin, a: argparse.Namespace) -> Rows:
     consumer = LitePullConsumer(
-        a.group, namesrv_addr=admin.config.namesrv_addr, auto_commit=False,
+        a.group, namesrv_addr=admin.config.namesrv_addr, auto_commit=False, **security_settings(a),
         consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
     )
     out: list[MessageExt] = []
@@ -256,6 +257,10 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Verb]]:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--namesrv-addr", "--namesrvAddr", dest="namesrv_addr", default=argparse.SUPPRESS, help="name servers host:port;host:port")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of a table")
+    common.add_argument("--access-key", dest="access_key", default=argparse.SUPPRESS, help=f"ACL access key (or ${ACCESS_KEY_ENV})")
+    common.add_argument("--secret-key", dest="secret_key", default=argparse.SUPPRESS, help=f"ACL secret key (or ${SECRET_KEY_ENV})")
+    common.add_argument("--use-tls", "--useTLS", dest="use_tls", action="store_true", default=argparse.SUPPRESS, help="connect with TLS")
+    common.add_argument("--tls-ca-file", dest="tls_ca_file", default=argparse.SUPPRESS, help="CA the servers' certificates must chain to")
     parser = argparse.ArgumentParser(prog="rocketq admin", description="Administer a rocketq / RocketMQ cluster.", parents=[common])
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     verbs: dict[str, Verb] = {}
@@ -339,13 +344,26 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Verb]]:
     p.add_argument("-g", "--group", default="TOOLS_CONSUMER")
     p.add_argument("-n", "--count", type=int, default=32)
     p.add_argument("--timeout-ms", type=int, default=3000)
+    add_acl_verbs(verb)
     p = verb("broker-status", broker_status, "a broker's runtime figures")
     p.add_argument("-b", "--broker", required=True)
     return parser, verbs
 
 
+def security_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Credentials and TLS of the command (options, else the environment), as client keyword arguments."""
+    import os
+
+    return {
+        "access_key": getattr(args, "access_key", None) or os.environ.get(ACCESS_KEY_ENV) or None,
+        "secret_key": getattr(args, "secret_key", None) or os.environ.get(SECRET_KEY_ENV) or None,
+        "use_tls": bool(getattr(args, "use_tls", False)),
+        "tls_ca_file": getattr(args, "tls_ca_file", None),
+    }
+
+
 async def _run(fn: Verb, args: argparse.Namespace) -> Rows:
-    async with Admin(namesrv_addr=args.namesrv_addr) as admin:
+    async with Admin(namesrv_addr=args.namesrv_addr, **security_settings(args)) as admin:
         return await fn(admin, args)
 
 

@@ -72,13 +72,20 @@ class Progress:
             print(file=sys.stderr)
 
 
+def security_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """ACL credentials and TLS of the run (docs/security.md), as client keyword arguments."""
+    return {"access_key": getattr(args, "access_key", None), "secret_key": getattr(args, "secret_key", None),
+            "use_tls": getattr(args, "use_tls", False), "tls_ca_file": getattr(args, "tls_ca_file", None)}
+
+
 async def produce(args: argparse.Namespace) -> dict[str, Any]:
     pad = b"x" * max(0, args.size - HEADER.size)
     latencies: list[int] = []
     deadline = time.monotonic() + args.duration_s
     progress = Progress(f"produce/{args.mode}", args.quiet)
     sent = 0
-    async with Producer(args.group or "bench_producer", namesrv_addr=args.namesrv_addr, header_codec=args.header_codec) as producer:
+    async with Producer(args.group or "bench_producer", namesrv_addr=args.namesrv_addr, header_codec=args.header_codec,
+                        **security_kwargs(args)) as producer:
         await producer.send(Message(args.topic, body_of(-1, pad)))  # route + connection warm-up
         started = time.monotonic()
 
@@ -119,7 +126,7 @@ async def consume(args: argparse.Namespace) -> dict[str, Any]:
 
     consumer = PushConsumer(args.group or "bench_consumer", namesrv_addr=args.namesrv_addr,
                             consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, header_codec=args.header_codec,
-                            consume_message_batch_max_size=args.batch)
+                            consume_message_batch_max_size=args.batch, **security_kwargs(args))
     consumer.subscribe(args.topic, "*")
     consumer.register_listener(listener)
     started = time.monotonic()
@@ -213,6 +220,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rate", type=float, default=2000, help="latency: messages per second")
     p.add_argument("--header-codec", choices=["auto", "json", "msgpack", "rocketmq"], default="auto")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--access-key", help="ACL access key to sign requests with")
+    p.add_argument("--secret-key", help="ACL secret key")
+    p.add_argument("--use-tls", action="store_true", help="connect with TLS")
+    p.add_argument("--tls-ca-file", help="CA the servers' certificates must chain to")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     return p
 

@@ -76,6 +76,15 @@ class ClientConfig(RocketConfig):
     """Timeout of control requests (route, heartbeat, offsets, locks, admin)."""
     vip_channel_enabled: bool = Field(False, alias="vipChannelEnabled")
     use_tls: bool = Field(False, alias="useTLS")
+    """Encrypt every connection (name servers and brokers) with TLS; see docs/security.md."""
+    tls_ca_file: str | None = Field(None, alias="tlsCaFile")
+    """CA certificate(s) (PEM) the servers' certificates must chain to; without it they are not verified."""
+    tls_cert_file: str | None = Field(None, alias="tlsCertFile")
+    """This client's certificate (PEM), for servers that require client authentication."""
+    tls_key_file: str | None = Field(None, alias="tlsKeyFile")
+    access_key: str | None = Field(None, alias="accessKey")
+    """ACL account: every request is signed with it (Java's AclClientRPCHook)."""
+    secret_key: str | None = Field(None, alias="secretKey", repr=False)
     header_codec: HeaderCodecName = Field("auto", alias="headerCodec")
     """Serialization of request headers: auto (JSON, and msgpack on each connection whose server said it
     speaks it: rocketq's do, Apache's never answer), json (JSON only), msgpack (rocketq servers only)."""
@@ -88,6 +97,10 @@ class ClientConfig(RocketConfig):
 
     def namesrv_list(self) -> list[str]:
         return [addr for addr in self.namesrv_addr.split(";") if addr]
+
+    def security_key(self) -> tuple[object, ...]:
+        """What clients sharing one connection set must agree on (credentials and TLS)."""
+        return (self.access_key, self.secret_key, self.use_tls, self.tls_ca_file, self.tls_cert_file, self.tls_key_file)
 
 
 class ProducerConfig(ClientConfig):

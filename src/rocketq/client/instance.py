@@ -17,6 +17,7 @@ import asyncio
 import logging
 import os
 import random
+import ssl
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,13 +33,16 @@ from rocketq.client.route import (
     to_subscribe_queues,
 )
 from rocketq.common import constants as C
+from rocketq.common.errors import ClientError
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.service import PeriodicService, spawn
+from rocketq.common.tls import client_context
 from rocketq.remoting.errors import BrokerResponseError, RemotingError, TopicNotExistError
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, HeartbeatData, ProducerData
 from rocketq.remoting.protocol.bodies.route import QueueData, TopicRouteData
 from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.transport.acl_hook import AclClientRPCHook
 from rocketq.remoting.transport.client import RemotingClient
 
 if TYPE_CHECKING:
@@ -106,8 +110,12 @@ class ClientInstance:
         self.client_id = f"{config.client_ip}@{base}{suffix}{unit}"
         # Stable across restarts (no pid, no random part): names local offset files.
         self.stable_name = f"{config.client_ip}@{config.instance_name}{suffix}"
-        self.remoting = RemotingClient()
+        self.remoting = RemotingClient(ssl_context=_ssl_context(config))
         self.remoting.negotiate_msgpack = config.header_codec == "auto"
+        if config.access_key or config.secret_key:
+            if not (config.access_key and config.secret_key):
+                raise ClientError("access_key and secret_key go together: give both or neither")
+            self.remoting.register_rpc_hook(AclClientRPCHook(config.access_key, config.secret_key))
         self.api = MQClientAPI(self.remoting, header_codec=config.header_codec, timeout_ms=config.mq_client_api_timeout_ms)
         self.producers: dict[str, ProducerInner] = {}
         self.consumers: dict[str, ConsumerInner] = {}
@@ -472,15 +480,24 @@ def _clamped(route: TopicRouteData, queue_nums: int) -> TopicRouteData:
     return TopicRouteData(qds, [b.copy() for b in route.broker_datas], route.order_topic_conf, dict(route.filter_server_table))
 
 
+def _ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
+    if not config.use_tls:
+        return None
+    try:
+        return client_context(config.tls_ca_file, config.tls_cert_file, config.tls_key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ClientError(f"use_tls: the CA / certificate / key files cannot be used: {exc}") from None
+
+
 # -- registry (Java MQClientManager) -------------------------------------------------------------------
 class _Registry:
     def __init__(self) -> None:
-        self._instances: dict[tuple[int, str, str], list[ClientInstance]] = {}
+        self._instances: dict[tuple[object, ...], list[ClientInstance]] = {}
 
     def acquire(self, config: ClientConfig, *, producer_group: str | None = None, consumer_group: str | None = None) -> ClientInstance:
         """The shared instance for this loop and config where the group is free (a new one if none)."""
         loop_id = id(asyncio.get_running_loop())
-        key = (loop_id, config.namesrv_addr, config.instance_name)
+        key = (loop_id, config.namesrv_addr, config.instance_name, *config.security_key())
         instances = [i for i in self._instances.get(key, []) if not i.closed]
         for inst in instances:
             if producer_group is not None and producer_group in inst.producers:

@@ -31,6 +31,8 @@ class RocketConfig(BaseModel):
             for spelling in {name, info.alias or name}:
                 keys[spelling] = name
                 keys[spelling.replace("_", "-")] = name
+        # Java's system-property spellings some keys also have (`tls.server.certPath` ...).
+        keys.update(getattr(cls, "JAVA_PROPERTY_NAMES", {}))
         return keys
 
     @classmethod

@@ -18,6 +18,8 @@ from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processors.base import NamesrvContext
 from rocketq.namesrv.processors.registry import NamesrvRequestProcessor
 from rocketq.namesrv.route_info import RouteInfoManager
+from rocketq.remoting.acl.permission import NAMESRV_WRITE_CODES
+from rocketq.remoting.security_config import DaemonSecurity
 from rocketq.remoting.transport import Connection, RemotingServer, ServerConfig
 
 log = logging.getLogger("rocketq.namesrv")
@@ -44,7 +46,10 @@ class NamesrvController:
         self.kv = KVConfigManager(config.kv_config_path)
         self.context = NamesrvContext(config, self.routes, self.kv)
         self.processor = NamesrvRequestProcessor(self.context)
-        self.server = RemotingServer(server_config(config))
+        # ACL checks the NameServer's write codes only; TLS as configured (docs/security.md).
+        self.security = DaemonSecurity(config, checked=NAMESRV_WRITE_CODES.__contains__)
+        self.server = RemotingServer(server_config(config), self.security.server_tls)
+        self.security.install_server(self.server)
         interval_s = config.scan_not_active_broker_interval_ms / 1000
         self.scan = PeriodicService("namesrv-scan-not-active-broker", interval_s, self._scan_once, interval_s)
         for code in self.processor.codes:
@@ -59,8 +64,12 @@ class NamesrvController:
         self.kv.load()
         await self.server.start()
         await self.scan.start()
+        if self.security.watch is not None:
+            await self.security.watch.start()
 
     async def shutdown(self) -> None:
+        if self.security.watch is not None:
+            await self.security.watch.stop()
         await self.scan.stop()
         await self.server.shutdown()
 

@@ -88,7 +88,11 @@ async def serve(config: NamesrvConfig) -> int:
     """Run a NameServer until SIGTERM/SIGINT; the exit code."""
     from rocketq.namesrv.controller import NamesrvController
 
-    controller = NamesrvController(config)
+    try:
+        controller = NamesrvController(config)
+    except ConfigError as exc:  # TLS files or ACL credentials that cannot be used
+        print(f"rocketq namesrv: {exc}", file=sys.stderr, flush=True)
+        return EXIT_BAD_CONFIG
     try:
         await controller.start()
     except RemotingError as exc:

@@ -18,6 +18,7 @@ import contextlib
 import json
 import struct
 from collections.abc import Mapping
+from ssl import SSLContext
 from types import TracebackType
 from typing import Self
 
@@ -52,9 +53,15 @@ class RawConnection:
         self._reader_task = asyncio.ensure_future(self._read_loop())
 
     @classmethod
-    async def open(cls, addr: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> Self:
+    async def open(cls, addr: str, timeout_s: float = DEFAULT_TIMEOUT_S, ssl: SSLContext | None = None) -> Self:
+        """Connect (with TLS when `ssl` is given, the handshake within `timeout_s` too)."""
         host, _, port = addr.rpartition(":")
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)), timeout_s)
+        host = host.strip("[]")
+        if ssl is None:
+            opening = asyncio.open_connection(host, int(port))
+        else:
+            opening = asyncio.open_connection(host, int(port), ssl=ssl, server_hostname=host)
+        reader, writer = await asyncio.wait_for(opening, timeout_s)
         return cls(reader, writer)
 
     @property

@@ -16,6 +16,7 @@ from typing import Any
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.ack import AckMessageProcessor
+from rocketq.broker.processors.admin.acl import AclAdminProcessor
 from rocketq.broker.processors.admin.consumer import ConsumerAdminProcessor
 from rocketq.broker.processors.admin.delay import DelayOffsetAdminProcessor
 from rocketq.broker.processors.admin.locks import LockAdminProcessor
@@ -57,6 +58,9 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
         R.POP_MESSAGE, R.ACK_MESSAGE, R.CHANGE_MESSAGE_INVISIBLETIME,
         # issue 7: transactions
         R.END_TRANSACTION,
+        # ACL (mqadmin updateAclConfig, deleteAclConfig, clusterAclConfigVersion, updateGlobalWhiteAddr)
+        R.UPDATE_AND_CREATE_ACL_CONFIG, R.DELETE_ACL_CONFIG, R.GET_BROKER_CLUSTER_ACL_INFO,
+        R.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, R.GET_BROKER_CLUSTER_ACL_CONFIG,
     }
 )  # fmt: skip
 
@@ -95,6 +99,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("admin-stats", StatsAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-consumer", ConsumerAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-delay", DelayOffsetAdminProcessor, 1, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-acl", AclAdminProcessor, 1, lambda c: c.admin_thread_pool_queue_capacity),
     # RocketMQ 5 runs POP on its own pool and ACK / CHANGE_INVISIBLETIME on another.
     Family("pop", PopMessageProcessor, 8, lambda c: c.pull_thread_pool_queue_capacity),
     Family("ack", AckMessageProcessor, 16, lambda c: c.pull_thread_pool_queue_capacity),

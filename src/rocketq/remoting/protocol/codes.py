@@ -46,6 +46,7 @@ class RequestCode(enum.IntEnum):
     DELETE_ACL_CONFIG = 51
     GET_BROKER_CLUSTER_ACL_INFO = 52
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG = 53
+    GET_BROKER_CLUSTER_ACL_CONFIG = 54  # RocketMQ 4.7's getAccessConfigSubCommand (gone in 4.9)
     PUT_KV_CONFIG = 100
     GET_KV_CONFIG = 101
     DELETE_KV_CONFIG = 102

@@ -4,6 +4,7 @@ Public names: RemotingServer, RemotingClient, ServerConfig, ClientConfig, Connec
 ConnectionListener, RequestProcessor, Executor, RPCHook.
 """
 
+from rocketq.common.tls import ServerTls, TlsMode
 from rocketq.remoting.transport.client import RemotingClient
 from rocketq.remoting.transport.config import ClientConfig, ServerConfig
 from rocketq.remoting.transport.connection import Connection
@@ -23,4 +24,6 @@ __all__ = [
     "RemotingServer",
     "RequestProcessor",
     "ServerConfig",
+    "ServerTls",
+    "TlsMode",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from typing import Any
 
 from rocketq.common.service import spawn
@@ -56,8 +57,9 @@ class RemotingClient(RemotingEndpoint):
         await client.shutdown()
     """
 
-    def __init__(self, config: ClientConfig | None = None) -> None:
+    def __init__(self, config: ClientConfig | None = None, ssl_context: ssl.SSLContext | None = None) -> None:
         self.config = config or ClientConfig.model_validate({})
+        self.ssl_context = ssl_context  # TLS on every connection (tls.client_context builds one)
         c = self.config
         super().__init__(
             async_permits=c.client_async_semaphore_value,
@@ -121,11 +123,23 @@ class RemotingClient(RemotingEndpoint):
     async def _connect(self, addr: str) -> Connection:
         host, port = parse_addr(addr)
         timeout_s = self.config.connect_timeout_ms / 1000
-        with map_exceptions(f"connect to {addr}", _CONNECT_ERRORS):
+        ctx = self.ssl_context
+        where = f"TLS connect to {addr} (TLS handshake included)" if ctx is not None else f"connect to {addr}"
+        with map_exceptions(where, _CONNECT_ERRORS):
             async with asyncio.timeout(timeout_s):
-                _transport, conn = await self.owner_loop.create_connection(
-                    lambda: Connection(self, self.settings), host, port
-                )
+                if ctx is None:
+                    _transport, conn = await self.owner_loop.create_connection(
+                        lambda: Connection(self, self.settings), host, port
+                    )
+                else:
+                    _transport, conn = await self.owner_loop.create_connection(
+                        lambda: Connection(self, self.settings),
+                        host,
+                        port,
+                        ssl=ctx,
+                        server_hostname=host,
+                        ssl_handshake_timeout=timeout_s,
+                    )
         conn.attributes["addr"] = addr
         if self._closed:
             conn.close("client shut down")

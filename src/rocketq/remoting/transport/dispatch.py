@@ -10,6 +10,9 @@ SYSTEM_ERROR with the exception's description; a typed-header error -> SYSTEM_ER
 field. A response carries the request's opaque and serialize type and our version (409).
 Deviation: a oneway request is never answered, not even with REQUEST_CODE_NOT_SUPPORTED or
 SYSTEM_BUSY (Java answers those two; its clients drop responses to oneway requests anyway).
+RPC hooks: the before-hooks run when the request is dispatched, before it is queued (Java runs them
+in the executor), so a request a hook refuses (RequestRefused: ACL's NO_PERMISSION) never takes a
+queue slot; the after-hooks run just before the answer is written.
 
 An Executor bounds how many processor coroutines are in progress at once (`workers`) and how many
 may wait (`capacity`), on the owner's loop; blocking work goes to its thread pool (`run_blocking`).
@@ -37,7 +40,7 @@ from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import CURRENT_VERSION, RPC_TYPE, RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
 from rocketq.remoting.transport.codec_negotiation import OFFER_FIELD, answer_offer
-from rocketq.remoting.transport.hooks import RPCHook, run_after, run_before
+from rocketq.remoting.transport.hooks import RequestRefused, RPCHook, run_after, run_before
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -372,13 +375,14 @@ class Dispatcher:
         if entry.reject is not None and entry.reject():
             self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
             return
+        # Before-hooks (ACL) run here, before the request takes a queue slot: a refused request
+        # never occupies an executor, and an accepted one keeps the fast path below.
+        if self.hooks and not self._before(conn, cmd):
+            return
         executor = entry.executor
         if executor.running < executor.workers and not executor._queue and not executor._closed:
-            if self.hooks:
-                executor._start(self._run, (entry, conn, cmd))  # submit's fast path, inlined
-                return
-            # Without hooks the processor's own coroutine is started here (Executor._start without
-            # the _run wrapper: one coroutine less per request); the answers are _run's.
+            # The processor's own coroutine is started here (Executor._start without the _run
+            # wrapper: one coroutine less per request); the answers are _run's.
             executor.running += 1
             try:
                 coro = entry.processor.process_request(conn, cmd)
@@ -428,20 +432,22 @@ class Dispatcher:
                 answer_offer(cmd, response)
             conn.send_response(response)
 
-    async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand) -> None:
-        """A job: the processor (with the hooks around it), then its answer or the error's."""
-        await self._run_awaitable(self._process(entry, conn, cmd), conn, cmd)
+    def _before(self, conn: Any, cmd: RemotingCommand) -> bool:
+        """Run the before-hooks; False when one refused the request (it is answered here)."""
+        try:
+            run_before(self.hooks, conn.remote_addr, cmd)
+        except RequestRefused as exc:  # a hook said no (ACL); the hook logged it
+            self._answer_now(conn, cmd, exc.code, exc.remark)
+            return False
+        except Exception as exc:  # Java: a hook that throws fails the request with SYSTEM_ERROR
+            conn.request_done()
+            self._send(conn, cmd, self._error_response(conn, cmd, exc))
+            return False
+        return True
 
-    async def _process(
-        self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand
-    ) -> RemotingCommand | None:
-        hooks = self.hooks
-        if hooks:
-            run_before(hooks, conn.remote_addr, cmd)
-        response = await entry.processor.process_request(conn, cmd)
-        if hooks:
-            run_after(hooks, conn.remote_addr, cmd, response)
-        return response
+    async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand) -> None:
+        """A job: the processor, then its answer or the error's."""
+        await self._run_awaitable(entry.processor.process_request(conn, cmd), conn, cmd)
 
     async def _run_rest(
         self,
@@ -479,6 +485,14 @@ class Dispatcher:
 
     def _respond(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
         conn.request_done()  # the connection's in-flight count (a held long poll is done here too)
+        if self.hooks and response is not None:
+            try:
+                run_after(self.hooks, conn.remote_addr, cmd, response)
+            except Exception:
+                log.exception("rpc hook failed after request code %s", cmd.code)
+        self._send(conn, cmd, response)
+
+    def _send(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
         if response is None or cmd.flag & 2:  # no answer now, or a oneway request
             return
         response.opaque = cmd.opaque

@@ -56,8 +56,10 @@ class RemotingEndpoint:
         self.owner_loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # set by _bind_loop
         self.registry = ProcessorRegistry()
         self.rpc_hooks: list[RPCHook] = []
+        # Hooks around the requests the peer sends us only (ACL verification must not see our own).
+        self.request_hooks: list[RPCHook] = []
         self.listeners: list[ConnectionListener] = []
-        self.dispatcher = Dispatcher(self.registry, self.rpc_hooks)
+        self.dispatcher = Dispatcher(self.registry, self.request_hooks)
         self.responses: ResponseTable = None  # type: ignore[assignment]
         self._async_permits = Permits("async", async_permits)
         self._oneway_permits = Permits("oneway", oneway_permits)
@@ -73,7 +75,13 @@ class RemotingEndpoint:
             raise RuntimeError("a remoting endpoint is used from one event loop only")
 
     def register_rpc_hook(self, hook: RPCHook) -> None:
+        """Run `hook` around every request, the ones we send and the ones we serve (Java's RPCHook)."""
         self.rpc_hooks.append(hook)
+        self.request_hooks.append(hook)
+
+    def register_request_hook(self, hook: RPCHook) -> None:
+        """Run `hook` around the requests we serve only (a verifier, such as ACL's)."""
+        self.request_hooks.append(hook)
 
     def add_connection_listener(self, listener: ConnectionListener) -> None:
         self.listeners.append(listener)

@@ -2,7 +2,8 @@
 
 Port of org.apache.rocketmq.remoting.RPCHook (doBeforeRequest / doAfterResponse), used by ACL to sign
 requests (client) and verify them (server). A hook that raises fails the request: on the client the
-caller gets the exception, on the server the request is answered SYSTEM_ERROR, as in Java.
+caller gets the exception, on the server the request is answered SYSTEM_ERROR, as in Java, or with
+the code a RequestRefused names (ACL answers NO_PERMISSION).
 """
 
 from __future__ import annotations
@@ -11,6 +12,15 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from rocketq.remoting.protocol.command import RemotingCommand
+
+
+class RequestRefused(Exception):
+    """Raised by a server hook to answer a request with `code` and `remark` instead of running it."""
+
+    def __init__(self, code: int, remark: str) -> None:
+        super().__init__(remark)
+        self.code = code
+        self.remark = remark
 
 
 @runtime_checkable

@@ -14,6 +14,7 @@ import socket
 import threading
 from collections.abc import Callable
 
+from rocketq.common.tls import ServerTls, accept_connection
 from rocketq.remoting.transport.loops import loop_factory
 
 log = logging.getLogger("rocketq.remoting")
@@ -54,12 +55,17 @@ class SelectorLoop:
             finally:
                 loop.close()
 
-    def adopt(self, sock: socket.socket, protocol_factory: Callable[[], asyncio.Protocol]) -> None:
-        """Take over an accepted socket (thread-safe)."""
+    def adopt(
+        self, sock: socket.socket, protocol_factory: Callable[[], asyncio.Protocol], tls: ServerTls | None = None
+    ) -> None:
+        """Take over an accepted socket (thread-safe); with `tls`, plain or TLS by its first byte."""
         loop = self.loop
         assert loop is not None
 
         async def _connect() -> None:
+            if tls is not None:
+                await accept_connection(loop, sock, protocol_factory, tls)
+                return
             try:
                 await loop.connect_accepted_socket(protocol_factory, sock)
             except Exception as exc:

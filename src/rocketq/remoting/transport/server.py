@@ -21,6 +21,7 @@ from typing import Any
 
 from rocketq.common.errors import IllegalStateError
 from rocketq.common.service import spawn
+from rocketq.common.tls import ServerTls, TlsListener, serve
 from rocketq.remoting.errors import RemotingError, map_exceptions
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.transport.config import ServerConfig
@@ -45,8 +46,9 @@ class RemotingServer(RemotingEndpoint):
         await server.shutdown()
     """
 
-    def __init__(self, config: ServerConfig | None = None) -> None:
+    def __init__(self, config: ServerConfig | None = None, tls: ServerTls | None = None) -> None:
         self.config = config or ServerConfig.model_validate({})
+        self.tls = tls if tls is not None and tls.enabled else None
         c = self.config
         super().__init__(
             async_permits=c.server_async_semaphore_value,
@@ -76,6 +78,7 @@ class RemotingServer(RemotingEndpoint):
         self._server: asyncio.AbstractServer | None = None
         self._listen_sock: socket.socket | None = None
         self._boss: asyncio.Task[None] | None = None
+        self._tls_listener: TlsListener | None = None
         self._port = 0
         self._started = False
         self._stopped = False
@@ -118,7 +121,12 @@ class RemotingServer(RemotingEndpoint):
         where = f"listen on {c.bind_address}:{c.listen_port}"
         try:
             with map_exceptions(where):
-                if c.server_selector_threads <= 1:
+                if self.tls is not None and c.server_selector_threads <= 1:
+                    self._tls_listener = await serve(
+                        c.bind_address, c.listen_port, self._new_connection, self.tls, c.server_socket_backlog
+                    )
+                    self._port = self._tls_listener.port
+                elif c.server_selector_threads <= 1:
                     self._server = await self.owner_loop.create_server(
                         self._new_connection, c.bind_address, c.listen_port, backlog=c.server_socket_backlog
                     )
@@ -130,10 +138,11 @@ class RemotingServer(RemotingEndpoint):
             raise
         await self._scan.start()
         log.info(
-            "remoting server listening on %s:%d (%d selector loops)",
+            "remoting server listening on %s:%d (%d selector loops, tlsMode %s)",
             c.bind_address,
             self._port,
             len(self._selectors),
+            self.tls.mode.value if self.tls is not None else "disabled",
         )
 
     async def _start_with_selectors(self) -> None:
@@ -166,7 +175,7 @@ class RemotingServer(RemotingEndpoint):
                 await asyncio.sleep(0.1)
                 continue
             conn_sock.setblocking(False)
-            next(selectors).adopt(conn_sock, self._new_connection)
+            next(selectors).adopt(conn_sock, self._new_connection, self.tls)
 
     async def shutdown(self) -> None:
         """Stop accepting, let running requests finish (bounded), close connections, stop the loops."""
@@ -191,6 +200,8 @@ class RemotingServer(RemotingEndpoint):
     async def _stop_accepting(self) -> None:
         if self._server is not None:
             self._server.close()
+        if self._tls_listener is not None:
+            await self._tls_listener.close()
         if self._boss is not None:
             self._boss.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -23,6 +23,7 @@ import time
 from typing import Any, Protocol
 
 from rocketq.common.service import spawn, wait_event
+from rocketq.common.tls import ServerTls, TlsListener, serve
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.ha.codec import HAProtocolError, OffsetReader, encode_frame_header
 
@@ -51,8 +52,13 @@ class MasterStore(Protocol):
 class HAService:
     """Listens on haListenPort (0: any free port; `port` tells which) and serves every slave that connects."""
 
-    def __init__(self, store: MasterStore, host: str = "127.0.0.1", port: int | None = None) -> None:
+    def __init__(
+        self, store: MasterStore, host: str = "127.0.0.1", port: int | None = None, tls: ServerTls | None = None
+    ) -> None:
         self.store = store
+        # TLS on the HA port as on the remoting port (same tlsMode: plain or TLS by the first byte).
+        self.tls = tls if tls is not None and tls.enabled else None
+        self._tls_listener: TlsListener | None = None
         self.config = store.config
         self.host = host
         self._port_wanted = self.config.ha_listen_port if port is None else port
@@ -65,17 +71,29 @@ class HAService:
 
     @property
     def port(self) -> int:
+        if self._tls_listener is not None:
+            return self._tls_listener.port
         if self._server is None or not self._server.sockets:
             return self._port_wanted
         return int(self._server.sockets[0].getsockname()[1])
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, self.host, self._port_wanted)
-        log.info("HA service listening on %s:%d", self.host, self.port)
+        if self.tls is not None:
+            self._tls_listener = await serve(
+                self.host,
+                self._port_wanted,
+                lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(), self._accept),
+                self.tls,
+            )
+        else:
+            self._server = await asyncio.start_server(self._accept, self.host, self._port_wanted)
+        log.info("HA service listening on %s:%d%s", self.host, self.port, " (TLS)" if self.tls else "")
 
     async def shutdown(self) -> None:
         if self._server is not None:
             self._server.close()
+        if self._tls_listener is not None:
+            await self._tls_listener.close()
         for conn in list(self.connections):
             await conn.close()
         if self._server is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from typing import Protocol
 
@@ -35,8 +36,11 @@ class SlaveStore(Protocol):
 
 
 class HAClient:
-    def __init__(self, store: SlaveStore, master_address: str | None = None) -> None:
+    def __init__(
+        self, store: SlaveStore, master_address: str | None = None, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.store = store
+        self.ssl_context = ssl_context  # TLS to the master's HA port (the broker's tlsEnable)
         self.config = store.config
         self.master_address = master_address
         self.connected = False
@@ -77,7 +81,12 @@ class HAClient:
             host, _, port = address.rpartition(":")
             try:
                 async with asyncio.timeout(CONNECT_TIMEOUT_S):
-                    reader, writer = await asyncio.open_connection(host, int(port))
+                    if self.ssl_context is None:
+                        reader, writer = await asyncio.open_connection(host, int(port))
+                    else:
+                        reader, writer = await asyncio.open_connection(
+                            host, int(port), ssl=self.ssl_context, server_hostname=host
+                        )
             except (OSError, TimeoutError, ValueError) as exc:
                 log.info("HA: cannot connect to master %s: %s", address, exc)
                 await wait_event(self._address_changed, RECONNECT_INTERVAL_S)

@@ -1,0 +1,178 @@
+"""Permissions and the resources each request code needs.
+
+Port of org.apache.rocketmq.acl.common.Permission and of PlainAccessValidator.parse (4.9.8): which
+topic (PUB or SUB) and which group (as its retry topic, SUB) a request touches. Deviation, deliberate:
+Java's ADMIN_CODE holds five codes, which lets any signed account change the ACL itself, reset
+offsets or wipe a broker's write permission; ADMIN_CODES here adds those, and broker registration
+(so only an admin account can put a broker in the routes; see docs/security.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from rocketq.common.constants import RETRY_GROUP_TOPIC_PREFIX
+from rocketq.remoting.acl.errors import AclError
+from rocketq.remoting.protocol.codes import RequestCode as RC
+
+DENY: Final = 1
+ANY: Final = 1 << 1
+PUB: Final = 1 << 2
+SUB: Final = 1 << 3
+
+_BY_NAME: Final = {"PUB": PUB, "SUB": SUB, "PUB|SUB": PUB | SUB, "SUB|PUB": PUB | SUB, "DENY": DENY}
+
+# Java's Permission.ADMIN_CODE.
+JAVA_ADMIN_CODES: Final = frozenset(
+    {
+        RC.UPDATE_AND_CREATE_TOPIC,
+        RC.UPDATE_BROKER_CONFIG,
+        RC.DELETE_TOPIC_IN_BROKER,
+        RC.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+        RC.DELETE_SUBSCRIPTIONGROUP,
+    }
+)
+
+# What only an admin account may do here: Java's five, plus the ACL verbs themselves and the codes
+# that rewrite other groups' offsets, the cluster's routes or the NameServer's configuration.
+ADMIN_CODES: Final = JAVA_ADMIN_CODES | frozenset(
+    {
+        RC.UPDATE_AND_CREATE_ACL_CONFIG,
+        RC.DELETE_ACL_CONFIG,
+        RC.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
+        RC.GET_BROKER_CLUSTER_ACL_CONFIG,
+        RC.INVOKE_BROKER_TO_RESET_OFFSET,
+        RC.RESET_CONSUMER_CLIENT_OFFSET,
+        RC.CLONE_GROUP_OFFSET,
+        RC.DELETE_TOPIC_IN_NAMESRV,
+        RC.WIPE_WRITE_PERM_OF_BROKER,
+        RC.ADD_WRITE_PERM_OF_BROKER,
+        RC.PUT_KV_CONFIG,
+        RC.DELETE_KV_CONFIG,
+        RC.UPDATE_NAMESRV_CONFIG,
+        RC.REGISTER_BROKER,
+        RC.UNREGISTER_BROKER,
+    }
+)
+
+# The NameServer verifies the codes that change it (Java 4.9's NameServer has no ACL at all); its
+# reads (routes, cluster info, KV reads) stay open, since every client needs them before anything.
+NAMESRV_WRITE_CODES: Final = frozenset(
+    {
+        RC.PUT_KV_CONFIG,
+        RC.DELETE_KV_CONFIG,
+        RC.REGISTER_BROKER,
+        RC.UNREGISTER_BROKER,
+        RC.WIPE_WRITE_PERM_OF_BROKER,
+        RC.ADD_WRITE_PERM_OF_BROKER,
+        RC.DELETE_TOPIC_IN_NAMESRV,
+        RC.UPDATE_NAMESRV_CONFIG,
+    }
+)
+
+
+def parse_perm(text: str | None) -> int:
+    """Permission.parsePermFromString: unknown or missing text is DENY."""
+    if text is None:
+        return DENY
+    return _BY_NAME.get(str(text).strip(), DENY)
+
+
+def check_resource_perm(resource: str) -> None:
+    """Permission.checkResourcePerms for one `Res=Perm` item; AclError naming the bad item."""
+    items = [p for p in resource.split("=") if p]
+    if len(items) != 2:
+        raise AclError(
+            f"Parse Resource format error for {resource}. The expected resource format is 'Res=Perm'. "
+            "For example: topicA=SUB"
+        )
+    if items[1].strip() not in _BY_NAME:
+        raise AclError(
+            f"Parse resource permission error for {resource}. "
+            "The expected permissions are 'SUB' or 'PUB' or 'SUB|PUB' or 'PUB|SUB'."
+        )
+
+
+def check_permission(needed: int, owned: int) -> bool:
+    """Permission.checkPermission."""
+    if owned & DENY:
+        return False
+    if needed & ANY:
+        return bool(owned & (PUB | SUB))
+    return bool(needed & owned)
+
+
+def perm_name(perm: int) -> str:
+    return {PUB: "PUB", SUB: "SUB", PUB | SUB: "PUB|SUB", DENY: "DENY", ANY: "ANY"}.get(perm, str(perm))
+
+
+def retry_topic(group: str | None) -> str | None:
+    return None if group is None else RETRY_GROUP_TOPIC_PREFIX + group
+
+
+def is_retry_topic(topic: str | None) -> bool:
+    return topic is not None and topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
+
+
+def print_resource(resource: str) -> str:
+    """PlainAccessResource.printStr: `group:G` for a retry topic, `topic:T` otherwise."""
+    if is_retry_topic(resource):
+        return f"group:{resource[len(RETRY_GROUP_TOPIC_PREFIX) :]}"
+    return f"topic:{resource}"
+
+
+# Java's switch has SEND_MESSAGE and SEND_MESSAGE_V2 only, so its batches need no permission at all.
+_SEND_CODES: Final = frozenset({RC.SEND_MESSAGE, RC.SEND_MESSAGE_V2, RC.SEND_BATCH_MESSAGE})
+
+
+_POP_CODES: Final = frozenset({RC.POP_MESSAGE, RC.ACK_MESSAGE, RC.CHANGE_MESSAGE_INVISIBLETIME})
+
+
+def _put(perms: dict[str, int], resource: str | None, perm: int) -> None:
+    if resource is not None:
+        perms[resource] = perm
+
+
+def needed_perms(
+    code: int, fields: Mapping[str, str], heartbeat_groups: list[tuple[str, list[str]]] | None = None
+) -> dict[str, int]:
+    """The resources (topics; groups as their retry topics) request `code` needs, and how.
+
+    `heartbeat_groups`: for HEART_BEAT, the (consumer group, subscribed topics) of its body, which the
+    caller decodes (the body codec lives above this module's concerns).
+    """
+    perms: dict[str, int] = {}
+    get = fields.get
+    if code in _SEND_CODES:
+        # V2 headers (SEND_MESSAGE_V2, and batches sent with them) name the topic "b", the group "a".
+        v2 = "b" in fields
+        topic = get("b") if v2 else get("topic")
+        if is_retry_topic(topic):
+            # Java reads a "group" field the V1 header does not have (so it checks nothing); the
+            # producer group is what the header carries.
+            _put(perms, retry_topic(get("a") if v2 else get("producerGroup")), SUB)
+        else:
+            _put(perms, topic, PUB)
+    elif code == RC.CONSUMER_SEND_MSG_BACK:
+        _put(perms, retry_topic(get("group")), SUB)
+    elif code == RC.PULL_MESSAGE:
+        _put(perms, get("topic"), SUB)
+        _put(perms, retry_topic(get("consumerGroup")), SUB)
+    elif code == RC.QUERY_MESSAGE:
+        _put(perms, get("topic"), SUB)
+    elif code == RC.HEART_BEAT:
+        for group, topics in heartbeat_groups or ():
+            _put(perms, retry_topic(group), SUB)
+            for topic in topics:
+                _put(perms, topic, SUB)
+    elif code in (RC.UNREGISTER_CLIENT, RC.GET_CONSUMER_LIST_BY_GROUP):
+        _put(perms, retry_topic(get("consumerGroup")), SUB)
+    elif code in _POP_CODES:
+        # Not in Java 4.9 (no POP there); as RocketMQ 5 checks them: SUB on the topic and the group.
+        _put(perms, get("topic"), SUB)
+        _put(perms, retry_topic(get("consumerGroup")), SUB)
+    elif code == RC.UPDATE_CONSUMER_OFFSET:
+        _put(perms, retry_topic(get("consumerGroup")), SUB)
+        _put(perms, get("topic"), SUB)
+    return perms

@@ -1,0 +1,102 @@
+"""Request verification: PlainAccessValidator.parse + PlainPermissionManager.validate (RocketMQ 4.9.8).
+
+Order, as Java: a global whitelist match lets the request through; else the AccessKey must name an
+account; the account's own whitelist lets it through; else the Signature must match; a PUB on
+RMQ_SYS_TRACE_TOPIC passes (message traces); then admin codes need an admin account and every
+resource the code touches needs its permission (the account's own, else its default).
+The signed content leaves out Signature and `_UNIQUE_KEY_QUERY` as Java's validator does; since
+Java's client signs the latter, a request carrying it is also accepted when signed with it.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from rocketq.common.constants import RMQ_SYS_TRACE_TOPIC, UNIQUE_MSG_QUERY_FLAG
+from rocketq.remoting.acl import permission as P
+from rocketq.remoting.acl.errors import AclError
+from rocketq.remoting.acl.plain_config import Account, AclTables
+from rocketq.remoting.acl.signing import ACCESS_KEY, SIGNATURE, cal_signature, combine_request_content
+from rocketq.remoting.protocol.bodies.heartbeat import HeartbeatData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+
+# An access key is echoed in remarks and logs; a longer one is cut (a huge key must not be mirrored).
+_SHOWN_KEY_CHARS = 64
+
+
+def shown_key(access_key: str) -> str:
+    return access_key if len(access_key) <= _SHOWN_KEY_CHARS else access_key[:_SHOWN_KEY_CHARS] + "..."
+
+
+def client_ip(remote_addr: str) -> str:
+    """The address without its port, as PlainAccessValidator.parse strips it."""
+    return remote_addr[: remote_addr.rfind(":")] if ":" in remote_addr else remote_addr
+
+
+def _heartbeat_groups(body: bytes) -> list[tuple[str, list[str]]]:
+    try:
+        data = HeartbeatData.decode(body)
+    except Exception as exc:  # any decoding problem is the client's: refuse, naming it
+        raise AclError(f"cannot read the heartbeat body to check its permissions: {exc}") from exc
+    return [(c.group_name, [s.topic for s in c.subscription_data_set]) for c in data.consumer_data_set]
+
+
+def _signature_ok(cmd: RemotingCommand, fields: dict[str, str], account: Account) -> bool:
+    signature = fields.get(SIGNATURE)
+    if not signature or not signature.isascii():  # a Base64 text is ASCII
+        return False
+    # Java's validator leaves _UNIQUE_KEY_QUERY out of the content (see the module doc)
+    data = combine_request_content(fields, cmd.body, skip_unique_query=True)
+    if hmac.compare_digest(cal_signature(data, account.secret_key), signature):
+        return True
+    if UNIQUE_MSG_QUERY_FLAG in fields:
+        return hmac.compare_digest(
+            cal_signature(combine_request_content(fields, cmd.body), account.secret_key), signature
+        )
+    return False
+
+
+def check_perm(code: int, needed: dict[str, int], account: Account) -> None:
+    """PlainPermissionManager.checkPerm; the AclError names the resource and the permission missing."""
+    if code in P.ADMIN_CODES and not account.admin:
+        raise AclError(
+            f"Need admin permission for request code={code}, but accessKey={shown_key(account.access_key)} is not"
+        )
+    if not account.perms and account.admin:
+        return
+    for resource, perm in needed.items():
+        owned = account.perms.get(resource)
+        if owned is None:
+            owned = account.default_group_perm if P.is_retry_topic(resource) else account.default_topic_perm
+        if not P.check_permission(perm, owned):
+            raise AclError(
+                f"No default permission for {P.print_resource(resource)}: {P.perm_name(perm)} needed, "
+                f"accessKey={shown_key(account.access_key)} has {P.perm_name(owned)}"
+            )
+
+
+def validate(tables: AclTables, remote_addr: str, cmd: RemotingCommand) -> str | None:
+    """Let `cmd` through or raise AclError; returns the access key used (None when whitelisted)."""
+    ip = client_ip(remote_addr)
+    for match in tables.global_white:
+        if match(ip):
+            return None
+    fields = cmd.ext_fields or {}
+    access_key = fields.get(ACCESS_KEY)
+    if access_key is None:
+        raise AclError("No accessKey is configured")
+    account = tables.accounts.get(access_key)
+    if account is None:
+        raise AclError(f"No acl config for {shown_key(access_key)}")
+    if account.white(ip):
+        return access_key
+    if not _signature_ok(cmd, fields, account):
+        raise AclError(f"Check signature failed for accessKey={shown_key(access_key)}")
+    code = cmd.code
+    groups = _heartbeat_groups(cmd.body) if code == RequestCode.HEART_BEAT and cmd.body else None
+    needed = P.needed_perms(code, fields, groups)
+    if needed.get(RMQ_SYS_TRACE_TOPIC) == P.PUB:
+        return access_key
+    check_perm(code, needed, account)
+    return access_key

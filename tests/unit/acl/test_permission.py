@@ -1,0 +1,71 @@
+"""Which resources each request code needs (PlainAccessValidator.parse) and permission checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocketq.remoting.acl import permission as P
+from rocketq.remoting.protocol.codes import RequestCode as RC
+
+
+@pytest.mark.parametrize(
+    ("code", "fields", "expected"),
+    [
+        (RC.SEND_MESSAGE, {"topic": "T", "producerGroup": "PG"}, {"T": P.PUB}),
+        (RC.SEND_MESSAGE_V2, {"a": "PG", "b": "T"}, {"T": P.PUB}),
+        (RC.SEND_BATCH_MESSAGE, {"a": "PG", "b": "T"}, {"T": P.PUB}),
+        (RC.SEND_BATCH_MESSAGE, {"topic": "T"}, {"T": P.PUB}),
+        (RC.SEND_MESSAGE_V2, {"a": "G", "b": "%RETRY%G"}, {"%RETRY%G": P.SUB}),
+        (RC.CONSUMER_SEND_MSG_BACK, {"group": "G"}, {"%RETRY%G": P.SUB}),
+        (RC.PULL_MESSAGE, {"topic": "T", "consumerGroup": "G"}, {"T": P.SUB, "%RETRY%G": P.SUB}),
+        (RC.QUERY_MESSAGE, {"topic": "T"}, {"T": P.SUB}),
+        (RC.UNREGISTER_CLIENT, {"consumerGroup": "G"}, {"%RETRY%G": P.SUB}),
+        (RC.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": "G"}, {"%RETRY%G": P.SUB}),
+        (RC.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "G", "topic": "T"}, {"%RETRY%G": P.SUB, "T": P.SUB}),
+        (RC.POP_MESSAGE, {"consumerGroup": "G", "topic": "T"}, {"T": P.SUB, "%RETRY%G": P.SUB}),
+        (RC.ACK_MESSAGE, {"consumerGroup": "G", "topic": "T"}, {"T": P.SUB, "%RETRY%G": P.SUB}),
+        (RC.GET_BROKER_RUNTIME_INFO, {}, {}),
+        (RC.UNREGISTER_CLIENT, {}, {}),  # a producer's unregister: no group
+    ],
+)
+def test_needed_perms_per_code(code: int, fields: dict[str, str], expected: dict[str, int]) -> None:
+    assert P.needed_perms(code, fields) == expected
+
+
+def test_heartbeat_needs_its_groups_and_subscriptions() -> None:
+    perms = P.needed_perms(RC.HEART_BEAT, {}, [("G", ["T1", "%RETRY%G"])])
+    assert perms == {"%RETRY%G": P.SUB, "T1": P.SUB}
+
+
+@pytest.mark.parametrize(
+    ("needed", "owned", "ok"),
+    [
+        (P.PUB, P.PUB, True),
+        (P.PUB, P.SUB, False),
+        (P.SUB, P.PUB | P.SUB, True),
+        (P.PUB, P.DENY, False),
+        (P.ANY, P.SUB, True),
+        (P.ANY, P.DENY, False),
+        (P.PUB, P.DENY | P.PUB, False),
+    ],
+)
+def test_check_permission(needed: int, owned: int, ok: bool) -> None:
+    assert P.check_permission(needed, owned) is ok
+
+
+def test_parse_perm_as_java() -> None:
+    assert P.parse_perm("PUB") == P.PUB
+    assert P.parse_perm(" SUB|PUB ") == P.PUB | P.SUB
+    assert P.parse_perm("nonsense") == P.DENY
+    assert P.parse_perm(None) == P.DENY
+
+
+def test_admin_codes_hold_javas_and_the_acl_verbs() -> None:
+    assert P.JAVA_ADMIN_CODES <= P.ADMIN_CODES
+    assert {
+        RC.UPDATE_AND_CREATE_ACL_CONFIG,
+        RC.DELETE_ACL_CONFIG,
+        RC.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
+    } <= P.ADMIN_CODES
+    assert RC.SEND_MESSAGE not in P.ADMIN_CODES
+    assert P.NAMESRV_WRITE_CODES.isdisjoint({RC.GET_ROUTEINFO_BY_TOPIC, RC.GET_BROKER_CLUSTER_INFO})

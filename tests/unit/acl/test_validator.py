@@ -1,0 +1,194 @@
+"""PlainAccessValidator's order and remarks, and the account files (load, reload, bad file, folders)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from rocketq.remoting.acl.errors import AclError
+from rocketq.remoting.acl.plain_config import PlainAclConfig
+from rocketq.remoting.acl.server_hook import AclServerHook
+from rocketq.remoting.acl.signing import sign_request
+from rocketq.remoting.acl.validator import validate
+from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, HeartbeatData, SubscriptionData
+from rocketq.remoting.protocol.codes import RequestCode as RC
+from rocketq.remoting.protocol.codes import ResponseCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.transport.hooks import RequestRefused
+
+ACL = """
+globalWhiteRemoteAddresses:
+  - 10.10.103.*
+accounts:
+  - accessKey: RocketMQ
+    secretKey: "12345678"
+    admin: false
+    defaultTopicPerm: DENY
+    defaultGroupPerm: SUB
+    topicPerms:
+      - topicA=DENY
+      - topicB=PUB|SUB
+      - topicC=SUB
+    groupPerms:
+      - groupA=DENY
+      - groupB=PUB|SUB
+  - accessKey: rocketmq2
+    secretKey: "12345678"
+    whiteRemoteAddress: 192.168.1.*
+    admin: true
+"""
+
+PEER = "127.0.0.1:50000"
+
+
+@pytest.fixture
+def acl(tmp_path: Path) -> PlainAclConfig:
+    (tmp_path / "plain_acl.yml").write_text(ACL, encoding="utf-8")
+    return PlainAclConfig(str(tmp_path / "plain_acl.yml"))
+
+
+def signed(
+    code: int, fields: dict[str, str], body: bytes = b"", ak: str = "RocketMQ", sk: str = "12345678"
+) -> RemotingCommand:
+    f = dict(fields)
+    sign_request(f, body, ak, sk)
+    return RemotingCommand(code=code, ext_fields=f, body=body)
+
+
+def refused(acl: PlainAclConfig, cmd: RemotingCommand, peer: str = PEER) -> str:
+    with pytest.raises(AclError) as err:
+        validate(acl.tables, peer, cmd)
+    return str(err.value)
+
+
+def test_signed_request_with_permission_passes(acl: PlainAclConfig) -> None:
+    assert (
+        validate(acl.tables, PEER, signed(RC.SEND_MESSAGE_V2, {"a": "P", "b": "topicB"}, b"x")) == "RocketMQ"
+    )
+
+
+def test_refusals_name_what_is_wrong(acl: PlainAclConfig) -> None:
+    assert (
+        refused(acl, RemotingCommand(code=RC.SEND_MESSAGE_V2, ext_fields={"b": "topicB"}))
+        == "No accessKey is configured"
+    )
+    assert (
+        refused(acl, signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, ak="nobody12"))
+        == "No acl config for nobody12"
+    )
+    assert "Check signature failed for accessKey=RocketMQ" in refused(
+        acl, signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, sk="wrong-secret")
+    )
+    tampered = signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, b"body")
+    tampered.body = b"BODY"
+    assert "Check signature failed" in refused(acl, tampered)
+    remark = refused(acl, signed(RC.SEND_MESSAGE_V2, {"b": "topicC"}))
+    assert "topic:topicC" in remark and "PUB needed" in remark
+    remark = refused(acl, signed(RC.PULL_MESSAGE, {"topic": "topicB", "consumerGroup": "groupA"}))
+    assert "group:groupA" in remark
+    remark = refused(acl, signed(RC.UPDATE_AND_CREATE_TOPIC, {"topic": "X"}))
+    assert remark == "Need admin permission for request code=17, but accessKey=RocketMQ is not"
+    assert "12345678" not in remark
+
+
+def test_default_perms_apply_to_unlisted_resources(acl: PlainAclConfig) -> None:
+    assert "topic:other" in refused(acl, signed(RC.SEND_MESSAGE_V2, {"b": "other"}))  # defaultTopicPerm DENY
+    # defaultGroupPerm SUB lets an unlisted group consume a listed SUB topic
+    validate(acl.tables, PEER, signed(RC.PULL_MESSAGE, {"topic": "topicC", "consumerGroup": "g9"}))
+
+
+def test_whitelists_skip_the_signature(acl: PlainAclConfig) -> None:
+    unsigned = RemotingCommand(code=RC.UPDATE_AND_CREATE_TOPIC, ext_fields={"topic": "X"})
+    assert validate(acl.tables, "10.10.103.7:1234", unsigned) is None  # global whitelist
+    own = RemotingCommand(code=RC.UPDATE_AND_CREATE_TOPIC, ext_fields={"AccessKey": "rocketmq2"})
+    assert validate(acl.tables, "192.168.1.20:1234", own) == "rocketmq2"  # the account's own
+    assert "Check signature failed" in refused(acl, own, "192.168.2.20:1234")
+
+
+def test_heartbeat_body_is_checked(acl: PlainAclConfig) -> None:
+    hb = HeartbeatData(client_id="c", consumer_data_set=[
+        ConsumerData(group_name="groupB", subscription_data_set=[SubscriptionData(topic="topicA")])
+    ])  # fmt: skip
+    assert "topic:topicA" in refused(acl, signed(RC.HEART_BEAT, {}, hb.encode()))
+    assert "heartbeat body" in refused(acl, signed(RC.HEART_BEAT, {}, b"{not json"))
+
+
+def test_huge_access_key_is_cut_in_the_remark(acl: PlainAclConfig) -> None:
+    remark = refused(acl, signed(RC.SEND_MESSAGE_V2, {"b": "T"}, ak="K" * 100_000))
+    assert len(remark) < 200
+
+
+def test_unique_key_query_flag_signed_either_way(acl: PlainAclConfig) -> None:
+    fields = {"topic": "topicC", "key": "k", "_UNIQUE_KEY_QUERY": "true"}
+    validate(acl.tables, PEER, signed(RC.QUERY_MESSAGE, fields))  # Java's client signs the flag too
+
+
+def test_bad_file_keeps_the_last_good_tables(acl: PlainAclConfig, caplog: pytest.LogCaptureFixture) -> None:
+    path = Path(acl.default_file)
+    path.write_text("accounts:\n  - accessKey: short\n    secretKey: x\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))  # a different mtime even on a coarse clock
+    with caplog.at_level(logging.ERROR, "rocketq.acl"):
+        assert acl.reload_if_changed() is False
+    assert "RocketMQ" in acl.tables.accounts
+    assert "length should longer than 6" in caplog.text
+    path.write_text("accounts: [{accessKey: newkey12, secretKey: newsecret}]\n", encoding="utf-8")
+    os.utime(path, ns=(2, 2))
+    assert acl.reload_if_changed() is True
+    assert set(acl.tables.accounts) == {"newkey12"}
+    assert acl.reload_if_changed() is False  # unchanged: nothing read
+
+
+def test_files_under_the_acl_folder_are_read_and_duplicates_refused(tmp_path: Path) -> None:
+    (tmp_path / "plain_acl.yml").write_text(ACL, encoding="utf-8")
+    (tmp_path / "acl").mkdir()
+    (tmp_path / "acl" / "team.yaml").write_text(
+        "accounts: [{accessKey: team1234, secretKey: teamsecret}]\n", encoding="utf-8"
+    )
+    acl = PlainAclConfig(str(tmp_path / "plain_acl.yml"))
+    assert set(acl.tables.accounts) == {"RocketMQ", "rocketmq2", "team1234"}
+    assert acl.tables.accounts["team1234"].file.endswith("team.yaml")
+    (tmp_path / "acl" / "dup.yml").write_text(
+        "accounts: [{accessKey: team1234, secretKey: teamsecret}]\n", encoding="utf-8"
+    )
+    assert acl.reload_if_changed() is False
+    folder = PlainAclConfig(str(tmp_path / "acl"))  # a folder: its files only, the error named
+    assert folder.tables.accounts == {}
+
+
+def test_admin_edits_write_the_file_and_reload(acl: PlainAclConfig) -> None:
+    acl.update_account(
+        {"accessKey": "added123", "secretKey": "addedsecret", "topicPerms": ["T=PUB"], "admin": False}
+    )
+    assert acl.tables.accounts["added123"].perms == {"T": 4}
+    acl.update_account({"accessKey": "RocketMQ", "defaultTopicPerm": "PUB"})
+    assert acl.tables.accounts["RocketMQ"].default_topic_perm == 4
+    assert acl.delete_account("added123") is True
+    assert acl.delete_account("added123") is False
+    acl.update_global_white(["127.0.0.*"])
+    assert validate(acl.tables, PEER, RemotingCommand(code=RC.SEND_MESSAGE, ext_fields={})) is None
+    with pytest.raises(AclError):
+        acl.update_global_white(["1.2.3.4/8"])
+    assert acl.tables.versions[acl.default_file]["counter"] == 4
+
+
+def test_server_hook_answers_no_permission_and_logs_once_per_client(
+    acl: PlainAclConfig, caplog: pytest.LogCaptureFixture
+) -> None:
+    now = [0.0]
+    hook = AclServerHook(acl, clock=lambda: now[0])
+    cmd = RemotingCommand(code=RC.SEND_MESSAGE, ext_fields={"topic": "T"})
+    with caplog.at_level(logging.WARNING, "rocketq.acl"):
+        for _ in range(5):
+            with pytest.raises(RequestRefused) as err:
+                hook.do_before_request(PEER, cmd)
+            assert err.value.code == ResponseCode.NO_PERMISSION
+        now[0] = 61.0
+        with pytest.raises(RequestRefused):
+            hook.do_before_request(PEER, cmd)
+    lines = [r.getMessage() for r in caplog.records if "ACL refused" in r.getMessage()]
+    assert len(lines) == 2
+    assert "4 more refusals" in lines[1]
+    AclServerHook(acl, checked=lambda code: False).do_before_request(PEER, cmd)  # not a checked code
