@@ -4,9 +4,11 @@ Port of the parts of org.apache.rocketmq.tools.admin.DefaultMQAdminExt(Impl) and
 client.impl.MQAdminImpl (4.9.8) that API.md names. Requests are built by MQClientAPI (client/api.py);
 this module chooses the servers: name servers for routes and cluster info, every master of a cluster
 for topic and group changes, every master of a topic for queries. The client starts on first use.
-Deviation: when a broker does not serve INVOKE_BROKER_TO_RESET_OFFSET (222), reset_offset_by_time
-writes the offsets itself (SEARCH_OFFSET_BY_TIMESTAMP + UPDATE_CONSUMER_OFFSET per queue), which is
-right only while the group's consumers are offline (as Java's resetOffsetByTimeOld).
+reset_offset_by_time asks each master of the topic to reset live (INVOKE_BROKER_TO_RESET_OFFSET, 222:
+the broker tells every online consumer of the group to seek). When the group has no online consumer
+(CONSUMER_NOT_ONLINE) or the broker does not serve 222, it writes the offsets itself
+(SEARCH_OFFSET_BY_TIMESTAMP + UPDATE_CONSUMER_OFFSET per queue, Java's resetOffsetByTimestampOld), which
+is right only while no consumer runs; the result says which way each broker went (ResetOffsets.offline).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from rocketq.common import constants as C
 from rocketq.common.config import parse_properties
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.msg_id import parse_offset_msg_id
-from rocketq.remoting.errors import RequestCodeNotSupportedError
+from rocketq.remoting.errors import ConsumerNotOnlineError, RequestCodeNotSupportedError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.admin import (
     ConsumeMessageDirectlyResult,
@@ -36,7 +38,11 @@ from rocketq.remoting.protocol.bodies.admin import (
     TopicOffset,
     TopicStatsTable,
 )
-from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ResetOffsetBody
+from rocketq.remoting.protocol.bodies.consumer import (
+    ConsumerRunningInfo,
+    GetConsumerStatusBody,
+    ResetOffsetBody,
+)
 from rocketq.remoting.protocol.bodies.register import KVTable
 from rocketq.remoting.protocol.bodies.route import ClusterInfo, TopicRouteData
 from rocketq.remoting.protocol.codes import RequestCode
@@ -47,12 +53,38 @@ from rocketq.remoting.protocol.headers.admin import (
     DeleteTopicRequestHeader,
     GetConsumerConnectionListRequestHeader,
     GetConsumerRunningInfoRequestHeader,
+    GetConsumerStatusRequestHeader,
     GetConsumeStatsRequestHeader,
     GetProducerConnectionListRequestHeader,
     GetTopicStatsInfoRequestHeader,
     ResetOffsetRequestHeader,
 )
 from rocketq.remoting.protocol.headers.namesrv import DeleteTopicFromNamesrvRequestHeader
+
+STATUS_TIMEOUT_MS = 8_000
+
+
+class ResetOffsets(dict[MessageQueue, int]):
+    """The new offset of each queue, and the brokers that had to write them directly.
+
+    `offline` maps a broker name to why its consumers were not told (no consumer of the group online, or a
+    broker without live reset): their offsets take effect when the consumers start next, and a consumer
+    that is in fact running overwrites them with its next commit.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.offline: dict[str, str] = {}
+
+    @property
+    def live(self) -> bool:
+        """Whether every broker reset the group's online consumers."""
+        return not self.offline
+
+    def sorted(self) -> ResetOffsets:
+        out = ResetOffsets(sorted(self.items()))
+        out.offline = dict(self.offline)
+        return out
 
 
 @dataclass(slots=True)
@@ -290,32 +322,71 @@ class Admin:
             if not mq.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX) or topic is not None
         ]
 
-    async def reset_offset_by_time(self, group: str, topic: str, timestamp_ms: int, *, force: bool = True) -> dict[MessageQueue, int]:
-        """Move the group's offsets on `topic` to the messages stored at `timestamp_ms`; the new offsets."""
+    async def reset_offset_by_time(self, group: str, topic: str, timestamp_ms: int, *, force: bool = True) -> ResetOffsets:
+        """Move the group's offsets on `topic` to the messages stored at `timestamp_ms` (-1: the queues' ends).
+
+        Online consumers are told to seek by their brokers; a broker without online consumers of the group
+        gets the offsets written directly (see ResetOffsets.offline). Without `force`, a queue whose committed
+        offset is already before the target keeps it. Raises MQBrokerError when a broker refuses (e.g. a
+        group that has no offsets on `topic`, remark "consumer group <g> not exist").
+        """
         inst = await self._inst()
         header = ResetOffsetRequestHeader(topic=topic, group=group, timestamp=timestamp_ms, is_force=force)
-        result: dict[MessageQueue, int] = {}
+        result = ResetOffsets()
         for name, addr in await self._topic_masters(topic):
             try:
                 resp = await inst.api.invoke(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, header)
                 result.update(ResetOffsetBody.decode(resp.body).offset_table if resp.body else {})
-            except RequestCodeNotSupportedError:
-                result.update(await self._reset_by_hand(name, addr, group, topic, timestamp_ms))
-        return dict(sorted(result.items()))
+            except (RequestCodeNotSupportedError, ConsumerNotOnlineError) as exc:
+                result.offline[name] = exc.remark or str(exc)
+                result.update(await self._reset_by_hand(name, addr, group, topic, timestamp_ms, force))
+        return result.sorted()
 
-    async def _reset_by_hand(self, broker: str, addr: str, group: str, topic: str, timestamp_ms: int) -> dict[MessageQueue, int]:
+    async def _reset_by_hand(
+        self, broker: str, addr: str, group: str, topic: str, timestamp_ms: int, force: bool
+    ) -> dict[MessageQueue, int]:
         inst = await self._inst()
         route = await self.topic_route(topic)
+        stats = await inst.api.invoke(addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic))
+        committed = {mq: w.consumer_offset for mq, w in ConsumeStats.decode(stats.body).offset_table.items()}
         out = {}
         for qd in route.queue_datas:
             if qd.broker_name != broker:
                 continue
             for qid in range(qd.read_queue_nums):
                 mq = MessageQueue(topic, broker, qid)
-                offset = await inst.api.search_offset(addr, mq, timestamp_ms)
+                if timestamp_ms == -1:
+                    offset = await inst.api.get_max_offset(addr, mq)
+                else:
+                    offset = await inst.api.search_offset(addr, mq, timestamp_ms)
+                current = committed.get(mq)
+                if not force and current is not None and offset > current:
+                    out[mq] = current  # resetOffsetConsumeOffset: without force only a move backwards
+                    continue
                 await inst.api.update_consumer_offset(addr, group, mq, offset, oneway=False)
                 out[mq] = offset
         return out
+
+    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
+        """Write the group's committed offset of one queue on its master (UPDATE_CONSUMER_OFFSET)."""
+        inst = await self._inst()
+        for name, addr in await self._topic_masters(mq.topic):
+            if name == mq.broker_name:
+                await inst.api.update_consumer_offset(addr, group, mq, offset, oneway=False)
+                return
+        raise MQClientError(f"no master of broker {mq.broker_name} serves topic {mq.topic}")
+
+    async def consumer_status(self, group: str, topic: str, client_id: str | None = None) -> dict[str, dict[MessageQueue, int]]:
+        """Each online client of the group: the offsets it holds for `topic` (INVOKE_BROKER_TO_GET_CONSUMER_STATUS)."""
+        inst = await self._inst()
+        header = GetConsumerStatusRequestHeader(topic=topic, group=group, client_addr=client_id)
+        out: dict[str, dict[MessageQueue, int]] = {}
+        for _name, addr in await self._topic_masters(topic):
+            # The broker waits up to 5 s for each client (Broker2Client#getConsumeStatus): wait longer than that.
+            resp = await inst.api.invoke(addr, RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, header, timeout_ms=STATUS_TIMEOUT_MS)
+            for client, table in GetConsumerStatusBody.decode(resp.body).consumer_table.items():
+                out.setdefault(client, {}).update(table)
+        return {client: dict(sorted(table.items())) for client, table in sorted(out.items())}
 
     # -- messages -----------------------------------------------------------------------------------------
     async def query_message_by_id(self, msg_id: str) -> MessageExt:

@@ -212,6 +212,13 @@ async def query_msg_by_unique_key(admin: Admin, a: argparse.Namespace) -> Rows:
 
 async def reset_offset_by_time(admin: Admin, a: argparse.Namespace) -> Rows:
     offsets = await admin.reset_offset_by_time(a.group, a.topic, a.timestamp, force=a.force)
+    for broker, why in sorted(offsets.offline.items()):
+        # mqadmin's resetOffsetByTimeOld: said out loud, since a consumer that is in fact running overwrites them
+        print(
+            f"rocketq admin: broker {broker} could not reset online consumers ({why}); "
+            f"wrote the offsets of group {a.group} directly: they apply when its consumers start",
+            file=sys.stderr,
+        )
     return [{"topic": mq.topic, "broker": mq.broker_name, "queue": mq.queue_id, "offset": off} for mq, off in offsets.items()]
 
 

@@ -20,6 +20,7 @@ from rocketq.broker.processors.admin.consumer import ConsumerAdminProcessor
 from rocketq.broker.processors.admin.delay import DelayOffsetAdminProcessor
 from rocketq.broker.processors.admin.locks import LockAdminProcessor
 from rocketq.broker.processors.admin.offset import OffsetAdminProcessor
+from rocketq.broker.processors.admin.reset_offset import ResetOffsetProcessor
 from rocketq.broker.processors.admin.runtime import RuntimeAdminProcessor
 from rocketq.broker.processors.admin.stats import StatsAdminProcessor
 from rocketq.broker.processors.admin.subscription import SubscriptionAdminProcessor
@@ -56,6 +57,8 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
         R.POP_MESSAGE, R.ACK_MESSAGE, R.CHANGE_MESSAGE_INVISIBLETIME,
         # issue 7: transactions
         R.END_TRANSACTION,
+        # live offset reset (Broker2Client#resetOffset)
+        R.INVOKE_BROKER_TO_RESET_OFFSET, R.INVOKE_BROKER_TO_GET_CONSUMER_STATUS,
     }
 )  # fmt: skip
 
@@ -84,6 +87,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("admin-runtime", RuntimeAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-stats", StatsAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-consumer", ConsumerAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-reset-offset", ResetOffsetProcessor, 1, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-delay", DelayOffsetAdminProcessor, 1, lambda c: c.admin_thread_pool_queue_capacity),
     # RocketMQ 5 runs POP on its own pool and ACK / CHANGE_INVISIBLETIME on another.
     Family("pop", PopMessageProcessor, 8, lambda c: c.pull_thread_pool_queue_capacity),

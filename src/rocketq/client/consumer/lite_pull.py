@@ -463,11 +463,16 @@ class LitePullConsumer:
         return None  # offsets move only on commit()
 
     async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
-        for mq, offset in offsets.items():
-            st = self._queues.get(mq)
-            if st is not None:
-                self._restart_queue(mq, st, offset)
-                self.offset_store.update_offset(mq, offset)
+        """RESET_CONSUMER_CLIENT_OFFSET: each owned queue drops what it buffered, seeks, and stores the offset.
+
+        Queues another member owns are left to it (the broker tells every member). Stored at once, so
+        that a restart after the reset starts from there too (MQClientInstance#resetOffset).
+        """
+        owned = [(mq, offset) for mq, offset in offsets.items() if mq.topic == topic and mq in self._queues]
+        for mq, offset in owned:
+            self._restart_queue(mq, self._queues[mq], offset)
+            self.offset_store.update_offset(mq, offset, increase_only=False)
+        await asyncio.gather(*(self.offset_store.persist(mq) for mq, _ in owned))
 
     def offset_table(self, topic: str) -> dict[MessageQueue, int]:
         return {mq: st.consume_offset for mq, st in self._queues.items() if mq.topic == topic}
