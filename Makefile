@@ -36,7 +36,7 @@ $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 # Starts a NameServer and a broker on the embedded default store (under run-data/) and shows
 # a producer and a consumer exchanging messages; Ctrl-C (or the end of the demo) stops both.
 run: $(STAMP)
-	$(PY) -m rocketq.demo
+	$(PY) -m rocketq.demo --data-dir run-data
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

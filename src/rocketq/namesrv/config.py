@@ -13,13 +13,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from rocketq.common.config import RocketConfig
 from rocketq.common.constants import DEFAULT_NAMESRV_PORT
+from rocketq.common.logs import DaemonLogConfig
 
 _HOME = Path("~/rocketq").expanduser()
 
 
-class NamesrvConfig(RocketConfig):
+class NamesrvConfig(DaemonLogConfig):
     listen_port: int = Field(DEFAULT_NAMESRV_PORT, alias="listenPort", ge=0, le=65535)
     """TCP port to accept brokers and clients on; 0 picks a free port (the READY line names it)."""
     bind_address: str = Field("127.0.0.1", alias="bindAddress")
@@ -45,6 +45,7 @@ class NamesrvConfig(RocketConfig):
     rocketmq_home: str | None = Field(None, alias="rocketmqHome")
     """Accepted for compatibility; unused."""
     product_env_name: str = Field("center", alias="productEnvName")
+    """Environment name (Java NamesrvConfig.productEnvName); informational."""
     cluster_test: bool = Field(False, alias="clusterTest")
     """Accepted for compatibility; the cluster-test processor is not ported."""
     order_message_enable: bool = Field(False, alias="orderMessageEnable")
