@@ -21,6 +21,7 @@ from typing import Any, Self
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from rocketq.client.instance import ClientInstance, acquire_instance
+from rocketq.client.model import PullResult
 from rocketq.common import constants as C
 from rocketq.common.config import parse_properties
 from rocketq.common.message import MessageExt, MessageQueue
@@ -31,6 +32,7 @@ from rocketq.remoting.protocol.bodies.admin import (
     ConsumeMessageDirectlyResult,
     ConsumerConnection,
     ConsumeStats,
+    GroupList,
     OffsetWrapper,
     ProducerConnection,
     SubscriptionGroupConfig,
@@ -46,6 +48,7 @@ from rocketq.remoting.protocol.bodies.consumer import (
 from rocketq.remoting.protocol.bodies.register import KVTable
 from rocketq.remoting.protocol.bodies.route import ClusterInfo, TopicRouteData
 from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.admin import (
     ConsumeMessageDirectlyResultRequestHeader,
     CreateTopicRequestHeader,
@@ -57,9 +60,19 @@ from rocketq.remoting.protocol.headers.admin import (
     GetConsumeStatsRequestHeader,
     GetProducerConnectionListRequestHeader,
     GetTopicStatsInfoRequestHeader,
+    QueryTopicConsumeByWhoRequestHeader,
     ResetOffsetRequestHeader,
 )
-from rocketq.remoting.protocol.headers.namesrv import DeleteTopicFromNamesrvRequestHeader
+from rocketq.remoting.protocol.headers.namesrv import (
+    AddWritePermOfBrokerRequestHeader,
+    AddWritePermOfBrokerResponseHeader,
+    DeleteKVConfigRequestHeader,
+    DeleteTopicFromNamesrvRequestHeader,
+    PutKVConfigRequestHeader,
+    WipeWritePermOfBrokerRequestHeader,
+    WipeWritePermOfBrokerResponseHeader,
+)
+from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
 
 STATUS_TIMEOUT_MS = 8_000
 
@@ -160,6 +173,10 @@ class Admin:
         inst = await self._inst()
         resp = await inst.api.invoke(inst.namesrv_addr(), RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
         return sorted(TopicList.decode(resp.body).topic_list) if resp.body else []
+
+    async def masters(self, cluster: str | None = None) -> list[tuple[str, str]]:
+        """(broker name, master address) of every broker of `cluster` (of all clusters when None)."""
+        return await self._masters(cluster)
 
     async def _masters(self, cluster: str | None) -> list[tuple[str, str]]:
         """(broker name, master address) of every broker of `cluster` (of all clusters when None)."""
@@ -387,6 +404,117 @@ class Admin:
             for client, table in GetConsumerStatusBody.decode(resp.body).consumer_table.items():
                 out.setdefault(client, {}).update(table)
         return {client: dict(sorted(table.items())) for client, table in sorted(out.items())}
+
+    # -- name servers --------------------------------------------------------------------------------------
+    async def _each_namesrv(self, code: int, header: Any = None, body: bytes = b"") -> dict[str, RemotingCommand]:
+        inst = await self._inst()
+        return {addr: await inst.api.invoke(addr, code, header, body) for addr in inst.config.namesrv_list()}
+
+    async def wipe_write_perm(self, broker_name: str) -> dict[str, int]:
+        """Take write permission off every topic of `broker_name` on each name server; topics changed per server."""
+        answers = await self._each_namesrv(RequestCode.WIPE_WRITE_PERM_OF_BROKER, WipeWritePermOfBrokerRequestHeader(broker_name))
+        return {addr: WipeWritePermOfBrokerResponseHeader.from_ext_fields(r.ext_fields).wipe_topic_count for addr, r in answers.items()}
+
+    async def add_write_perm(self, broker_name: str) -> dict[str, int]:
+        """Give write permission back to every topic of `broker_name` on each name server."""
+        answers = await self._each_namesrv(RequestCode.ADD_WRITE_PERM_OF_BROKER, AddWritePermOfBrokerRequestHeader(broker_name))
+        return {addr: AddWritePermOfBrokerResponseHeader.from_ext_fields(r.ext_fields).add_topic_count for addr, r in answers.items()}
+
+    async def namesrv_config(self) -> dict[str, dict[str, str]]:
+        """GET_NAMESRV_CONFIG of each name server: its settings by RocketMQ name."""
+        answers = await self._each_namesrv(RequestCode.GET_NAMESRV_CONFIG)
+        return {addr: dict(sorted(parse_properties(r.body.decode("utf-8")).items())) for addr, r in answers.items()}
+
+    async def update_namesrv_config(self, settings: dict[str, str]) -> list[str]:
+        """UPDATE_NAMESRV_CONFIG on each name server (RocketMQ names, string values); the servers changed."""
+        body = "".join(f"{k}={v}\n" for k, v in settings.items()).encode("utf-8")
+        return list(await self._each_namesrv(RequestCode.UPDATE_NAMESRV_CONFIG, None, body))
+
+    async def put_kv_config(self, namespace: str, key: str, value: str) -> list[str]:
+        """PUT_KV_CONFIG on each name server (e.g. namespace ORDER_TOPIC_CONFIG)."""
+        return list(await self._each_namesrv(RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader(namespace, key, value)))
+
+    async def delete_kv_config(self, namespace: str, key: str) -> list[str]:
+        """DELETE_KV_CONFIG on each name server."""
+        return list(await self._each_namesrv(RequestCode.DELETE_KV_CONFIG, DeleteKVConfigRequestHeader(namespace, key)))
+
+    # -- groups across brokers --------------------------------------------------------------------------
+    async def subscription_groups(self, broker_addr: str) -> dict[str, SubscriptionGroupConfig]:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every consumer group's settings on one broker."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        table = fastjson.loads(resp.body).get("subscriptionGroupTable", {}) if resp.body else {}
+        return {name: SubscriptionGroupConfig.from_json(cfg) for name, cfg in sorted(table.items())}
+
+    async def groups_with_offsets(self, broker_addr: str) -> list[str]:
+        """The groups holding committed offsets on one broker (the keys of its GET_ALL_CONSUMER_OFFSET table)."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        table = fastjson.loads(resp.body).get("offsetTable", {}) if resp.body else {}
+        return sorted({key.split("@", 1)[1] for key in table if "@" in key})
+
+    async def consumer_groups(self) -> list[str]:
+        """The groups that consume in the cluster: those with a %RETRY% topic (mqadmin consumerProgress's way),
+        and those holding offsets on some master (a group that was never online has no %RETRY% topic)."""
+        prefix = C.RETRY_GROUP_TOPIC_PREFIX
+        groups = {t[len(prefix) :] for t in await self.topic_list() if t.startswith(prefix)}
+        for _name, addr in await self._masters(None):
+            groups.update(await self.groups_with_offsets(addr))
+        return sorted(groups)
+
+    async def groups_consuming(self, topic: str) -> list[str]:
+        """The groups that subscribe `topic` now or hold offsets of it (QUERY_TOPIC_CONSUME_BY_WHO on its masters)."""
+        inst = await self._inst()
+        groups: set[str] = set()
+        for _name, addr in await self._topic_masters(topic):
+            resp = await inst.api.invoke(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, QueryTopicConsumeByWhoRequestHeader(topic))
+            groups.update(GroupList.decode(resp.body).group_list if resp.body else [])
+        return sorted(groups)
+
+    async def consumer_progress_on(self, broker_addr: str, group: str) -> list[QueueProgress]:
+        """consumer_progress of one broker only (GET_CONSUME_STATS there)."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, None))
+        table = ConsumeStats.decode(resp.body).offset_table
+        return [QueueProgress(mq, w.broker_offset, w.consumer_offset, w.last_timestamp) for mq, w in sorted(table.items())]
+
+    async def clone_group_offset(self, src_group: str, dest_group: str, topic: str) -> dict[MessageQueue, int]:
+        """Give `dest_group` the committed offsets `src_group` has on `topic`; the offsets written."""
+        inst = await self._inst()
+        out: dict[MessageQueue, int] = {}
+        for _name, addr in await self._topic_masters(topic):
+            resp = await inst.api.invoke(addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(src_group, topic))
+            for mq, wrapper in sorted(ConsumeStats.decode(resp.body).offset_table.items()):
+                await inst.api.update_consumer_offset(addr, dest_group, mq, wrapper.consumer_offset, oneway=False)
+                out[mq] = wrapper.consumer_offset
+        return out
+
+    async def _queue_master(self, mq: MessageQueue) -> str:
+        # From the route, not the instance's tables: an admin has no topic "in use", so the instance's
+        # periodic clean-up would drop those and close the connection under a running command.
+        route = await self.topic_route(mq.topic)
+        addr = next((bd.broker_addrs.get(C.MASTER_ID) for bd in route.broker_datas if bd.broker_name == mq.broker_name), None)
+        if addr is None:
+            raise MQClientError(f"no master of broker {mq.broker_name} for topic {mq.topic}")
+        return addr
+
+    async def queue_offset_range(self, mq: MessageQueue, begin_ms: int | None = None, end_ms: int | None = None) -> tuple[int, int]:
+        """[start, end) offsets of `mq`: the whole queue, or the messages stored between the two times."""
+        inst, addr = await self._inst(), await self._queue_master(mq)
+        start = await inst.api.search_offset(addr, mq, begin_ms) if begin_ms is not None else await inst.api.get_min_offset(addr, mq)
+        end = await inst.api.search_offset(addr, mq, end_ms) if end_ms is not None else await inst.api.get_max_offset(addr, mq)
+        return start, max(start, end)
+
+    async def pull_messages(self, mq: MessageQueue, offset: int, max_nums: int = 32, group: str = C.TOOLS_CONSUMER_GROUP) -> PullResult:
+        """One PULL_MESSAGE of `mq` from `offset` (no subscription filter, nothing committed)."""
+        inst, addr = await self._inst(), await self._queue_master(mq)
+        header = PullMessageRequestHeader(
+            consumer_group=group, topic=mq.topic, queue_id=mq.queue_id, queue_offset=offset, max_msg_nums=max_nums,
+            # With its own subscription ("*"), as DefaultMQPullConsumer pulls: the group need not be online.
+            sys_flag=C.PullSysFlag.FLAG_SUBSCRIPTION, commit_offset=0, suspend_timeout_millis=0, sub_version=0,
+            subscription="*", expression_type="TAG", bname=mq.broker_name,
+        )
+        return await inst.api.pull_message(addr, header, inst.config.mq_client_api_timeout_ms)
 
     # -- messages -----------------------------------------------------------------------------------------
     async def query_message_by_id(self, msg_id: str) -> MessageExt:

@@ -128,7 +128,7 @@ async def test_admin_cli_verbs(cluster, capsys) -> None:
     assert code == 0 and "TopicCli" in out
     code, out = await loop.run_in_executor(None, run, "send-message", "-t", "TopicCli", "-p", "hello-cli", "--tags", "T1")
     assert code == 0 and "SEND_OK" in out
-    code, out = await loop.run_in_executor(None, run, "--json", "consume-message", "-t", "TopicCli", "-n", "1")
+    code, out = await loop.run_in_executor(None, run, "--json", "consume-message", "-t", "TopicCli", "-c", "1")
     assert code == 0 and json.loads(out)[0]["body"] == "hello-cli"
     code, out = await loop.run_in_executor(None, run, "--json", "topic-route", "-t", "TopicCli")
     assert code == 0 and json.loads(out)[0]["writeQueues"] == 2

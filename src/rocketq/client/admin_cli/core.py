@@ -7,6 +7,7 @@ cluster refused or could not be reached (one line on stderr says why), 2 on bad 
 from __future__ import annotations
 
 import argparse
+import base64
 import datetime as dt
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -27,32 +28,65 @@ def parse_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
 
 
+# mqadmin's formats first (UtilAll.YYYY_MM_DD_HH_MM_SS_SSS, and printMsg's), then the ISO-like ones.
+TIME_FORMATS = (
+    "%Y-%m-%d#%H:%M:%S:%f",
+    "%Y-%m-%d#%H:%M:%S",
+    "%Y-%m-%d %H:%M:%S.%f",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%dT%H:%M:%S",
+    "%Y-%m-%d",
+)
+TIME_HELP = "epoch ms, now, or a local time as yyyy-MM-dd#HH:mm:ss:SSS (mqadmin), 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd"
+
+
 def parse_time(text: str) -> int:
-    """Epoch ms from `now`, a number of ms, or 'YYYY-MM-DD HH:MM:SS' (local time)."""
+    """Epoch ms from `now`, a number of ms, or a local time in one of TIME_FORMATS (mqadmin's first)."""
     if text == "now":
         return int(time.time() * 1000)
     if text.isdigit():
         return int(text)
-    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d#%H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
+    for fmt in TIME_FORMATS:
         try:
             return int(dt.datetime.strptime(text, fmt).timestamp() * 1000)
         except ValueError:
             continue
-    raise argparse.ArgumentTypeError(f"not a time: {text!r} (use epoch ms, now, or 'YYYY-MM-DD HH:MM:SS')")
+    raise argparse.ArgumentTypeError(f"not a time: {text!r} (use {TIME_HELP})")
 
 
 def fmt_ms(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if ms > 0 else "-"
 
 
+# Table cells: control characters (a message body may hold any byte) are shown escaped, never written to
+# the terminal; long cells are cut. --json prints the values whole.
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F]} | {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+_CONTROL |= {c: f"\\x{c:02x}" for c in range(0x80, 0xA0)}
+CELL_LIMIT = 80
+
+
+def cell(value: Any) -> str:
+    text = str(value).translate(_CONTROL)
+    return text if len(text) <= CELL_LIMIT else text[: CELL_LIMIT - 3] + "..."
+
+
 def table(rows: Rows) -> str:
     if not rows:
         return "(none)"
     cols = list(rows[0])
-    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols}
-    lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
-    lines += ["  ".join(str(r.get(c, "")).ljust(widths[c]) for c in cols) for r in rows]
+    cells = [[cell(r.get(c, "")) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(cols))]
+    lines += ["  ".join(v.ljust(widths[i]) for i, v in enumerate(row)) for row in cells]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def body_fields(body: bytes) -> dict[str, str]:
+    """A message body for output: the text when it is UTF-8, else base64, and which of the two it is."""
+    try:
+        return {"body": body.decode("utf-8"), "bodyEncoding": "utf-8"}
+    except UnicodeDecodeError:
+        return {"body": base64.b64encode(body).decode("ascii"), "bodyEncoding": "base64"}
 
 
 def msg_rows(msgs: Sequence[MessageExt]) -> Rows:
@@ -60,15 +94,10 @@ def msg_rows(msgs: Sequence[MessageExt]) -> Rows:
         {
             "msgId": m.msg_id, "offsetMsgId": m.offset_msg_id, "topic": m.topic, "broker": m.broker_name or f"{m.store_host[0]}:{m.store_host[1]}",
             "queue": m.queue_id, "offset": m.queue_offset, "tags": m.tags or "", "keys": " ".join(m.keys),
-            "stored": fmt_ms(m.store_timestamp), "body": body_text(m.body),
+            "stored": fmt_ms(m.store_timestamp), **body_fields(m.body),
         }
         for m in msgs
     ]
-
-
-def body_text(body: bytes, limit: int = 64) -> str:
-    text = body.decode("utf-8", errors="replace")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class VerbTable:
@@ -82,11 +111,19 @@ class VerbTable:
         self._sub = sub
         self.common = common
         self.verbs: dict[str, Verb] = {}
+        self.parsers: dict[str, argparse.ArgumentParser] = {}
+        # verbs answered without a cluster (no --namesrv-addr needed): name -> text to print
+        self.local: dict[str, Callable[[], str]] = {}
 
     def verb(self, name: str, fn: Verb, help_text: str, mqadmin: str | None = None) -> argparse.ArgumentParser:
         aliases = [mqadmin] if mqadmin and mqadmin != name else []
         for each in (name, *aliases):
             self.verbs[each] = fn
-        return self._sub.add_parser(  # type: ignore[no-any-return]
-            name, aliases=aliases, help=help_text, description=help_text, parents=[self.common]
-        )
+        parser = self._sub.add_parser(name, aliases=aliases, help=help_text, description=help_text, parents=[self.common])
+        self.parsers[name] = parser
+        return parser  # type: ignore[no-any-return]
+
+    def alias(self, alias: str, name: str) -> None:
+        """One more name for a verb (e.g. 5.x's queryConsumeQueue for 4.9's queryCq)."""
+        self.verbs[alias] = self.verbs[name]
+        self._sub._name_parser_map[alias] = self.parsers[name]  # argparse has no public way to alias later
