@@ -75,6 +75,8 @@ class BrokerConfig(DaemonLogConfig):
     max_reconsume_times: int = Field(
         16, alias="maxReconsumeTimes", ge=0, description="retryMaxTimes of auto-created subscription groups"
     )
+    store_reply_message_enable: bool = Field(True, alias="storeReplyMessageEnable")
+    """Also store each reply of request-reply in <cluster>_REPLY_TOPIC (besides pushing it to the requester)."""
     reject_transaction_message: bool = Field(False, alias="rejectTransactionMessage")
     """Refuse transactional (half) messages with NO_PERMISSION."""
     start_accept_send_request_timestamp_ms: int = Field(

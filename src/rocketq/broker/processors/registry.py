@@ -32,6 +32,7 @@ from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.pop import PopMessageProcessor
 from rocketq.broker.processors.pull import PullMessageProcessor
 from rocketq.broker.processors.query import QueryMessageProcessor
+from rocketq.broker.processors.reply import ReplyMessageProcessor
 from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.remoting.protocol.codes import RequestCode as R
 from rocketq.remoting.transport.dispatch import Executor
@@ -59,6 +60,8 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
         R.END_TRANSACTION,
         # live offset reset (Broker2Client#resetOffset)
         R.INVOKE_BROKER_TO_RESET_OFFSET, R.INVOKE_BROKER_TO_GET_CONSUMER_STATUS,
+        # request-reply (ReplyMessageProcessor)
+        R.SEND_REPLY_MESSAGE, R.SEND_REPLY_MESSAGE_V2,
     }
 )  # fmt: skip
 
@@ -76,6 +79,8 @@ class Family:
 # (family, processor, worker tasks, queue bound from BrokerConfig)
 FAMILIES: tuple[Family, ...] = (
     Family("send", SendMessageProcessor, 16, lambda c: c.send_thread_pool_queue_capacity),
+    # Java: its own replyMessageExecutor (replyThreadPoolQueueCapacity 10000).
+    Family("reply", ReplyMessageProcessor, 4, lambda c: c.send_thread_pool_queue_capacity),
     Family("pull", PullMessageProcessor, 4, lambda c: c.pull_thread_pool_queue_capacity),
     Family("query", QueryMessageProcessor, 4, lambda c: c.query_thread_pool_queue_capacity),
     Family("heartbeat", ClientManageProcessor, 4, lambda c: c.heartbeat_thread_pool_queue_capacity),
