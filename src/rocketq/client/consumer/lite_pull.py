@@ -12,8 +12,9 @@ Deviation: `commit()` waits for the brokers' acknowledgements (Java's commitSync
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from types import TracebackType
 from typing import Any, Self
 
@@ -94,6 +95,7 @@ class LitePullConsumer:
         self._state = "CREATE_JUST"
         self._instance: ClientInstance | None = None
         self._next_auto_commit_ms = 0
+        self._iter_buffer: collections.deque[MessageExt] = collections.deque()  # see __aiter__
         self._rebalancing: asyncio.Task[None] | None = None
         self._rebalance_impl: RebalanceImpl | None = None
         if self.config.consume_timestamp_ms is None:
@@ -275,6 +277,26 @@ class LitePullConsumer:
             reset_retry_topic(msgs, self.group)
             return msgs
 
+    def __aiter__(self) -> AsyncIterator[MessageExt]:
+        """`async for msg in consumer:` the polled messages one by one, until the consumer is shut down.
+
+        A message counts as consumed once the loop has taken it: with auto_commit (the default) its
+        position is committed by a later poll (every auto_commit_interval_ms) or at shutdown; without,
+        call `await consumer.commit()` when the work is done. Leaving the loop loses nothing committed;
+        messages taken but not committed come again after a restart.
+        """
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[MessageExt]:
+        # One buffer per consumer, not per loop: a batch taken but not yet handed out survives a `break`
+        # and is what the next `async for` starts with.
+        buffered = self._iter_buffer
+        while self._state == "RUNNING":
+            if not buffered:
+                buffered.extend(await self.poll())
+                continue
+            yield buffered.popleft()
+
     async def commit(self) -> None:
         """Store every owned queue's consumed position and wait for the brokers to acknowledge."""
         self._running()
@@ -350,6 +372,10 @@ class LitePullConsumer:
 
     def _restart_queue(self, mq: MessageQueue, st: _QueueState, offset: int) -> None:
         st.pq.dropped = True
+        if self._iter_buffer:  # what `async for` had taken from this queue is stale now
+            kept = [m for m in self._iter_buffer if (m.topic, m.broker_name, m.queue_id) != (mq.topic, mq.broker_name, mq.queue_id)]
+            self._iter_buffer.clear()
+            self._iter_buffer.extend(kept)
         if st.task is not None:
             st.task.cancel()
         fresh = _QueueState(ProcessQueue(st.pq.generation, self._clock), offset)
