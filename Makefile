@@ -6,18 +6,19 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test lint unit integration fault soak bench venv clean spark-venv
+.PHONY: run test lint unit integration fault soak bench venv clean spark-venv lowest docs
 
-$(STAMP): pyproject.toml
+# constraints.txt pins every version for reproducible runs; pyproject.toml holds the supported ranges.
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -e '.[dev]'
+	@$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
 # The Spark extra (pyspark + pyarrow + matplotlib, ~700 MB) is only needed by the tests and spark_jobs/.
 SPARK_STAMP := $(VENV)/.installed-spark
 $(SPARK_STAMP): $(STAMP)
-	@$(PY) -m pip install -q -e '.[dev,spark]'
+	@$(PY) -m pip install -q -c constraints.txt -e '.[dev,spark]'
 	@touch $(SPARK_STAMP)
 
 venv: $(STAMP)
@@ -42,6 +43,9 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+	# the blocking facade is what users' type checkers see: strict, and in step with the async classes
+	$(VENV)/bin/mypy --strict src/rocketq/client/blocking.py src/rocketq/client/_blocking_classes.py
+	$(PY) -m rocketq.client.blocking_gen --check
 
 test: $(SPARK_STAMP) $(JS_STAMP) lint
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -62,5 +66,12 @@ bench: $(STAMP)
 	$(PY) bench/remoting.py
 	$(PY) bench/store.py
 
+# The unit tests at the lowest supported runtime dependencies (constraints-lowest.txt), in their own venv.
+LOWEST := .venv-lowest
+lowest:
+	@test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
+	@$(LOWEST)/bin/python -m pip install -q -c constraints-lowest.txt -e . pytest==9.2.0 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 hypothesis==6.170.15
+	$(LOWEST)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache run-data
+	rm -rf $(VENV) $(LOWEST) .pytest_cache .mypy_cache .ruff_cache run-data site
