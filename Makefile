@@ -47,7 +47,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict src/rocketq/client/blocking.py src/rocketq/client/_blocking_classes.py
 	$(PY) -m rocketq.client.blocking_gen --check
 
-test: $(SPARK_STAMP) $(JS_STAMP) lint
+test: $(SPARK_STAMP) $(JS_STAMP) lint docs
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: $(STAMP)
@@ -65,6 +65,10 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/remoting.py
 	$(PY) bench/store.py
+
+# The user docs and the API reference from the SDK's docstrings (mkdocs.yml), into site/.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build -q
 
 # The unit tests at the lowest supported runtime dependencies (constraints-lowest.txt), in their own venv.
 LOWEST := .venv-lowest

@@ -38,6 +38,7 @@ class Producer(_BlockingProducer):
         self._target = AsyncProducer(producer_group, namesrv_addr, config=config, clock=clock, instance=instance, **settings)
 
     def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        """The queues a send to `topic` may choose from (its route's writable queues)."""
         return run(self._target.fetch_publish_message_queues(topic))
 
     def reply(self, request: MessageExt, body: bytes, timeout_ms: int | None = None) -> SendResult:
@@ -121,6 +122,7 @@ class PushConsumer(_Blocking):
         return in_loop(self._target.register_orderly_listener, fn)
 
     def resume(self) -> None:
+        """Resume pulling after suspend()."""
         return in_loop(self._target.resume)
 
     def send_message_back(self, msg: MessageExt, delay_level: int, broker_name: str | None) -> bool:
@@ -137,9 +139,11 @@ class PushConsumer(_Blocking):
         return in_loop(self._target.subscribe, topic, expression)
 
     def suspend(self) -> None:
+        """Stop pulling for now (messages already fetched are still consumed); resume() goes on."""
         return in_loop(self._target.suspend)
 
     def unsubscribe(self, topic: str) -> None:
+        """Stop consuming `topic` (its queues are released at the next rebalance)."""
         return in_loop(self._target.unsubscribe, topic)
 
 
@@ -157,6 +161,7 @@ class LitePullConsumer(_Blocking):
         return in_loop(self._target.assign, mqs)
 
     def assignment(self) -> set[MessageQueue]:
+        """The queues this consumer owns now (by subscribe's rebalance, or assign())."""
         return in_loop(self._target.assignment)
 
     def commit(self) -> None:
@@ -172,9 +177,11 @@ class LitePullConsumer(_Blocking):
         return run(self._target.committed(mq))
 
     def fetch_message_queues(self, topic: str) -> list[MessageQueue]:
+        """Every readable queue of `topic` (for assign())."""
         return run(self._target.fetch_message_queues(topic))
 
     def pause(self, mqs: Iterable[MessageQueue]) -> None:
+        """Stop fetching from these queues until resume() (poll() returns what was already fetched)."""
         return in_loop(self._target.pause, mqs)
 
     def poll(self, timeout_ms: int | None = None) -> list[MessageExt]:
@@ -182,6 +189,7 @@ class LitePullConsumer(_Blocking):
         return run(self._target.poll(timeout_ms))
 
     def resume(self, mqs: Iterable[MessageQueue]) -> None:
+        """Fetch again from queues paused with pause()."""
         return in_loop(self._target.resume, mqs)
 
     def seek(self, mq: MessageQueue, offset: int) -> None:
@@ -189,9 +197,11 @@ class LitePullConsumer(_Blocking):
         return run(self._target.seek(mq, offset))
 
     def seek_to_begin(self, mq: MessageQueue) -> None:
+        """Continue `mq` from its first stored offset."""
         return run(self._target.seek_to_begin(mq))
 
     def seek_to_end(self, mq: MessageQueue) -> None:
+        """Continue `mq` from its end (only messages stored from now on)."""
         return run(self._target.seek_to_end(mq))
 
     def subscribe(self, topic: str, expression: str | MessageSelector | None = '*') -> asyncio.Task[None] | None:
@@ -203,6 +213,7 @@ class LitePullConsumer(_Blocking):
         return in_loop(self._target.subscribe, topic, expression)
 
     def unsubscribe(self, topic: str) -> None:
+        """Stop consuming `topic` (its queues are released at the next rebalance)."""
         return in_loop(self._target.unsubscribe, topic)
 
 
@@ -230,6 +241,7 @@ class SimpleConsumer(_Blocking):
         return run(self._target.receive(max_messages, invisible_duration_ms))
 
     def subscribe(self, topic: str, expression: str | MessageSelector = '*') -> None:
+        """Consume `topic`, filtered by a tag expression or a MessageSelector."""
         return in_loop(self._target.subscribe, topic, expression)
 
 
@@ -259,6 +271,7 @@ class Admin(_Blocking):
         return run(self._target.clone_group_offset(src_group, dest_group, topic))
 
     def cluster_info(self) -> ClusterInfo:
+        """The clusters and their brokers, as the name server knows them (GET_BROKER_CLUSTER_INFO)."""
         return run(self._target.cluster_info())
 
     def consume_message_directly(self, group: str, client_id: str, msg_id: str) -> ConsumeMessageDirectlyResult:
@@ -266,6 +279,7 @@ class Admin(_Blocking):
         return run(self._target.consume_message_directly(group, client_id, msg_id))
 
     def consumer_connections(self, group: str) -> ConsumerConnection:
+        """The online members of a consumer group and their subscriptions (GET_CONSUMER_CONNECTION_LIST)."""
         return run(self._target.consumer_connections(group))
 
     def consumer_groups(self) -> list[str]:
@@ -363,9 +377,11 @@ class Admin(_Blocking):
         return run(self._target.subscription_groups(broker_addr))
 
     def topic_list(self) -> list[str]:
+        """Every topic the name server knows, sorted."""
         return run(self._target.topic_list())
 
     def topic_route(self, topic: str) -> TopicRouteData:
+        """The route of `topic`: its brokers and queues (NoRouteError when it has none)."""
         return run(self._target.topic_route(topic))
 
     def topic_status(self, topic: str) -> dict[MessageQueue, TopicOffset]:

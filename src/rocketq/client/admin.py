@@ -127,6 +127,7 @@ class Admin:
         self._instance: ClientInstance | None = None
 
     async def start(self) -> None:
+        """Start the client underneath (done on first use too)."""
         if self._instance is None:
             inst = acquire_instance(self.config)
             inst.admin_users += 1
@@ -138,6 +139,7 @@ class Admin:
             self._instance = inst
 
     async def shutdown(self) -> None:
+        """Release the client underneath (shared with other clients of the same settings)."""
         inst, self._instance = self._instance, None
         if inst is not None:
             await inst.release_admin()
@@ -159,10 +161,12 @@ class Admin:
 
     # -- name server views ---------------------------------------------------------------------------
     async def cluster_info(self) -> ClusterInfo:
+        """The clusters and their brokers, as the name server knows them (GET_BROKER_CLUSTER_INFO)."""
         inst = await self._inst()
         return await inst.api.get_cluster_info(inst.namesrv_addr())
 
     async def topic_route(self, topic: str) -> TopicRouteData:
+        """The route of `topic`: its brokers and queues (NoRouteError when it has none)."""
         inst = await self._inst()
         route = await inst.fetch_route(topic)
         if route is None:
@@ -170,6 +174,7 @@ class Admin:
         return route
 
     async def topic_list(self) -> list[str]:
+        """Every topic the name server knows, sorted."""
         inst = await self._inst()
         resp = await inst.api.invoke(inst.namesrv_addr(), RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
         return sorted(TopicList.decode(resp.body).topic_list) if resp.body else []
@@ -271,6 +276,7 @@ class Admin:
         return targets
 
     async def consumer_connections(self, group: str) -> ConsumerConnection:
+        """The online members of a consumer group and their subscriptions (GET_CONSUMER_CONNECTION_LIST)."""
         inst = await self._inst()
         addr = await self._group_broker(group)
         resp = await inst.api.invoke(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, GetConsumerConnectionListRequestHeader(group))

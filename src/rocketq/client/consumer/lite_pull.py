@@ -131,6 +131,7 @@ class LitePullConsumer:
         await self._refresh_subscriptions()
 
     def unsubscribe(self, topic: str) -> None:
+        """Stop consuming `topic` (its queues are released at the next rebalance)."""
         self._subscriptions.pop(topic, None)
         self._pending_subscriptions.pop(topic, None)
         if self._state == "RUNNING":
@@ -148,10 +149,12 @@ class LitePullConsumer:
             spawn("lite-pull-assign", self._apply_assignment(wanted))
 
     def assignment(self) -> set[MessageQueue]:
+        """The queues this consumer owns now (by subscribe's rebalance, or assign())."""
         return set(self._queues)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
+        """Start: join the group (subscribe) or own the assigned queues, and begin fetching in the background."""
         if self._state == "RUNNING":
             return
         if self._state != "CREATE_JUST":
@@ -333,22 +336,27 @@ class LitePullConsumer:
         self._restart_queue(mq, st, offset)
 
     async def seek_to_begin(self, mq: MessageQueue) -> None:
+        """Continue `mq` from its first stored offset."""
         await self.seek(mq, await self._running().min_offset(mq))
 
     async def seek_to_end(self, mq: MessageQueue) -> None:
+        """Continue `mq` from its end (only messages stored from now on)."""
         await self.seek(mq, await self._running().max_offset(mq))
 
     def pause(self, mqs: Iterable[MessageQueue]) -> None:
+        """Stop fetching from these queues until resume() (poll() returns what was already fetched)."""
         for mq in mqs:
             if mq in self._queues:
                 self._queues[mq].paused = True
 
     def resume(self, mqs: Iterable[MessageQueue]) -> None:
+        """Fetch again from queues paused with pause()."""
         for mq in mqs:
             if mq in self._queues:
                 self._queues[mq].paused = False
 
     async def fetch_message_queues(self, topic: str) -> list[MessageQueue]:
+        """Every readable queue of `topic` (for assign())."""
         inst = self._running()
         await inst.update_topic_route(topic)
         route = inst.route_table.get(topic)

@@ -76,9 +76,11 @@ class SimpleConsumer:
         self._iter_buffer: collections.deque[MessageExt] = collections.deque()  # see __aiter__
 
     def subscribe(self, topic: str, expression: str | MessageSelector = "*") -> None:
+        """Consume `topic`, filtered by a tag expression or a MessageSelector."""
         self._subs[topic] = build_subscription(topic, expression)
 
     async def start(self) -> None:
+        """Start: register with the brokers of the subscribed topics (POP consumption)."""
         if self._instance is not None:
             return
         if not self._subs:
@@ -96,6 +98,7 @@ class SimpleConsumer:
         self._instance = inst
 
     async def shutdown(self) -> None:
+        """Leave the group; messages received and not acked become visible again after their invisible duration."""
         inst, self._instance = self._instance, None
         if inst is not None:
             await inst.unregister_consumer(self.group)

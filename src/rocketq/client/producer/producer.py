@@ -208,6 +208,7 @@ class Producer:
         raise NoRouteError(topic, f"no name server of {self.config.namesrv_addr} has a route for it and auto-create is off")
 
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        """The queues a send to `topic` may choose from (its route's writable queues)."""
         return list((await self._publish_info(topic)).message_queues)
 
     def _refresh_soon(self, topic: str) -> None:
