@@ -6,18 +6,19 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test lint unit unit-pure integration fault soak bench venv clean spark-venv java
+.PHONY: run test lint unit unit-pure integration fault soak bench venv clean spark-venv java lowest docs
 
-$(STAMP): pyproject.toml setup.py src/rocketq/common/record/_crecord.pyx
+# constraints.txt pins every version for reproducible runs; pyproject.toml holds the supported ranges.
+$(STAMP): pyproject.toml constraints.txt setup.py src/rocketq/common/record/_crecord.pyx
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -e '.[dev]'
+	@$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
 # The Spark extra (pyspark + pyarrow + matplotlib, ~700 MB) is only needed by the tests and spark_jobs/.
 SPARK_STAMP := $(VENV)/.installed-spark
 $(SPARK_STAMP): $(STAMP)
-	@$(PY) -m pip install -q -e '.[dev,spark]'
+	@$(PY) -m pip install -q -c constraints.txt -e '.[dev,spark]'
 	@touch $(SPARK_STAMP)
 
 venv: $(STAMP)
@@ -53,14 +54,17 @@ java: $(JAVA_STAMP)
 # Starts a NameServer and a broker on the embedded default store (under run-data/) and shows
 # a producer and a consumer exchanging messages; Ctrl-C (or the end of the demo) stops both.
 run: $(STAMP)
-	$(PY) -m rocketq.demo
+	$(PY) -m rocketq.demo --data-dir run-data
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+	# the blocking facade is what users' type checkers see: strict, and in step with the async classes
+	$(VENV)/bin/mypy --strict src/rocketq/client/blocking.py src/rocketq/client/_blocking_classes.py
+	$(PY) -m rocketq.client.blocking_gen --check
 
-test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) lint
+test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) lint docs
 	$(PY) -m pytest $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory unit-pure
 
@@ -84,6 +88,17 @@ bench: $(STAMP)
 	$(PY) bench/remoting.py
 	$(PY) bench/store.py
 
+# The user docs and the API reference from the SDK's docstrings (mkdocs.yml), into site/.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build -q
+
+# The unit tests at the lowest supported runtime dependencies (constraints-lowest.txt), in their own venv.
+LOWEST := .venv-lowest
+lowest:
+	@test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
+	@$(LOWEST)/bin/python -m pip install -q -c constraints-lowest.txt -e . pytest==9.2.0 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 hypothesis==6.170.15
+	$(LOWEST)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache run-data build
+	rm -rf $(VENV) $(LOWEST) .pytest_cache .mypy_cache .ruff_cache run-data site build
 	rm -f src/rocketq/common/record/_crecord.c src/rocketq/common/record/_crecord.*.so

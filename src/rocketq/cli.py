@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from rocketq import __version__
@@ -41,13 +42,25 @@ def main(argv: list[str] | None = None) -> int:
         parser.parse_args(argv)  # handles --help, --version and unknown commands
         parser.print_help()
         return 2
+    if "--version" in argv[1:]:  # every subcommand answers it, before parsing anything else
+        print(f"rocketq {__version__}")
+        return 0
     module_name, _help = SUBCOMMANDS[argv[0]]
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         print(f"rocketq {argv[0]}: not available ({exc})", file=sys.stderr)
         return 2
-    return int(module.main(argv[1:]) or 0)
+    try:
+        code = int(module.main(argv[1:]) or 0)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`rocketq admin ... | head`): end quietly, as a Unix tool does. Python
+        # would report the failed flush of stdout at exit, so it is pointed at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`make run`: start a local NameServer and broker on the default store and show messages going through.
 
 What a new user does by hand, in one script: `rocketq namesrv`, `rocketq broker` (default ports 9876 and
-10911, default store ~/rocketq/store), a Producer sending tagged messages, a PushConsumer receiving them,
+10911, store, NameServer files and logs under run-data/), a Producer sending tagged messages, a PushConsumer receiving them,
 a look-up by key through the index, then a clean stop (SIGTERM) of both daemons. `--keep-running` leaves
 the daemons up until Ctrl-C so other scripts (examples/, `rocketq admin`) can use them.
 """
@@ -104,19 +104,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rocketq.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--namesrv-port", type=int, default=9876)
     parser.add_argument("--broker-port", type=int, default=10911)
-    parser.add_argument("--store", default=str(Path.home() / "rocketq" / "store"), help="broker store root")
+    parser.add_argument(
+        "--data-dir", default="run-data", help="where the daemons keep their files: store/, namesrv/, logs/ (default: run-data)"
+    )
     parser.add_argument("--count", type=int, default=10, help="messages to send")
     parser.add_argument("--keep-running", action="store_true", help="leave the daemons up until Ctrl-C")
     args = parser.parse_args(argv)
 
-    namesrv = Daemon("namesrv", ["--listen-port", str(args.namesrv_port)])
+    data = Path(args.data_dir).absolute()
+    store = str(data / "store")
+    namesrv = Daemon("namesrv", ["--listen-port", str(args.namesrv_port), "--log-dir", str(data / "logs"),
+                                 "--kv-config-path", str(data / "namesrv" / "kvConfig.json")])
     broker: Daemon | None = None
     try:
         ns_addr = namesrv.wait_ready()
         print(f"NameServer ready on {ns_addr}")
         broker = Daemon("broker", ["--namesrv-addr", ns_addr, "--listen-port", str(args.broker_port),
-                                   "--store-path-root-dir", args.store])
-        print(f"broker ready on {broker.wait_ready()} (store {args.store})")
+                                   "--store-path-root-dir", store])
+        print(f"broker ready on {broker.wait_ready()} (store {store})")
         asyncio.run(exchange(ns_addr, args.count))
         if args.keep_running:
             print(f"daemons running: NameServer {ns_addr}, broker {broker.addr}; Ctrl-C stops them")

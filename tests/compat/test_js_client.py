@@ -738,3 +738,37 @@ async def test_ali_ons_large_messages_both_ways(cluster_factory: Any, js: Js) ->
         await python_send(ns, "pg-py-large", back)
         await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in back), 60, "the large messages")
         await consumer.close()
+
+
+@pytest.mark.timeout(150)
+async def test_ali_ons_consumer_and_a_live_offset_reset(cluster_factory: Any, js: Js) -> None:
+    # ali-ons answers no server request (its MQClient's handler of broker requests is commented out), so
+    # it ignores RESET_CONSUMER_CLIENT_OFFSET and GET_CONSUMER_STATUS_FROM_CLIENT as an old Java client
+    # would. What must hold: the broker counts it as online and tells it (a live reset, not the offline
+    # fallback), the oneway request does not disturb it, a status request it never answers costs the
+    # admin a timeout and an empty answer, not an error; and the offline way (close, reset, restart)
+    # replays everything for it.
+    topic, group = "PyResetJs", "cg-js-reset"
+    async with cluster_with_topic(cluster_factory, js, topic) as ns:
+        first = [Message(topic, f"reset-{i}".encode()) for i in range(12)]
+        await python_send(ns, "pg-py-reset", first)
+        consumer = js.consumer(ns, group, topic)
+        await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in first), 40, "every message")
+        await wait_offsets_caught_up(ns, group, topic)
+        async with Admin(namesrv_addr=ns) as admin:
+            reset = await admin.reset_offset_by_time(group, topic, 0)
+            assert reset.live and set(reset.values()) == {0}
+            status = await admin.consumer_status(group, topic)
+            assert status == {}, "ali-ons does not answer GET_CONSUMER_STATUS_FROM_CLIENT"
+            later = Message(topic, b"after-the-reset")
+            await python_send(ns, "pg-py-reset", [later])
+            await consumer.wait(lambda: b"after-the-reset" in bodies(received(consumer)), 30, "a message sent after the reset")
+            assert not consumer.of("error"), consumer.of("error")
+            await consumer.close()
+            await wait_offsets_caught_up(ns, group, topic)
+            offline = await admin.reset_offset_by_time(group, topic, 0)
+            assert not offline.live and set(offline.values()) == {0}
+        again = js.consumer(ns, group, topic)
+        everything = Counter(m.body for m in [*first, later])
+        await again.wait(lambda: bodies(received(again)) == everything, 40, "the replay after the offline reset")
+        await again.close()

@@ -21,6 +21,7 @@ from pydantic import Field, field_validator
 from rocketq.common import constants as C
 from rocketq.common.config import RocketConfig, parse_cli_overrides, read_config_file
 from rocketq.common.errors import ConfigError
+from rocketq.common.logs import DaemonLogConfig
 from rocketq.remoting.security_config import SecurityConfig
 from rocketq.remoting.transport.config import ConnectionLimits
 
@@ -28,12 +29,13 @@ if TYPE_CHECKING:
     from rocketq.store.config import MessageStoreConfig
 
 
-class BrokerConfig(ConnectionLimits, SecurityConfig):
+class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig):
     """Everything the broker role needs that is not the store's (MessageStoreConfig holds those)."""
 
     # -- identity and addresses ------------------------------------------------------------------
     broker_name: str = Field("broker-a", alias="brokerName", description="name shared by a master and its slaves")
     broker_cluster_name: str = Field(C.DEFAULT_CLUSTER, alias="brokerClusterName")
+    """Cluster this broker registers under."""
     broker_id: int = Field(0, alias="brokerId", ge=0, description="0 = master, > 0 = slave")
     broker_ip1: str = Field(
         "127.0.0.1", alias="brokerIP1", description="address clients reach; registered and written as STOREHOST"
@@ -55,20 +57,30 @@ class BrokerConfig(ConnectionLimits, SecurityConfig):
     broker_permission: int = Field(
         C.PermName.PERM_READ | C.PermName.PERM_WRITE, alias="brokerPermission", ge=0, le=15
     )
+    """Broker-wide permission: 6 read+write, 4 read only, 2 write only (PermName)."""
     default_topic_queue_nums: int = Field(8, alias="defaultTopicQueueNums", ge=1, description="TBW102's queues")
     max_topic_queue_nums: int = Field(
         1024, alias="maxTopicQueueNums", ge=1, description="most read/write queues UPDATE_AND_CREATE_TOPIC accepts"
     )
     auto_create_topic_enable: bool = Field(True, alias="autoCreateTopicEnable")
+    """Create a topic on its first send, from TBW102 (Java autoCreateTopicEnable)."""
     cluster_topic_enable: bool = Field(True, alias="clusterTopicEnable")
+    """Register a topic named after the cluster (used by mqadmin and the reply topic)."""
     broker_topic_enable: bool = Field(True, alias="brokerTopicEnable")
+    """Register a topic named after the broker."""
     auto_create_subscription_group: bool = Field(True, alias="autoCreateSubscriptionGroup")
+    """Create a consumer group's settings on its first heartbeat or pull."""
     trace_topic_enable: bool = Field(False, alias="traceTopicEnable")
+    """Create the message trace topic at start-up."""
     msg_trace_topic_name: str = Field(C.RMQ_SYS_TRACE_TOPIC, alias="msgTraceTopicName")
+    """Name of the message trace topic."""
     max_reconsume_times: int = Field(
         16, alias="maxReconsumeTimes", ge=0, description="retryMaxTimes of auto-created subscription groups"
     )
+    store_reply_message_enable: bool = Field(True, alias="storeReplyMessageEnable")
+    """Also store each reply of request-reply in <cluster>_REPLY_TOPIC (besides pushing it to the requester)."""
     reject_transaction_message: bool = Field(False, alias="rejectTransactionMessage")
+    """Refuse transactional (half) messages with NO_PERMISSION."""
     start_accept_send_request_timestamp_ms: int = Field(
         0, alias="startAcceptSendRequestTimeStamp", description="sends before this epoch-ms answer SYSTEM_ERROR"
     )
@@ -78,35 +90,49 @@ class BrokerConfig(ConnectionLimits, SecurityConfig):
         30_000, alias="registerNameServerPeriod", description="clamped to 10-60 s as Java does"
     )
     register_broker_timeout_ms: int = Field(6_000, alias="registerBrokerTimeoutMills", ge=1)
+    """Timeout of one REGISTER_BROKER to a NameServer (ms)."""
     force_register: bool = Field(True, alias="forceRegister")
+    """Register on every period even when the topic configs did not change."""
     compressed_register: bool = Field(False, alias="compressedRegister")
+    """Send REGISTER_BROKER bodies zlib-compressed (RocketMQ 4.x format)."""
 
     # -- pull and long polling ------------------------------------------------------------------
     long_polling_enable: bool = Field(True, alias="longPollingEnable")
+    """Hold a pull that found nothing until a message arrives or it times out."""
     short_polling_time_ms: int = Field(1_000, alias="shortPollingTimeMills", ge=1)
+    """How long a pull is held when long polling is off (ms)."""
     long_polling_check_interval_ms: int = Field(
         5_000, alias="longPollingCheckInterval", ge=10, description="re-check of held pulls (Java: fixed 5 s)"
     )
     slave_read_enable: bool = Field(False, alias="slaveReadEnable")
+    """Let consumers read from a slave when the master is behind (suggestWhichBrokerId)."""
     enable_property_filter: bool = Field(False, alias="enablePropertyFilter", description="SQL92 subscriptions")
     filter_support_retry: bool = Field(False, alias="filterSupportRetry")
+    """Apply SQL92 filters to the %RETRY% topics too."""
     transfer_msg_by_heap: bool = Field(True, alias="transferMsgByHeap")
+    """Accepted for broker.conf compatibility; pulls are always copied."""
 
     # -- clients, offsets, locks ----------------------------------------------------------------
     notify_consumer_ids_changed_enable: bool = Field(True, alias="notifyConsumerIdsChangedEnable")
+    """Tell a group's consumers to rebalance when a member joins or leaves."""
     flush_consumer_offset_interval_ms: int = Field(5_000, alias="flushConsumerOffsetInterval", ge=100)
+    """How often consumerOffset.json is written (ms)."""
     client_channel_expired_timeout_ms: int = Field(
         120_000, alias="clientChannelExpiredTimeout", ge=1_000, description="a client silent this long is dropped"
     )
     client_scan_interval_ms: int = Field(10_000, alias="clientScanInterval", ge=100)
+    """How often silent client connections are looked for (ms)."""
     rebalance_lock_max_live_time_ms: int = Field(
         60_000, alias="rebalanceLockMaxLiveTime", ge=1, description="LOCK_BATCH_MQ lease"
     )
 
     # -- transactions (the check service is a later issue; the numbers are fixed now) -------------
     transaction_timeout_ms: int = Field(6_000, alias="transactionTimeOut", ge=0)
+    """A half message younger than this is not checked back yet (ms)."""
     transaction_check_max: int = Field(15, alias="transactionCheckMax", ge=0)
+    """Check a half message this many times, then drop it."""
     transaction_check_interval_ms: int = Field(60_000, alias="transactionCheckInterval", ge=1)
+    """How often half messages are checked back with their producers (ms)."""
 
     # -- delayed, timer and POP messages (issue 6) ------------------------------------------------
     flush_delay_offset_interval_ms: int = Field(
@@ -132,26 +158,38 @@ class BrokerConfig(ConnectionLimits, SecurityConfig):
         "auto", alias="eventLoop", description="event loop implementation; auto = uvloop when installed"
     )
     server_channel_max_idle_time_s: int = Field(120, alias="serverChannelMaxIdleTimeSeconds", ge=0)
+    """Connections idle this long are closed (s); 0 disables."""
     send_thread_pool_queue_capacity: int = Field(10_000, alias="sendThreadPoolQueueCapacity", ge=1)
+    """Waiting sends beyond this are answered SYSTEM_BUSY."""
     pull_thread_pool_queue_capacity: int = Field(100_000, alias="pullThreadPoolQueueCapacity", ge=1)
+    """Waiting pulls beyond this are answered SYSTEM_BUSY."""
     query_thread_pool_queue_capacity: int = Field(20_000, alias="queryThreadPoolQueueCapacity", ge=1)
+    """Waiting message queries beyond this are answered SYSTEM_BUSY."""
     client_manager_thread_pool_queue_capacity: int = Field(
         1_000_000, alias="clientManagerThreadPoolQueueCapacity", ge=1
     )
+    """Waiting client-management requests beyond this are answered SYSTEM_BUSY."""
     consumer_manager_thread_pool_queue_capacity: int = Field(
         1_000_000, alias="consumerManagerThreadPoolQueueCapacity", ge=1
     )
+    """Waiting consumer-management requests beyond this are answered SYSTEM_BUSY."""
     heartbeat_thread_pool_queue_capacity: int = Field(50_000, alias="heartbeatThreadPoolQueueCapacity", ge=1)
+    """Waiting heartbeats beyond this are answered SYSTEM_BUSY."""
     admin_thread_pool_queue_capacity: int = Field(10_000, alias="adminBrokerThreadPoolQueueCapacity", ge=1)
+    """Waiting admin requests beyond this are answered SYSTEM_BUSY."""
     # Fast failure (Java's BrokerFastFailure): a request that waited this long in its executor's queue is
     # answered SYSTEM_BUSY "[TIMEOUT_CLEAN_QUEUE]..." at once, so the client retries on another broker.
     broker_fast_failure_enable: bool = Field(
         True, alias="brokerFastFailureEnable", description="answer requests stuck in a queue SYSTEM_BUSY"
     )
     wait_time_ms_in_send_queue: int = Field(200, alias="waitTimeMillsInSendQueue", ge=1)
+    """A send that waited longer than this in the send queue is answered SYSTEM_BUSY (fast failure)."""
     wait_time_ms_in_pull_queue: int = Field(5_000, alias="waitTimeMillsInPullQueue", ge=1)
+    """A pull that waited longer than this in the pull queue is answered SYSTEM_BUSY (fast failure)."""
     wait_time_ms_in_heartbeat_queue: int = Field(31_000, alias="waitTimeMillsInHeartbeatQueue", ge=1)
+    """A heartbeat that waited longer than this in its queue is answered SYSTEM_BUSY (fast failure)."""
     wait_time_ms_in_transaction_queue: int = Field(3_000, alias="waitTimeMillsInTransactionQueue", ge=1)
+    """An END_TRANSACTION that waited longer than this in its queue is answered SYSTEM_BUSY (fast failure)."""
 
     @field_validator("broker_name", "broker_cluster_name")
     @classmethod

@@ -42,6 +42,10 @@ async def _no_client_calls(*_args: Any) -> RemotingCommand:
     raise RemotingSendRequestError("this broker context is not wired to a remoting server")
 
 
+async def _no_client_tells(*_args: Any) -> None:
+    raise RemotingSendRequestError("this broker context is not wired to a remoting server")
+
+
 @dataclass(slots=True)
 class BrokerContext:
     broker_config: BrokerConfig
@@ -64,6 +68,8 @@ class BrokerContext:
     on_broker_config_changed: Callable[[set[str]], None] = field(default=_noop)
     # A request to a client over its connection, answered (Broker2Client.call_client; 307 / 309).
     call_client: Callable[[Any, RemotingCommand, float], Awaitable[RemotingCommand]] = field(default=_no_client_calls)
+    # A oneway request to a client over its connection (Broker2Client.tell_client; 220).
+    tell_client: Callable[[Any, RemotingCommand], Awaitable[None]] = field(default=_no_client_tells)
     boot_timestamp_ms: int = 0
     # ACL accounts (rocketq.remoting.acl.plain_config.PlainAclConfig) when aclEnable, else None.
     acl_config: Any = None

@@ -123,6 +123,7 @@ class BrokerController:
         self.broker2client = Broker2Client(self.server, cfg.notify_consumer_ids_changed_enable)
         self.consumer_manager.on_consumer_ids_changed = self.broker2client.notify_consumer_ids_changed
         self.ctx.call_client = self.broker2client.call_client
+        self.ctx.tell_client = self.broker2client.tell_client
         self.housekeeping = ClientHousekeepingService(
             self.producer_manager, self.consumer_manager, self.subscription_group_manager
         )

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.broker.config import BrokerConfig, load_broker_configs
-from rocketq.common.config import DaemonArgs, parse_cli_overrides, parse_daemon_args
+from rocketq.common.config import DaemonArgs, config_help, parse_cli_overrides, parse_daemon_args
 from rocketq.common.errors import ConfigError, RocketQError
+from rocketq.common.logs import setup_daemon_logging
 from rocketq.remoting.errors import RemotingError
 
 log = logging.getLogger("rocketq.broker")
@@ -36,25 +37,18 @@ SHUTDOWN_TIMEOUT_S = 20.0
 
 
 def parse_args(argv: list[str]) -> DaemonArgs:
-    return parse_daemon_args(argv, USAGE)
+    return parse_daemon_args(argv, USAGE, _config_help)
 
 
-def setup_logging(root_dir: Path) -> Path:
-    """INFO to stderr and to <storePathRootDir>/logs/broker.log; ConfigError when the directory is unusable."""
-    log_dir = root_dir / "logs"
-    try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.FileHandler(log_dir / "broker.log", encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"storePathRootDir {str(root_dir)!r} is not usable: {exc.strerror}") from None
-    fmt = logging.Formatter("%(asctime)s %(levelname)s [%(name)s] %(message)s")
-    stderr_handler = logging.StreamHandler(sys.stderr)
-    logger = logging.getLogger("rocketq")
-    for handler in (stderr_handler, file_handler):
-        handler.setFormatter(fmt)
-        logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    return log_dir / "broker.log"
+def setup_logging(root_dir: Path, config: BrokerConfig) -> Path:
+    """Logs to stderr and to <storePathRootDir>/logs/broker.log (level and rotation from the config)."""
+    return setup_daemon_logging(root_dir / "logs" / "broker.log", config, "storePathRootDir")
+
+
+def _config_help() -> str:
+    from rocketq.store.config import MessageStoreConfig
+
+    return config_help(BrokerConfig, MessageStoreConfig)
 
 
 def _listen_problem(exc: RemotingError, cfg: BrokerConfig) -> str:
@@ -121,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
             print(properties_text(broker_config, store_config), end="")
             return 0
-        setup_logging(Path(store_config.store_path_root_dir).expanduser())
+        setup_logging(Path(store_config.store_path_root_dir).expanduser(), broker_config)
     except ConfigError as exc:
         print(f"rocketq broker: {exc}", file=sys.stderr, flush=True)
         return EXIT_BAD_CONFIG

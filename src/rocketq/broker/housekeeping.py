@@ -67,6 +67,10 @@ class Broker2Client:
         """A request answered by the client (GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY)."""
         return await self._server.invoke_sync(conn, request, timeout_ms)
 
+    async def tell_client(self, conn: Any, request: RemotingCommand) -> None:
+        """A oneway request to the client (RESET_CONSUMER_CLIENT_OFFSET); 5 s to write it, as Java."""
+        await self._server.invoke_oneway(conn, request, 5000)
+
     def notify_consumer_ids_changed(self, group: str, conns: list[Any]) -> None:
         if not self.enabled:
             return

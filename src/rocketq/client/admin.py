@@ -4,9 +4,11 @@ Port of the parts of org.apache.rocketmq.tools.admin.DefaultMQAdminExt(Impl) and
 client.impl.MQAdminImpl (4.9.8) that API.md names. Requests are built by MQClientAPI (client/api.py);
 this module chooses the servers: name servers for routes and cluster info, every master of a cluster
 for topic and group changes, every master of a topic for queries. The client starts on first use.
-Deviation: when a broker does not serve INVOKE_BROKER_TO_RESET_OFFSET (222), reset_offset_by_time
-writes the offsets itself (SEARCH_OFFSET_BY_TIMESTAMP + UPDATE_CONSUMER_OFFSET per queue), which is
-right only while the group's consumers are offline (as Java's resetOffsetByTimeOld).
+reset_offset_by_time asks each master of the topic to reset live (INVOKE_BROKER_TO_RESET_OFFSET, 222:
+the broker tells every online consumer of the group to seek). When the group has no online consumer
+(CONSUMER_NOT_ONLINE) or the broker does not serve 222, it writes the offsets itself
+(SEARCH_OFFSET_BY_TIMESTAMP + UPDATE_CONSUMER_OFFSET per queue, Java's resetOffsetByTimestampOld), which
+is right only while no consumer runs; the result says which way each broker went (ResetOffsets.offline).
 """
 
 from __future__ import annotations
@@ -20,26 +22,33 @@ from rocketq.client.admin_acl import AclAdminMixin
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from rocketq.client.instance import ClientInstance, acquire_instance
+from rocketq.client.model import PullResult
 from rocketq.common import constants as C
 from rocketq.common.config import parse_properties
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.msg_id import parse_offset_msg_id
-from rocketq.remoting.errors import RequestCodeNotSupportedError
+from rocketq.remoting.errors import ConsumerNotOnlineError, RequestCodeNotSupportedError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.admin import (
     ConsumeMessageDirectlyResult,
     ConsumerConnection,
     ConsumeStats,
+    GroupList,
     OffsetWrapper,
     ProducerConnection,
     SubscriptionGroupConfig,
     TopicOffset,
     TopicStatsTable,
 )
-from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ResetOffsetBody
+from rocketq.remoting.protocol.bodies.consumer import (
+    ConsumerRunningInfo,
+    GetConsumerStatusBody,
+    ResetOffsetBody,
+)
 from rocketq.remoting.protocol.bodies.register import KVTable
 from rocketq.remoting.protocol.bodies.route import ClusterInfo, TopicRouteData
 from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.admin import (
     ConsumeMessageDirectlyResultRequestHeader,
     CreateTopicRequestHeader,
@@ -47,12 +56,48 @@ from rocketq.remoting.protocol.headers.admin import (
     DeleteTopicRequestHeader,
     GetConsumerConnectionListRequestHeader,
     GetConsumerRunningInfoRequestHeader,
+    GetConsumerStatusRequestHeader,
     GetConsumeStatsRequestHeader,
     GetProducerConnectionListRequestHeader,
     GetTopicStatsInfoRequestHeader,
+    QueryTopicConsumeByWhoRequestHeader,
     ResetOffsetRequestHeader,
 )
-from rocketq.remoting.protocol.headers.namesrv import DeleteTopicFromNamesrvRequestHeader
+from rocketq.remoting.protocol.headers.namesrv import (
+    AddWritePermOfBrokerRequestHeader,
+    AddWritePermOfBrokerResponseHeader,
+    DeleteKVConfigRequestHeader,
+    DeleteTopicFromNamesrvRequestHeader,
+    PutKVConfigRequestHeader,
+    WipeWritePermOfBrokerRequestHeader,
+    WipeWritePermOfBrokerResponseHeader,
+)
+from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
+
+STATUS_TIMEOUT_MS = 8_000
+
+
+class ResetOffsets(dict[MessageQueue, int]):
+    """The new offset of each queue, and the brokers that had to write them directly.
+
+    `offline` maps a broker name to why its consumers were not told (no consumer of the group online, or a
+    broker without live reset): their offsets take effect when the consumers start next, and a consumer
+    that is in fact running overwrites them with its next commit.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.offline: dict[str, str] = {}
+
+    @property
+    def live(self) -> bool:
+        """Whether every broker reset the group's online consumers."""
+        return not self.offline
+
+    def sorted(self) -> ResetOffsets:
+        out = ResetOffsets(sorted(self.items()))
+        out.offline = dict(self.offline)
+        return out
 
 
 @dataclass(slots=True)
@@ -82,6 +127,7 @@ class Admin(AclAdminMixin):
         self._instance: ClientInstance | None = None
 
     async def start(self) -> None:
+        """Start the client underneath (done on first use too)."""
         if self._instance is None:
             inst = acquire_instance(self.config)
             inst.admin_users += 1
@@ -93,6 +139,7 @@ class Admin(AclAdminMixin):
             self._instance = inst
 
     async def shutdown(self) -> None:
+        """Release the client underneath (shared with other clients of the same settings)."""
         inst, self._instance = self._instance, None
         if inst is not None:
             await inst.release_admin()
@@ -114,10 +161,12 @@ class Admin(AclAdminMixin):
 
     # -- name server views ---------------------------------------------------------------------------
     async def cluster_info(self) -> ClusterInfo:
+        """The clusters and their brokers, as the name server knows them (GET_BROKER_CLUSTER_INFO)."""
         inst = await self._inst()
         return await inst.api.get_cluster_info(inst.namesrv_addr())
 
     async def topic_route(self, topic: str) -> TopicRouteData:
+        """The route of `topic`: its brokers and queues (NoRouteError when it has none)."""
         inst = await self._inst()
         route = await inst.fetch_route(topic)
         if route is None:
@@ -125,8 +174,13 @@ class Admin(AclAdminMixin):
         return route
 
     async def topic_list(self) -> list[str]:
+        """Every topic the name server knows, sorted."""
         inst = await self._inst()
         return await inst.api.get_all_topic_list(inst.namesrv_addr())
+
+    async def masters(self, cluster: str | None = None) -> list[tuple[str, str]]:
+        """(broker name, master address) of every broker of `cluster` (of all clusters when None)."""
+        return await self._masters(cluster)
 
     async def _masters(self, cluster: str | None) -> list[tuple[str, str]]:
         """(broker name, master address) of every broker of `cluster` (of all clusters when None)."""
@@ -221,6 +275,7 @@ class Admin(AclAdminMixin):
         return targets
 
     async def consumer_connections(self, group: str) -> ConsumerConnection:
+        """The online members of a consumer group and their subscriptions (GET_CONSUMER_CONNECTION_LIST)."""
         inst = await self._inst()
         addr = await self._group_broker(group)
         resp = await inst.api.invoke(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, GetConsumerConnectionListRequestHeader(group))
@@ -289,32 +344,182 @@ class Admin(AclAdminMixin):
             if not mq.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX) or topic is not None
         ]
 
-    async def reset_offset_by_time(self, group: str, topic: str, timestamp_ms: int, *, force: bool = True) -> dict[MessageQueue, int]:
-        """Move the group's offsets on `topic` to the messages stored at `timestamp_ms`; the new offsets."""
+    async def reset_offset_by_time(self, group: str, topic: str, timestamp_ms: int, *, force: bool = True) -> ResetOffsets:
+        """Move the group's offsets on `topic` to the messages stored at `timestamp_ms` (-1: the queues' ends).
+
+        Online consumers are told to seek by their brokers; a broker without online consumers of the group
+        gets the offsets written directly (see ResetOffsets.offline). Without `force`, a queue whose committed
+        offset is already before the target keeps it. Raises MQBrokerError when a broker refuses (e.g. a
+        group that has no offsets on `topic`, remark "consumer group <g> not exist").
+        """
         inst = await self._inst()
         header = ResetOffsetRequestHeader(topic=topic, group=group, timestamp=timestamp_ms, is_force=force)
-        result: dict[MessageQueue, int] = {}
+        result = ResetOffsets()
         for name, addr in await self._topic_masters(topic):
             try:
                 resp = await inst.api.invoke(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, header)
                 result.update(ResetOffsetBody.decode(resp.body).offset_table if resp.body else {})
-            except RequestCodeNotSupportedError:
-                result.update(await self._reset_by_hand(name, addr, group, topic, timestamp_ms))
-        return dict(sorted(result.items()))
+            except (RequestCodeNotSupportedError, ConsumerNotOnlineError) as exc:
+                result.offline[name] = exc.remark or str(exc)
+                result.update(await self._reset_by_hand(name, addr, group, topic, timestamp_ms, force))
+        return result.sorted()
 
-    async def _reset_by_hand(self, broker: str, addr: str, group: str, topic: str, timestamp_ms: int) -> dict[MessageQueue, int]:
+    async def _reset_by_hand(
+        self, broker: str, addr: str, group: str, topic: str, timestamp_ms: int, force: bool
+    ) -> dict[MessageQueue, int]:
         inst = await self._inst()
         route = await self.topic_route(topic)
+        stats = await inst.api.invoke(addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic))
+        committed = {mq: w.consumer_offset for mq, w in ConsumeStats.decode(stats.body).offset_table.items()}
         out = {}
         for qd in route.queue_datas:
             if qd.broker_name != broker:
                 continue
             for qid in range(qd.read_queue_nums):
                 mq = MessageQueue(topic, broker, qid)
-                offset = await inst.api.search_offset(addr, mq, timestamp_ms)
+                if timestamp_ms == -1:
+                    offset = await inst.api.get_max_offset(addr, mq)
+                else:
+                    offset = await inst.api.search_offset(addr, mq, timestamp_ms)
+                current = committed.get(mq)
+                if not force and current is not None and offset > current:
+                    out[mq] = current  # resetOffsetConsumeOffset: without force only a move backwards
+                    continue
                 await inst.api.update_consumer_offset(addr, group, mq, offset, oneway=False)
                 out[mq] = offset
         return out
+
+    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
+        """Write the group's committed offset of one queue on its master (UPDATE_CONSUMER_OFFSET)."""
+        inst = await self._inst()
+        for name, addr in await self._topic_masters(mq.topic):
+            if name == mq.broker_name:
+                await inst.api.update_consumer_offset(addr, group, mq, offset, oneway=False)
+                return
+        raise MQClientError(f"no master of broker {mq.broker_name} serves topic {mq.topic}")
+
+    async def consumer_status(self, group: str, topic: str, client_id: str | None = None) -> dict[str, dict[MessageQueue, int]]:
+        """Each online client of the group: the offsets it holds for `topic` (INVOKE_BROKER_TO_GET_CONSUMER_STATUS)."""
+        inst = await self._inst()
+        header = GetConsumerStatusRequestHeader(topic=topic, group=group, client_addr=client_id)
+        out: dict[str, dict[MessageQueue, int]] = {}
+        for _name, addr in await self._topic_masters(topic):
+            # The broker waits up to 5 s for each client (Broker2Client#getConsumeStatus): wait longer than that.
+            resp = await inst.api.invoke(addr, RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, header, timeout_ms=STATUS_TIMEOUT_MS)
+            for client, table in GetConsumerStatusBody.decode(resp.body).consumer_table.items():
+                out.setdefault(client, {}).update(table)
+        return {client: dict(sorted(table.items())) for client, table in sorted(out.items())}
+
+    # -- name servers --------------------------------------------------------------------------------------
+    async def _each_namesrv(self, code: int, header: Any = None, body: bytes = b"") -> dict[str, RemotingCommand]:
+        inst = await self._inst()
+        return {addr: await inst.api.invoke(addr, code, header, body) for addr in inst.config.namesrv_list()}
+
+    async def wipe_write_perm(self, broker_name: str) -> dict[str, int]:
+        """Take write permission off every topic of `broker_name` on each name server; topics changed per server."""
+        answers = await self._each_namesrv(RequestCode.WIPE_WRITE_PERM_OF_BROKER, WipeWritePermOfBrokerRequestHeader(broker_name))
+        return {addr: WipeWritePermOfBrokerResponseHeader.from_ext_fields(r.ext_fields).wipe_topic_count for addr, r in answers.items()}
+
+    async def add_write_perm(self, broker_name: str) -> dict[str, int]:
+        """Give write permission back to every topic of `broker_name` on each name server."""
+        answers = await self._each_namesrv(RequestCode.ADD_WRITE_PERM_OF_BROKER, AddWritePermOfBrokerRequestHeader(broker_name))
+        return {addr: AddWritePermOfBrokerResponseHeader.from_ext_fields(r.ext_fields).add_topic_count for addr, r in answers.items()}
+
+    async def namesrv_config(self) -> dict[str, dict[str, str]]:
+        """GET_NAMESRV_CONFIG of each name server: its settings by RocketMQ name."""
+        answers = await self._each_namesrv(RequestCode.GET_NAMESRV_CONFIG)
+        return {addr: dict(sorted(parse_properties(r.body.decode("utf-8")).items())) for addr, r in answers.items()}
+
+    async def update_namesrv_config(self, settings: dict[str, str]) -> list[str]:
+        """UPDATE_NAMESRV_CONFIG on each name server (RocketMQ names, string values); the servers changed."""
+        body = "".join(f"{k}={v}\n" for k, v in settings.items()).encode("utf-8")
+        return list(await self._each_namesrv(RequestCode.UPDATE_NAMESRV_CONFIG, None, body))
+
+    async def put_kv_config(self, namespace: str, key: str, value: str) -> list[str]:
+        """PUT_KV_CONFIG on each name server (e.g. namespace ORDER_TOPIC_CONFIG)."""
+        return list(await self._each_namesrv(RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader(namespace, key, value)))
+
+    async def delete_kv_config(self, namespace: str, key: str) -> list[str]:
+        """DELETE_KV_CONFIG on each name server."""
+        return list(await self._each_namesrv(RequestCode.DELETE_KV_CONFIG, DeleteKVConfigRequestHeader(namespace, key)))
+
+    # -- groups across brokers --------------------------------------------------------------------------
+    async def subscription_groups(self, broker_addr: str) -> dict[str, SubscriptionGroupConfig]:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every consumer group's settings on one broker."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        table = fastjson.loads(resp.body).get("subscriptionGroupTable", {}) if resp.body else {}
+        return {name: SubscriptionGroupConfig.from_json(cfg) for name, cfg in sorted(table.items())}
+
+    async def groups_with_offsets(self, broker_addr: str) -> list[str]:
+        """The groups holding committed offsets on one broker (the keys of its GET_ALL_CONSUMER_OFFSET table)."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        table = fastjson.loads(resp.body).get("offsetTable", {}) if resp.body else {}
+        return sorted({key.split("@", 1)[1] for key in table if "@" in key})
+
+    async def consumer_groups(self) -> list[str]:
+        """The groups that consume in the cluster: those with a %RETRY% topic (mqadmin consumerProgress's way),
+        and those holding offsets on some master (a group that was never online has no %RETRY% topic)."""
+        prefix = C.RETRY_GROUP_TOPIC_PREFIX
+        groups = {t[len(prefix) :] for t in await self.topic_list() if t.startswith(prefix)}
+        for _name, addr in await self._masters(None):
+            groups.update(await self.groups_with_offsets(addr))
+        return sorted(groups)
+
+    async def groups_consuming(self, topic: str) -> list[str]:
+        """The groups that subscribe `topic` now or hold offsets of it (QUERY_TOPIC_CONSUME_BY_WHO on its masters)."""
+        inst = await self._inst()
+        groups: set[str] = set()
+        for _name, addr in await self._topic_masters(topic):
+            resp = await inst.api.invoke(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, QueryTopicConsumeByWhoRequestHeader(topic))
+            groups.update(GroupList.decode(resp.body).group_list if resp.body else [])
+        return sorted(groups)
+
+    async def consumer_progress_on(self, broker_addr: str, group: str) -> list[QueueProgress]:
+        """consumer_progress of one broker only (GET_CONSUME_STATS there)."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, None))
+        table = ConsumeStats.decode(resp.body).offset_table
+        return [QueueProgress(mq, w.broker_offset, w.consumer_offset, w.last_timestamp) for mq, w in sorted(table.items())]
+
+    async def clone_group_offset(self, src_group: str, dest_group: str, topic: str) -> dict[MessageQueue, int]:
+        """Give `dest_group` the committed offsets `src_group` has on `topic`; the offsets written."""
+        inst = await self._inst()
+        out: dict[MessageQueue, int] = {}
+        for _name, addr in await self._topic_masters(topic):
+            resp = await inst.api.invoke(addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(src_group, topic))
+            for mq, wrapper in sorted(ConsumeStats.decode(resp.body).offset_table.items()):
+                await inst.api.update_consumer_offset(addr, dest_group, mq, wrapper.consumer_offset, oneway=False)
+                out[mq] = wrapper.consumer_offset
+        return out
+
+    async def _queue_master(self, mq: MessageQueue) -> str:
+        # From the route, not the instance's tables: an admin has no topic "in use", so the instance's
+        # periodic clean-up would drop those and close the connection under a running command.
+        route = await self.topic_route(mq.topic)
+        addr = next((bd.broker_addrs.get(C.MASTER_ID) for bd in route.broker_datas if bd.broker_name == mq.broker_name), None)
+        if addr is None:
+            raise MQClientError(f"no master of broker {mq.broker_name} for topic {mq.topic}")
+        return addr
+
+    async def queue_offset_range(self, mq: MessageQueue, begin_ms: int | None = None, end_ms: int | None = None) -> tuple[int, int]:
+        """[start, end) offsets of `mq`: the whole queue, or the messages stored between the two times."""
+        inst, addr = await self._inst(), await self._queue_master(mq)
+        start = await inst.api.search_offset(addr, mq, begin_ms) if begin_ms is not None else await inst.api.get_min_offset(addr, mq)
+        end = await inst.api.search_offset(addr, mq, end_ms) if end_ms is not None else await inst.api.get_max_offset(addr, mq)
+        return start, max(start, end)
+
+    async def pull_messages(self, mq: MessageQueue, offset: int, max_nums: int = 32, group: str = C.TOOLS_CONSUMER_GROUP) -> PullResult:
+        """One PULL_MESSAGE of `mq` from `offset` (no subscription filter, nothing committed)."""
+        inst, addr = await self._inst(), await self._queue_master(mq)
+        header = PullMessageRequestHeader(
+            consumer_group=group, topic=mq.topic, queue_id=mq.queue_id, queue_offset=offset, max_msg_nums=max_nums,
+            # With its own subscription ("*"), as DefaultMQPullConsumer pulls: the group need not be online.
+            sys_flag=C.PullSysFlag.FLAG_SUBSCRIPTION, commit_offset=0, suspend_timeout_millis=0, sub_version=0,
+            subscription="*", expression_type="TAG", bname=mq.broker_name,
+        )
+        return await inst.api.pull_message(addr, header, inst.config.mq_client_api_timeout_ms)
 
     # -- messages -----------------------------------------------------------------------------------------
     async def query_message_by_id(self, msg_id: str) -> MessageExt:

@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 from rocketq.client.errors import broker_error
 from rocketq.client.model import PullResult, PullStatus, SendResult, SendStatus
-from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common import constants as C
+from rocketq.common.message import MessageExt, MessageQueue, decode_properties
 from rocketq.common.record.codec import decode_records
 from rocketq.common.record.lazy import decode_records_lazy
 from rocketq.remoting.protocol.bodies import fastjson
@@ -94,6 +95,9 @@ class Transport(Protocol):
     async def invoke_sync(self, addr: str, cmd: RemotingCommand, timeout_ms: float) -> RemotingCommand: ...
 
     async def invoke_oneway(self, addr: str, cmd: RemotingCommand, timeout_ms: float) -> None: ...
+
+
+_REPLY_MARK = "MSG_TYPE\x01reply"  # cheap pre-check of the properties string on the send path
 
 
 def _check(resp: RemotingCommand, *ok: int) -> RemotingCommand:
@@ -175,6 +179,8 @@ class MQClientAPI:
         else:
             ext = (header if isinstance(header, SendMessageRequestHeaderV2) else header.to_v2()).to_ext_fields()
         code = RequestCode.SEND_BATCH_MESSAGE if ext.get("m") == "true" else RequestCode.SEND_MESSAGE_V2
+        if _REPLY_MARK in (ext.get("i") or "") and decode_properties(ext["i"]).get(C.PROPERTY_MESSAGE_TYPE) == C.REPLY_MESSAGE_FLAG:
+            code = RequestCode.SEND_REPLY_MESSAGE_V2  # a request-reply reply (MQClientAPIImpl#sendMessage isReply)
         cmd = RemotingCommand.request(code, ext, body, oneway=oneway, serialize_type=self.serialize_type)
         if oneway:
             await self.transport.invoke_oneway(addr, cmd, timeout_ms)

@@ -35,6 +35,7 @@ __all__ = [
     "RemotingSendRequestError",
     "RemotingTimeoutError",
     "RemotingTooMuchRequestError",
+    "RequestTimeoutError",
     "SendFailedError",
     "broker_error",
 ]
@@ -49,6 +50,16 @@ class MQClientError(ClientError):
     def __init__(self, message: str, code: int = -1) -> None:
         super().__init__(message)
         self.code = code
+
+
+class RequestTimeoutError(MQClientError):
+    """A request-reply request was sent but no reply came in time (Java's RequestTimeoutException)."""
+
+    REQUEST_TIMEOUT_EXCEPTION = 10006  # ClientErrorCode.REQUEST_TIMEOUT_EXCEPTION
+
+    def __init__(self, message: str, correlation_id: str) -> None:
+        super().__init__(message, self.REQUEST_TIMEOUT_EXCEPTION)
+        self.correlation_id = correlation_id
 
 
 class ClientStateError(MQClientError, IllegalStateError):

@@ -2,8 +2,9 @@
 
 Port of org.apache.rocketmq.client.impl.ClientRemotingProcessor (4.9.8): NOTIFY_CONSUMER_IDS_CHANGED
 (rebalance now), RESET_CONSUMER_CLIENT_OFFSET, GET_CONSUMER_STATUS_FROM_CLIENT,
-GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY, and CHECK_TRANSACTION_STATE (handed to the
-producer of the message's PGROUP, which answers with END_TRANSACTION). Oneway requests get no
+GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY, CHECK_TRANSACTION_STATE (handed to the
+producer of the message's PGROUP, which answers with END_TRANSACTION) and PUSH_REPLY_MESSAGE_TO_CLIENT
+(a request-reply reply, handed to the waiting request: producer/request_reply.py). Oneway requests get no
 answer; a bad request is logged once and answered SYSTEM_ERROR when it expects an answer.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from rocketq.client.producer.request_reply import receive_reply
 from rocketq.common import constants as C
 from rocketq.common.record.codec import decode_records
 from rocketq.remoting.protocol.bodies.consumer import GetConsumerStatusBody, ResetOffsetBody
@@ -68,6 +70,9 @@ class ClientRemotingProcessor:
         if code == RequestCode.CHECK_TRANSACTION_STATE:
             self._check_transaction_state(conn, request)
             return None
+        if code == RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT:
+            receive_reply(request.ext_fields or {}, request.body, getattr(conn, "remote_addr", "?"))
+            return request.make_response()
         return None if request.is_oneway else request.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f"code {code}")
 
     async def _reset_offset(self, request: RemotingCommand) -> None:

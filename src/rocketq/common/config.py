@@ -9,11 +9,13 @@ value raises ConfigError naming the key (DESIGN.md section 11).
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Self
 
+from jproperties import Properties
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import PydanticUndefined
 
 from rocketq.common.errors import ConfigError
 
@@ -21,7 +23,8 @@ from rocketq.common.errors import ConfigError
 class RocketConfig(BaseModel):
     """A config model: RocketMQ names as aliases, python names too, unknown keys forbidden."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=True)
+    # Attribute docstrings become field descriptions: `--help` of the daemons lists them (config_help).
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
 
     @classmethod
     def known_keys(cls) -> dict[str, str]:
@@ -83,20 +86,14 @@ def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_properties(text: str) -> dict[str, str]:
-    """Java .properties subset RocketMQ configs use: key=value or key: value, # and ! comments."""
-    out: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        for sep in ("=", ":"):
-            if sep in line:
-                key, _, value = line.partition(sep)
-                out[key.strip()] = value.strip()
-                break
-        else:
-            out[line] = ""
-    return out
+    """Key/values of a Java .properties text, read as java.util.Properties#load reads them.
+
+    `=`, `:` or whitespace between key and value, `#` and `!` comments, `\\` line continuations, and
+    escapes (\\t, \\uXXXX, an escaped separator inside a key), through jproperties. Later keys win.
+    """
+    props = Properties()
+    props.load(text.encode("utf-8"), "utf-8")
+    return {str(key): str(value.data) for key, value in props.items()}
 
 
 def parse_cli_overrides(args: Iterable[str]) -> dict[str, str]:
@@ -130,14 +127,36 @@ class DaemonArgs:
         self.overrides: list[str] = []
 
 
-def parse_daemon_args(argv: Iterable[str], usage: str) -> DaemonArgs:
-    """The argv of `rocketq namesrv|broker`: `-c FILE`, `-p` and `-h` are the daemon's own (RocketMQ's
-    mqnamesrv/mqbroker spell them the same); the rest is kept for parse_cli_overrides."""
+def config_help(*models: type[RocketConfig]) -> str:
+    """Every key of the models: its RocketMQ name, its default and its description (the daemons' --help)."""
+    lines: list[str] = []
+    for model in models:
+        lines.append(f"\n{model.__name__} keys (in the -c file as key=value, or as --key value):")
+        for name, info in model.model_fields.items():
+            default = info.get_default(call_default_factory=True) if info.default is not PydanticUndefined or info.default_factory else ""
+            shown = getattr(default, "value", default)  # an Enum shows its value, as a file would spell it
+            lines.append(f"  {info.alias or name} (default: {shown})")
+            for text in (info.description or "").strip().splitlines():
+                lines.append(f"      {text.strip()}")
+    return "\n".join(lines)
+
+
+def parse_daemon_args(argv: Iterable[str], usage: str, details: Callable[[], str] | None = None) -> DaemonArgs:
+    """The argv of `rocketq namesrv|broker`: `-c FILE`, `-p`, `-h` and `-v` are the daemon's own (RocketMQ's
+    mqnamesrv/mqbroker spell them the same); the rest is kept for parse_cli_overrides. `--help` prints the
+    usage and then `details()` (every configuration key)."""
     args = DaemonArgs()
     items = iter(argv)
     for arg in items:
         if arg in ("-h", "--help"):
             print(usage)
+            if details is not None:
+                print(details())
+            raise SystemExit(0)
+        if arg in ("-v", "--version"):
+            from rocketq import __version__
+
+            print(f"rocketq {__version__}")
             raise SystemExit(0)
         if arg in ("-c", "--config", "--configFile", "--config-file"):
             args.config_file = next(items, None)
@@ -145,7 +164,7 @@ def parse_daemon_args(argv: Iterable[str], usage: str) -> DaemonArgs:
                 raise ConfigError(f"option {arg} needs a file name")
         elif arg.startswith("-c="):
             args.config_file = arg[3:]
-        elif arg in ("-p", "--printConfigItem"):
+        elif arg in ("-p", "--printConfigItem", "--print-config-item"):
             args.print_config = True
         else:
             args.overrides.append(arg)

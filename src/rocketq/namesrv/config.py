@@ -15,13 +15,14 @@ from pydantic import Field
 
 from rocketq.common.config import RocketConfig  # noqa: F401  (re-exported for existing imports)
 from rocketq.common.constants import DEFAULT_NAMESRV_PORT
+from rocketq.common.logs import DaemonLogConfig
 from rocketq.remoting.security_config import SecurityConfig
 from rocketq.remoting.transport.config import ConnectionLimits
 
 _HOME = Path("~/rocketq").expanduser()
 
 
-class NamesrvConfig(ConnectionLimits, SecurityConfig):
+class NamesrvConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig):
     listen_port: int = Field(DEFAULT_NAMESRV_PORT, alias="listenPort", ge=0, le=65535)
     """TCP port to accept brokers and clients on; 0 picks a free port (the READY line names it)."""
     bind_address: str = Field("127.0.0.1", alias="bindAddress")
@@ -47,6 +48,7 @@ class NamesrvConfig(ConnectionLimits, SecurityConfig):
     rocketmq_home: str | None = Field(None, alias="rocketmqHome")
     """Accepted for compatibility; unused."""
     product_env_name: str = Field("center", alias="productEnvName")
+    """Environment name (Java NamesrvConfig.productEnvName); informational."""
     cluster_test: bool = Field(False, alias="clusterTest")
     """Accepted for compatibility; the cluster-test processor is not ported."""
     order_message_enable: bool = Field(False, alias="orderMessageEnable")

@@ -18,8 +18,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rocketq.common.config import DaemonArgs, parse_cli_overrides, parse_daemon_args, read_config_file
+from rocketq.common.config import (
+    DaemonArgs,
+    config_help,
+    parse_cli_overrides,
+    parse_daemon_args,
+    read_config_file,
+)
 from rocketq.common.errors import ConfigError
+from rocketq.common.logs import setup_daemon_logging
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.remoting.errors import RemotingError
 
@@ -32,7 +39,7 @@ SHUTDOWN_TIMEOUT_S = 10.0
 
 
 def parse_args(argv: list[str]) -> DaemonArgs:
-    return parse_daemon_args(argv, USAGE)
+    return parse_daemon_args(argv, USAGE, lambda: config_help(NamesrvConfig))
 
 
 def load_config(args: DaemonArgs) -> NamesrvConfig:
@@ -49,21 +56,8 @@ def load_config(args: DaemonArgs) -> NamesrvConfig:
 
 
 def setup_logging(config: NamesrvConfig) -> Path:
-    """INFO logs to stderr and to <logDir>/namesrv.log; returns the log file."""
-    log_dir = Path(config.log_dir).expanduser()
-    try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.FileHandler(log_dir / "namesrv.log", encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"logDir {str(log_dir)!r} is not usable: {exc.strerror}") from None
-    fmt = logging.Formatter("%(asctime)s %(levelname)s [%(name)s] %(message)s")
-    stderr_handler = logging.StreamHandler(sys.stderr)
-    root = logging.getLogger("rocketq")
-    for handler in (stderr_handler, file_handler):
-        handler.setFormatter(fmt)
-        root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    return log_dir / "namesrv.log"
+    """Logs to stderr and to <logDir>/namesrv.log (level and rotation from the config); the log file."""
+    return setup_daemon_logging(Path(config.log_dir).expanduser() / "namesrv.log", config, "logDir")
 
 
 def _listen_problem(exc: RemotingError, config: NamesrvConfig) -> str:

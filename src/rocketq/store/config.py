@@ -87,7 +87,9 @@ class MessageStoreConfig(RocketConfig):
     )
     # -- flush -------------------------------------------------------------------------------------
     flush_disk_type: FlushDiskType = Field(FlushDiskType.ASYNC_FLUSH, alias="flushDiskType")
+    """ASYNC_FLUSH (a send returns once written) or SYNC_FLUSH (once on disk)."""
     flush_interval_commit_log_ms: int = Field(500, alias="flushIntervalCommitLog", ge=1)
+    """How often the commit log is flushed under ASYNC_FLUSH (ms)."""
     flush_commit_log_least_pages: int = Field(
         4,
         alias="flushCommitLogLeastPages",
@@ -101,10 +103,13 @@ class MessageStoreConfig(RocketConfig):
         description="full flush regardless of dirty pages",
     )
     flush_interval_consume_queue_ms: int = Field(1000, alias="flushIntervalConsumeQueue", ge=1)
+    """How often consume queues are flushed (ms)."""
     flush_consume_queue_least_pages: int = Field(2, alias="flushConsumeQueueLeastPages", ge=0)
+    """Flush a consume queue once this many 4 KiB pages are dirty."""
     flush_consume_queue_thorough_interval_ms: int = Field(
         60_000, alias="flushConsumeQueueThoroughInterval", ge=0
     )
+    """Flush consume queues whatever is dirty at least this often (ms)."""
     sync_flush_timeout_ms: int = Field(
         5000,
         alias="syncFlushTimeout",
@@ -119,24 +124,34 @@ class MessageStoreConfig(RocketConfig):
         description="largest body accepted (MESSAGE_ILLEGAL above)",
     )
     check_crc_on_recover: bool = Field(True, alias="checkCRCOnRecover")
+    """Check each record's body CRC while recovering after a crash."""
     message_delay_level: str = Field(DEFAULT_DELAY_LEVELS, alias="messageDelayLevel")
+    """The delay of each level of delayed messages, space-separated (1s 5s 10s 30s 1m ... 2h)."""
     # -- reads -------------------------------------------------------------------------------------
     max_transfer_bytes_on_message_in_memory: int = Field(
         256 * 1024, alias="maxTransferBytesOnMessageInMemory", ge=1
     )
+    """Most bytes one pull returns from memory."""
     max_transfer_count_on_message_in_memory: int = Field(32, alias="maxTransferCountOnMessageInMemory", ge=1)
+    """Most messages one pull returns from memory."""
     max_transfer_bytes_on_message_in_disk: int = Field(
         64 * 1024, alias="maxTransferBytesOnMessageInDisk", ge=1
     )
+    """Most bytes one pull returns when reading from disk."""
     max_transfer_count_on_message_in_disk: int = Field(8, alias="maxTransferCountOnMessageInDisk", ge=1)
+    """Most messages one pull returns when reading from disk."""
     access_message_in_memory_max_ratio_pct: int = Field(
         40, alias="accessMessageInMemoryMaxRatio", ge=0, le=100, description="% of RAM counted as 'in memory'"
     )
     default_query_max_num: int = Field(32, alias="defaultQueryMaxNum", ge=1)
+    """Most messages one QUERY_MESSAGE returns."""
     # -- index -------------------------------------------------------------------------------------
     message_index_enable: bool = Field(True, alias="messageIndexEnable")
+    """Index messages by key and unique id (IndexFile) for queries."""
     max_hash_slot_num: int = Field(5_000_000, alias="maxHashSlotNum", ge=1)
+    """Hash slots of one index file."""
     max_index_num: int = Field(5_000_000 * 4, alias="maxIndexNum", ge=1)
+    """Entries of one index file."""
     # -- cleanup -----------------------------------------------------------------------------------
     file_reserved_time_h: float = Field(
         72, alias="fileReservedTime", gt=0, description="commit-log file lifetime"
@@ -162,12 +177,15 @@ class MessageStoreConfig(RocketConfig):
         description="above it, puts are refused (disk full)",
     )
     clean_resource_interval_ms: int = Field(10_000, alias="cleanResourceInterval", ge=1)
+    """How often expired commit-log files are looked for (ms)."""
     clean_file_forcibly_enable: bool = Field(
         True, alias="cleanFileForciblyEnable", description="above the disk limit delete even unexpired files"
     )
     # -- roles and HA (read by the broker) -----------------------------------------------------------
     broker_role: BrokerRole = Field(BrokerRole.ASYNC_MASTER, alias="brokerRole")
+    """ASYNC_MASTER, SYNC_MASTER (a send waits for a slave) or SLAVE."""
     offset_check_in_slave: bool = Field(False, alias="offsetCheckInSlave")
+    """Let a slave correct a pull offset that is out of range (Java offsetCheckInSlave)."""
     ha_listen_port: int = Field(
         10912,
         alias="haListenPort",

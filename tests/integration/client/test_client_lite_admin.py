@@ -17,7 +17,7 @@ from rocketq.client import (
     blocking,
 )
 from rocketq.client.admin_cli import main as admin_main
-from rocketq.client.errors import MQClientError
+from rocketq.client.errors import MQBrokerError, MQClientError
 from rocketq.testing.waiting import wait_for
 
 FIRST = ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
@@ -98,8 +98,13 @@ async def test_admin_topics_groups_queries_and_reset(cluster, h) -> None:
         assert {m.body for m in by_key} <= {f"q{i}".encode() for i in range(10)} and by_key
         by_uniq = await admin.query_message_by_unique_key(topic, sent[5].msg_id)
         assert [m.body for m in by_uniq] == [b"q5"]
+        with pytest.raises(MQBrokerError, match="not exist"):  # the group never consumed the topic
+            await admin.reset_offset_by_time(group, topic, 0)
+        for qid in range(2):
+            await admin.update_consumer_offset(group, MessageQueue(topic, "broker-a", qid), 5)
         offsets = await admin.reset_offset_by_time(group, topic, 0)
-        assert set(offsets) == {MessageQueue(topic, "broker-a", i) for i in range(2)}
+        assert dict(offsets) == {MessageQueue(topic, "broker-a", i): 0 for i in range(2)}
+        assert not offsets.live, "no consumer online: the offsets were written directly"
         progress = await admin.consumer_progress(group, topic)
         assert {p.queue.queue_id for p in progress} <= {0, 1}
         assert await admin.broker_status(cluster.brokers[0].addr), "the broker reports runtime figures"
@@ -123,7 +128,7 @@ async def test_admin_cli_verbs(cluster, capsys) -> None:
     assert code == 0 and "TopicCli" in out
     code, out = await loop.run_in_executor(None, run, "send-message", "-t", "TopicCli", "-p", "hello-cli", "--tags", "T1")
     assert code == 0 and "SEND_OK" in out
-    code, out = await loop.run_in_executor(None, run, "--json", "consume-message", "-t", "TopicCli", "-n", "1")
+    code, out = await loop.run_in_executor(None, run, "--json", "consume-message", "-t", "TopicCli", "-c", "1")
     assert code == 0 and json.loads(out)[0]["body"] == "hello-cli"
     code, out = await loop.run_in_executor(None, run, "--json", "topic-route", "-t", "TopicCli")
     assert code == 0 and json.loads(out)[0]["writeQueues"] == 2
@@ -141,7 +146,6 @@ async def test_admin_cli_verbs(cluster, capsys) -> None:
         ["query-msg-by-key", "-t", "TopicCli", "-k", "K9"],
         ["update-sub-group", "-g", "cg-cli", "--retry-max-times", "5", "--consume-broadcast-enable", "false"],
         ["consumer-progress", "-g", "cg-cli"],
-        ["reset-offset-by-time", "-g", "cg-cli", "-t", "TopicCli", "-s", "now"],
         ["delete-topic", "-t", "TopicCli", "-c", "DefaultCluster"],
     ):
         code, out = await loop.run_in_executor(None, run, *verb)

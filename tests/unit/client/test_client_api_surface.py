@@ -90,3 +90,15 @@ def test_cli_helpers() -> None:
     assert parse_time("2024-01-02 03:04:05") > 0
     assert table([]) == "(none)"
     assert table([{"a": 1, "bb": "xyz"}]).splitlines() == ["a  bb", "1  xyz"]
+
+
+def test_every_public_method_has_a_docstring() -> None:
+    from rocketq.client.blocking_gen import CLASSES, INTERNAL
+
+    missing = [
+        f"{cls.__name__}.{name}"
+        for cls, _base in CLASSES
+        for name, attr in vars(cls).items()
+        if not name.startswith("_") and inspect.isfunction(attr) and not attr.__doc__ and not (name in INTERNAL and cls is not client.Admin)
+    ]
+    assert missing == []

@@ -21,6 +21,7 @@ from rocketq.broker.processors.admin.consumer import ConsumerAdminProcessor
 from rocketq.broker.processors.admin.delay import DelayOffsetAdminProcessor
 from rocketq.broker.processors.admin.locks import LockAdminProcessor
 from rocketq.broker.processors.admin.offset import OffsetAdminProcessor
+from rocketq.broker.processors.admin.reset_offset import ResetOffsetProcessor
 from rocketq.broker.processors.admin.runtime import RuntimeAdminProcessor
 from rocketq.broker.processors.admin.stats import StatsAdminProcessor
 from rocketq.broker.processors.admin.subscription import SubscriptionAdminProcessor
@@ -32,6 +33,7 @@ from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.pop import PopMessageProcessor
 from rocketq.broker.processors.pull import PullMessageProcessor
 from rocketq.broker.processors.query import QueryMessageProcessor
+from rocketq.broker.processors.reply import ReplyMessageProcessor
 from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.remoting.protocol.codes import RequestCode as R
 from rocketq.remoting.transport.dispatch import Executor
@@ -61,6 +63,10 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
         # ACL (mqadmin updateAclConfig, deleteAclConfig, clusterAclConfigVersion, updateGlobalWhiteAddr)
         R.UPDATE_AND_CREATE_ACL_CONFIG, R.DELETE_ACL_CONFIG, R.GET_BROKER_CLUSTER_ACL_INFO,
         R.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, R.GET_BROKER_CLUSTER_ACL_CONFIG,
+        # live offset reset (Broker2Client#resetOffset)
+        R.INVOKE_BROKER_TO_RESET_OFFSET, R.INVOKE_BROKER_TO_GET_CONSUMER_STATUS,
+        # request-reply (ReplyMessageProcessor)
+        R.SEND_REPLY_MESSAGE, R.SEND_REPLY_MESSAGE_V2,
     }
 )  # fmt: skip
 
@@ -87,6 +93,8 @@ class Family:
 # (family, processor, worker tasks, queue bound from BrokerConfig)
 FAMILIES: tuple[Family, ...] = (
     Family("send", SendMessageProcessor, 16, lambda c: c.send_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_send_queue),
+    # Java: its own replyMessageExecutor (replyThreadPoolQueueCapacity 10000).
+    Family("reply", ReplyMessageProcessor, 4, lambda c: c.send_thread_pool_queue_capacity),
     Family("pull", PullMessageProcessor, 4, lambda c: c.pull_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_pull_queue),
     Family("query", QueryMessageProcessor, 4, lambda c: c.query_thread_pool_queue_capacity),
     Family("heartbeat", ClientManageProcessor, 4, lambda c: c.heartbeat_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_heartbeat_queue),
@@ -98,6 +106,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("admin-runtime", RuntimeAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-stats", StatsAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-consumer", ConsumerAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
+    Family("admin-reset-offset", ResetOffsetProcessor, 1, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-delay", DelayOffsetAdminProcessor, 1, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-acl", AclAdminProcessor, 1, lambda c: c.admin_thread_pool_queue_capacity),
     # RocketMQ 5 runs POP on its own pool and ACK / CHANGE_INVISIBLETIME on another.

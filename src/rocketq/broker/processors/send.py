@@ -101,8 +101,8 @@ class SendRequest(NamedTuple):
 
     @classmethod
     def of(cls, request: RemotingCommand) -> SendRequest:
-        """Decode the header of a 10 / 310 / 320 request (SYSTEM_ERROR naming a missing field)."""
-        if request.code == RequestCode.SEND_MESSAGE:
+        """Decode the header of a 10 / 310 / 320 / 324 / 325 request (SYSTEM_ERROR naming a missing field)."""
+        if request.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_REPLY_MESSAGE):
             h = decode_header(SendMessageRequestHeader, request)
             return cls(
                 h.topic, h.default_topic, h.default_topic_queue_nums, h.queue_id, h.sys_flag, h.born_timestamp,

@@ -12,8 +12,9 @@ Deviation: `commit()` waits for the brokers' acknowledgements (Java's commitSync
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from types import TracebackType
 from typing import Any, Self
 
@@ -94,6 +95,7 @@ class LitePullConsumer:
         self._state = "CREATE_JUST"
         self._instance: ClientInstance | None = None
         self._next_auto_commit_ms = 0
+        self._iter_buffer: collections.deque[MessageExt] = collections.deque()  # see __aiter__
         self._rebalancing: asyncio.Task[None] | None = None
         self._rebalance_impl: RebalanceImpl | None = None
         if self.config.consume_timestamp_ms is None:
@@ -129,6 +131,7 @@ class LitePullConsumer:
         await self._refresh_subscriptions()
 
     def unsubscribe(self, topic: str) -> None:
+        """Stop consuming `topic` (its queues are released at the next rebalance)."""
         self._subscriptions.pop(topic, None)
         self._pending_subscriptions.pop(topic, None)
         if self._state == "RUNNING":
@@ -146,10 +149,12 @@ class LitePullConsumer:
             spawn("lite-pull-assign", self._apply_assignment(wanted))
 
     def assignment(self) -> set[MessageQueue]:
+        """The queues this consumer owns now (by subscribe's rebalance, or assign())."""
         return set(self._queues)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
+        """Start: join the group (subscribe) or own the assigned queues, and begin fetching in the background."""
         if self._state == "RUNNING":
             return
         if self._state != "CREATE_JUST":
@@ -276,6 +281,26 @@ class LitePullConsumer:
             reset_retry_topic(msgs, self.group)
             return msgs
 
+    def __aiter__(self) -> AsyncIterator[MessageExt]:
+        """`async for msg in consumer:` the polled messages one by one, until the consumer is shut down.
+
+        A message counts as consumed once the loop has taken it: with auto_commit (the default) its
+        position is committed by a later poll (every auto_commit_interval_ms) or at shutdown; without,
+        call `await consumer.commit()` when the work is done. Leaving the loop loses nothing committed;
+        messages taken but not committed come again after a restart.
+        """
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[MessageExt]:
+        # One buffer per consumer, not per loop: a batch taken but not yet handed out survives a `break`
+        # and is what the next `async for` starts with.
+        buffered = self._iter_buffer
+        while self._state == "RUNNING":
+            if not buffered:
+                buffered.extend(await self.poll())
+                continue
+            yield buffered.popleft()
+
     async def commit(self) -> None:
         """Store every owned queue's consumed position and wait for the brokers to acknowledge."""
         self._running()
@@ -312,22 +337,27 @@ class LitePullConsumer:
         self._restart_queue(mq, st, offset)
 
     async def seek_to_begin(self, mq: MessageQueue) -> None:
+        """Continue `mq` from its first stored offset."""
         await self.seek(mq, await self._running().min_offset(mq))
 
     async def seek_to_end(self, mq: MessageQueue) -> None:
+        """Continue `mq` from its end (only messages stored from now on)."""
         await self.seek(mq, await self._running().max_offset(mq))
 
     def pause(self, mqs: Iterable[MessageQueue]) -> None:
+        """Stop fetching from these queues until resume() (poll() returns what was already fetched)."""
         for mq in mqs:
             if mq in self._queues:
                 self._queues[mq].paused = True
 
     def resume(self, mqs: Iterable[MessageQueue]) -> None:
+        """Fetch again from queues paused with pause()."""
         for mq in mqs:
             if mq in self._queues:
                 self._queues[mq].paused = False
 
     async def fetch_message_queues(self, topic: str) -> list[MessageQueue]:
+        """Every readable queue of `topic` (for assign())."""
         inst = self._running()
         await inst.update_topic_route(topic)
         route = inst.route_table.get(topic)
@@ -351,6 +381,10 @@ class LitePullConsumer:
 
     def _restart_queue(self, mq: MessageQueue, st: _QueueState, offset: int) -> None:
         st.pq.dropped = True
+        if self._iter_buffer:  # what `async for` had taken from this queue is stale now
+            kept = [m for m in self._iter_buffer if (m.topic, m.broker_name, m.queue_id) != (mq.topic, mq.broker_name, mq.queue_id)]
+            self._iter_buffer.clear()
+            self._iter_buffer.extend(kept)
         if st.task is not None:
             st.task.cancel()
         fresh = _QueueState(ProcessQueue(st.pq.generation, self._clock), offset)
@@ -464,11 +498,16 @@ class LitePullConsumer:
         return None  # offsets move only on commit()
 
     async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
-        for mq, offset in offsets.items():
-            st = self._queues.get(mq)
-            if st is not None:
-                self._restart_queue(mq, st, offset)
-                self.offset_store.update_offset(mq, offset)
+        """RESET_CONSUMER_CLIENT_OFFSET: each owned queue drops what it buffered, seeks, and stores the offset.
+
+        Queues another member owns are left to it (the broker tells every member). Stored at once, so
+        that a restart after the reset starts from there too (MQClientInstance#resetOffset).
+        """
+        owned = [(mq, offset) for mq, offset in offsets.items() if mq.topic == topic and mq in self._queues]
+        for mq, offset in owned:
+            self._restart_queue(mq, self._queues[mq], offset)
+            self.offset_store.update_offset(mq, offset, increase_only=False)
+        await asyncio.gather(*(self.offset_store.persist(mq) for mq, _ in owned))
 
     def offset_table(self, topic: str) -> dict[MessageQueue, int]:
         return {mq: st.consume_offset for mq, st in self._queues.items() if mq.topic == topic}

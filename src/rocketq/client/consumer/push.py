@@ -121,6 +121,7 @@ class PushConsumer:
         return None
 
     def unsubscribe(self, topic: str) -> None:
+        """Stop consuming `topic` (its queues are released at the next rebalance)."""
         self._subscriptions.pop(topic, None)
         self._pending_subscriptions.pop(topic, None)
         if self._state == "RUNNING":
@@ -140,6 +141,7 @@ class PushConsumer:
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
+        """Start consuming: join the group, rebalance, pull and run the listener (subscribe and register a listener first)."""
         if self._state == "RUNNING":
             return
         if self._state != "CREATE_JUST":
@@ -249,9 +251,11 @@ class PushConsumer:
         await self.shutdown()
 
     def suspend(self) -> None:
+        """Stop pulling for now (messages already fetched are still consumed); resume() goes on."""
         self._paused = True
 
     def resume(self) -> None:
+        """Resume pulling after suspend()."""
         self._paused = False
         if self._instance is not None:
             self._instance.rebalance_immediately()

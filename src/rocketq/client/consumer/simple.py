@@ -12,10 +12,11 @@ REQUEST_CODE_NOT_SUPPORTED, which surfaces as MQBrokerError.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any, Self
 
@@ -72,11 +73,14 @@ class SimpleConsumer:
         self._subs: dict[str, SubscriptionData] = {t: build_subscription(t, e) for t, e in (subscriptions or {}).items()}
         self._instance: ClientInstance | None = None
         self._turn = itertools.count()
+        self._iter_buffer: collections.deque[MessageExt] = collections.deque()  # see __aiter__
 
     def subscribe(self, topic: str, expression: str | MessageSelector = "*") -> None:
+        """Consume `topic`, filtered by a tag expression or a MessageSelector."""
         self._subs[topic] = build_subscription(topic, expression)
 
     async def start(self) -> None:
+        """Start: register with the brokers of the subscribed topics (POP consumption)."""
         if self._instance is not None:
             return
         if not self._subs:
@@ -94,6 +98,7 @@ class SimpleConsumer:
         self._instance = inst
 
     async def shutdown(self) -> None:
+        """Leave the group; messages received and not acked become visible again after their invisible duration."""
         inst, self._instance = self._instance, None
         if inst is not None:
             await inst.unregister_consumer(self.group)
@@ -104,6 +109,25 @@ class SimpleConsumer:
 
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         await self.shutdown()
+
+    def __aiter__(self) -> AsyncIterator[MessageExt]:
+        """`async for msg in consumer:` each received message, until the consumer is shut down.
+
+        Messages come from receive() (default invisible duration, 30 s): each must be acked with
+        `await consumer.ack(msg)` (or given more time with change_invisible_duration) before it
+        becomes visible again, or it is delivered once more. Leaving the loop acks nothing.
+        """
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[MessageExt]:
+        # One buffer per consumer, not per loop: a batch taken but not yet handed out survives a `break`
+        # and is what the next `async for` starts with.
+        buffered = self._iter_buffer
+        while self._instance is not None:
+            if not buffered:
+                buffered.extend(await self.receive())
+                continue
+            yield buffered.popleft()
 
     def _running(self) -> ClientInstance:
         if self._instance is None:

@@ -18,21 +18,29 @@ from __future__ import annotations
 import asyncio
 import json.encoder
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
 from rocketq.client.config import ProducerConfig
-from rocketq.client.errors import ClientStateError, MQClientError, NoRouteError, SendFailedError
+from rocketq.client.errors import (
+    ClientStateError,
+    MQClientError,
+    NoRouteError,
+    RequestTimeoutError,
+    SendFailedError,
+)
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import SendResult, SendStatus
 from rocketq.client.producer.fault_strategy import MQFaultStrategy
+from rocketq.client.producer.request_reply import await_reply, create_reply_message, forget, prepare_request
 from rocketq.client.producer.selectors import MessageQueueSelector
 from rocketq.client.producer.validation import check_batch, check_message, maybe_compress, properties_string
 from rocketq.client.route import TopicPublishInfo
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
-from rocketq.common.errors import RetryClass
+from rocketq.common.errors import RetryClass, RocketQError
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.record.codec import encode_batch
@@ -202,6 +210,7 @@ class Producer:
         raise NoRouteError(topic, f"no name server of {self.config.namesrv_addr} has a route for it and auto-create is off")
 
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        """The queues a send to `topic` may choose from (its route's writable queues)."""
         return list((await self._publish_info(topic)).message_queues)
 
     def _refresh_soon(self, topic: str) -> None:
@@ -439,6 +448,69 @@ class Producer:
         if queue is None:
             queue = selector(list(info.message_queues), msg, arg) if selector else self.fault_strategy.select_one_message_queue(info, None)
         await self._send_to_queue(msg.topic, queue, p, self.config.send_msg_timeout_ms, oneway=True)
+
+    # -- request-reply (4.6+) ----------------------------------------------------------------------
+    async def request(
+        self, msg: Message, timeout_ms: int = 3000, *, selector: MessageQueueSelector | None = None, arg: Any = None,
+        queue: MessageQueue | None = None,
+    ) -> MessageExt:
+        """Send `msg` as a request and wait for its reply (DefaultMQProducer#request).
+
+        The replier (a consumer of msg.topic) answers with `create_reply_message(request, body)` sent by
+        any producer, or `producer.reply(request, body)`; the broker pushes the reply to this client.
+        Raises RequestTimeoutError (naming the correlation id) when no reply came within `timeout_ms`,
+        MQClientError when the request could not be sent (its cause chained).
+        """
+        inst = self._running()
+        check_message(msg, self.config.max_message_size_bytes)
+        started = time.monotonic()
+        correlation_id = prepare_request(msg, inst.client_id, timeout_ms)
+        if msg.topic not in inst.route_table:
+            # The broker pushes the reply to the producer channel it knows this client by: heartbeat first.
+            await self._publish_info(msg.topic)
+            await inst.send_heartbeat_to_all_brokers()
+        future = await_reply(correlation_id)
+        try:
+            remaining = max(1, int(timeout_ms - (time.monotonic() - started) * 1000))
+            try:
+                await self.send(msg, selector, arg, queue=queue, timeout_ms=remaining)
+            except RocketQError as exc:
+                raise MQClientError(f"send request message to <{msg.topic}> fail: {exc}") from exc
+            remaining_s = timeout_ms / 1000 - (time.monotonic() - started)
+            try:
+                async with asyncio.timeout(max(0.0, remaining_s)):
+                    return await future
+            except TimeoutError:
+                raise RequestTimeoutError(
+                    f"send request message to <{msg.topic}> OK, but wait reply message timeout, {timeout_ms} ms "
+                    f"(correlation id {correlation_id})",
+                    correlation_id,
+                ) from None
+        finally:
+            forget(correlation_id)
+
+    def request_async(
+        self, msg: Message, timeout_ms: int = 3000, callback: Callable[[MessageExt | None, BaseException | None], None] | None = None
+    ) -> asyncio.Future[MessageExt]:
+        """Start a request; its future holds the reply. `callback(reply, error)` runs when it completes
+        (Java's RequestCallback onSuccess / onException)."""
+        future = asyncio.ensure_future(self.request(msg, timeout_ms))
+        if callback is not None:
+
+            def done(f: asyncio.Future[MessageExt]) -> None:
+                if f.cancelled():
+                    callback(None, asyncio.CancelledError())
+                elif f.exception() is not None:
+                    callback(None, f.exception())
+                else:
+                    callback(f.result(), None)
+
+            future.add_done_callback(done)
+        return future
+
+    async def reply(self, request: MessageExt, body: bytes, timeout_ms: int | None = None) -> SendResult:
+        """Answer a request received by a consumer: create_reply_message(request, body), sent."""
+        return await self.send(create_reply_message(request, body), timeout_ms=timeout_ms)
 
     async def send_batch(
         self, msgs: Sequence[Message], *, queue: MessageQueue | None = None, timeout_ms: int | None = None

@@ -9,6 +9,7 @@ MessageQueue-keyed maps are dict[MessageQueue, ...] and go on the wire as fastjs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -25,6 +26,7 @@ from rocketq.remoting.protocol.bodies.jsonfields import (
     as_str,
     as_str_list,
     as_str_map,
+    mq_from_json,
     mq_json_list,
     mq_keyed,
     mq_list,
@@ -97,6 +99,25 @@ class ResetOffsetBody(JsonBody):
     @classmethod
     def from_json(cls, obj: Any) -> Self:
         return cls(offset_table=mq_keyed(as_mapping(obj).get("offsetTable"), as_int, "ResetOffsetBody.offsetTable"))
+
+
+@dataclass(slots=True)
+class ResetOffsetBodyForC(JsonBody):
+    """RESET_CONSUMER_CLIENT_OFFSET (220) for a C++ client: the offsets as a list of MessageQueueForC."""
+
+    offset_table: list[tuple[MessageQueue, int]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, table: dict[MessageQueue, int]) -> Self:
+        return cls(offset_table=list(table.items()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"offsetTable": [{**mq.to_json(), "offset": offset} for mq, offset in self.offset_table]}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Self:
+        items = [v for v in as_list(as_mapping(obj).get("offsetTable")) if isinstance(v, Mapping)]
+        return cls(offset_table=[(mq_from_json(v), as_int(v.get("offset", 0))) for v in items])
 
 
 @dataclass(slots=True)

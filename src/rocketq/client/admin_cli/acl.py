@@ -6,17 +6,9 @@ deleteAclConfig, updateGlobalWhiteAddr, clusterAclConfigVersion, getAccessConfig
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 from rocketq.client.admin import Admin
-
-Rows = list[dict[str, Any]]
-Verb = Callable[[Admin, argparse.Namespace], Awaitable[Rows]]
-
-# The environment variables `rocketq admin` reads credentials from when no option gives them.
-ACCESS_KEY_ENV = "ROCKETQ_ACCESS_KEY"
-SECRET_KEY_ENV = "ROCKETQ_SECRET_KEY"
+from rocketq.client.admin_cli.core import Rows, VerbTable
 
 
 def _perms(value: str | None) -> list[str] | None:
@@ -69,26 +61,31 @@ def _target(p: argparse.ArgumentParser) -> None:
     target.add_argument("-b", "--brokerAddr", dest="broker", help="one broker address")
 
 
-def add_acl_verbs(verb: Callable[[str, Verb, str], argparse.ArgumentParser]) -> None:
-    p = verb("updateAclConfig", update_acl_config, "create or update an ACL account on the brokers")
-    p.add_argument("-a", "--accessKey", dest="account_access_key", required=True)
-    p.add_argument("-s", "--secretKey", dest="account_secret_key")
-    p.add_argument("-w", "--whiteRemoteAddress", dest="white_remote_address")
-    p.add_argument("-i", "--defaultTopicPerm", dest="default_topic_perm")
-    p.add_argument("-u", "--defaultGroupPerm", dest="default_group_perm")
+def register(table: VerbTable) -> None:
+    p = table.verb("update-acl-config", update_acl_config, "create or update an ACL account on the brokers", "updateAclConfig")
+    p.add_argument("-a", "--accessKey", dest="account_access_key", required=True, help="the account's access key")
+    p.add_argument("-s", "--secretKey", dest="account_secret_key", help="the account's secret key")
+    p.add_argument("-w", "--whiteRemoteAddress", dest="white_remote_address", help="address pattern the account may come from")
+    p.add_argument("-i", "--defaultTopicPerm", dest="default_topic_perm", help="DENY, PUB, SUB or PUB|SUB")
+    p.add_argument("-u", "--defaultGroupPerm", dest="default_group_perm", help="DENY, PUB, SUB or PUB|SUB")
     p.add_argument("-t", "--topicPerms", dest="topic_perms", help="topicA=PUB,topicB=SUB")
     p.add_argument("-g", "--groupPerms", dest="group_perms", help="groupA=SUB,groupB=DENY")
     p.add_argument("-m", "--admin", dest="admin", help="true or false")
     _target(p)
-    p = verb("deleteAclConfig", delete_acl_config, "delete an ACL account on the brokers")
-    p.add_argument("-a", "--accessKey", dest="account_access_key", required=True)
+    p = table.verb("delete-acl-config", delete_acl_config, "delete an ACL account on the brokers", "deleteAclConfig")
+    p.add_argument("-a", "--accessKey", dest="account_access_key", required=True, help="the account's access key")
     _target(p)
-    p = verb(
-        "updateGlobalWhiteAddr", update_global_white_addr, "replace the brokers' global address whitelist"
+    p = table.verb(
+        "update-global-white-addr", update_global_white_addr, "replace the brokers' global address whitelist",
+        "updateGlobalWhiteAddr",
     )
-    p.add_argument("-g", "--globalWhiteRemoteAddresses", dest="global_white_addrs", required=True)
+    p.add_argument("-g", "--globalWhiteRemoteAddresses", dest="global_white_addrs", required=True, help="patterns, comma-separated")
     _target(p)
-    p = verb("clusterAclConfigVersion", cluster_acl_config_version, "the brokers' ACL file versions")
+    p = table.verb(
+        "cluster-acl-config-version", cluster_acl_config_version, "the brokers' ACL file versions", "clusterAclConfigVersion"
+    )
     _target(p)
-    p = verb("getAccessConfigSubCommand", get_access_config, "the brokers' ACL accounts (no secret keys)")
+    p = table.verb(
+        "get-access-config", get_access_config, "the brokers' ACL accounts (no secret keys)", "getAccessConfigSubCommand"
+    )
     _target(p)
