@@ -21,12 +21,13 @@ from pydantic import Field, field_validator
 from rocketq.common import constants as C
 from rocketq.common.config import RocketConfig, parse_cli_overrides, read_config_file
 from rocketq.common.errors import ConfigError
+from rocketq.remoting.metrics import MetricsExporterConfig
 
 if TYPE_CHECKING:
     from rocketq.store.config import MessageStoreConfig
 
 
-class BrokerConfig(RocketConfig):
+class BrokerConfig(MetricsExporterConfig):
     """Everything the broker role needs that is not the store's (MessageStoreConfig holds those)."""
 
     # -- identity and addresses ------------------------------------------------------------------

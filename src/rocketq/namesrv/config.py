@@ -13,13 +13,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from rocketq.common.config import RocketConfig
 from rocketq.common.constants import DEFAULT_NAMESRV_PORT
+from rocketq.remoting.metrics import MetricsExporterConfig
 
 _HOME = Path("~/rocketq").expanduser()
 
 
-class NamesrvConfig(RocketConfig):
+class NamesrvConfig(MetricsExporterConfig):
     listen_port: int = Field(DEFAULT_NAMESRV_PORT, alias="listenPort", ge=0, le=65535)
     """TCP port to accept brokers and clients on; 0 picks a free port (the READY line names it)."""
     bind_address: str = Field("127.0.0.1", alias="bindAddress")
