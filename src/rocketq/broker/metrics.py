@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,16 +43,19 @@ _PROCESSOR_NAMES = {
     "send": "send", "pull": "pull", "query": "query_message", "heartbeat": "heartbeat",
     "consumer-manage": "consumer_manager", "end-transaction": "transaction", "ack": "ack", "pop": "pop",
 }  # fmt: skip
+_TRANSACTION, _DELAY = C.PROPERTY_TRANSACTION_PREPARED, C.PROPERTY_DELAY_TIME_LEVEL
+_TIMER_DELIVER, _TIMER_SEC = C.PROPERTY_TIMER_DELIVER_MS, C.PROPERTY_TIMER_DELAY_SEC
 # MessageConst.PROPERTY_TIMER_DELAY_MS and PROPERTY_SHARDING_KEY (5.x), which only this label reads.
-_TIMER_KEYS = (C.PROPERTY_TIMER_DELIVER_MS, C.PROPERTY_TIMER_DELAY_SEC, "TIMER_DELAY_MS")
-_SHARDING_KEY = "__SHARDINGKEY"
+_TIMER_MS, _SHARDING_KEY = "TIMER_DELAY_MS", "__SHARDINGKEY"
+# A row of messages_in: messages, bytes, then the size histogram's buckets (the last one +Inf) and sum.
+_SIZE_BUCKETS_AT = 2
 
 
 def message_type(properties: Mapping[str, str]) -> str:
-    """TopicMessageType.parseFromMessageProperty(...).getMetricsValue() (5.x)."""
-    if properties.get(C.PROPERTY_TRANSACTION_PREPARED) == "true":
+    """TopicMessageType.parseFromMessageProperty(...).getMetricsValue() (5.x); `in` tests, as this runs per send."""
+    if _TRANSACTION in properties and properties[_TRANSACTION] == "true":
         return "transaction"
-    if C.PROPERTY_DELAY_TIME_LEVEL in properties or any(k in properties for k in _TIMER_KEYS):
+    if _DELAY in properties or _TIMER_DELIVER in properties or _TIMER_SEC in properties or _TIMER_MS in properties:
         return "delay"
     if _SHARDING_KEY in properties:
         return "fifo"
@@ -65,10 +69,9 @@ class BrokerMetrics:
         self.ctx = ctx
         self.server = server  # the RemotingServer, whose executors' queues are the watermarks
         self.stats_service = stats_service
-        self.messages_in: dict[tuple[str, str], list[int]] = {}  # (topic, type) -> [messages, bytes]
+        self.messages_in: dict[tuple[str, str], list[float]] = {}  # (topic, type) -> [messages, bytes, sizes...]
         self.messages_out: dict[tuple[str, str], list[int]] = {}  # (group, topic) -> [messages, bytes]
         self.pulled: dict[tuple[str, str], dict[int, int]] = {}  # (group, topic) -> queue -> next offset
-        self.message_size = Histograms(("topic", "message_type", "is_system"), MESSAGE_SIZE_BUCKETS)
         self.rpc = rpc  # fed by the processors the controller wrapped (RpcLatency.timed)
         cfg = ctx.broker_config
         self.registry = new_registry(self.collect)
@@ -79,13 +82,16 @@ class BrokerMetrics:
         append = result.append
         if append is None or result.status not in _STORED:
             return
-        kind = message_type(properties)
-        row = self.messages_in.get((topic, kind))
+        key = (topic, message_type(properties))
+        row = self.messages_in.get(key)
         if row is None:
-            row = self.messages_in[(topic, kind)] = [0, 0]
-        row[0] += append.msg_num
-        row[1] += append.wrote_bytes
-        self.message_size.observe((topic, kind, ""), append.wrote_bytes / max(append.msg_num, 1))
+            row = self.messages_in[key] = [0] * (_SIZE_BUCKETS_AT + len(MESSAGE_SIZE_BUCKETS) + 2)
+        msgs, size = append.msg_num, append.wrote_bytes
+        row[0] += msgs
+        row[1] += size
+        average = size / msgs if msgs > 1 else size  # 5.x records one size per request: the average
+        row[_SIZE_BUCKETS_AT + bisect_left(MESSAGE_SIZE_BUCKETS, average)] += 1
+        row[-1] += average
 
     def on_get(self, group: str, topic: str, queue_id: int, messages: int, size: int, next_offset: int) -> None:
         key = (group, topic)
@@ -118,10 +124,12 @@ class BrokerMetrics:
         names = (*common, "topic", "message_type", "is_system")
         msgs_in = CounterMetricFamily("rocketmq_messages_in", "Total number of incoming messages", labels=names)
         bytes_in = CounterMetricFamily("rocketmq_throughput_in", "Total traffic of incoming messages (bytes)", labels=names)
-        for (topic, kind), (count, size) in sorted(self.messages_in.items()):
+        sizes = Histograms(("topic", "message_type", "is_system"), MESSAGE_SIZE_BUCKETS)
+        for (topic, kind), row in sorted(self.messages_in.items()):
             values = [*common.values(), topic, kind, self._is_system_topic(topic)]
-            msgs_in.add_metric(values, count)
-            bytes_in.add_metric(values, size)
+            msgs_in.add_metric(values, row[0])
+            bytes_in.add_metric(values, row[1])
+            sizes.table[(topic, kind, values[-1])] = row[_SIZE_BUCKETS_AT:]
         names = (*common, "topic", "consumer_group", "is_retry", "is_system")
         msgs_out = CounterMetricFamily("rocketmq_messages_out", "Total number of outgoing messages", labels=names)
         bytes_out = CounterMetricFamily("rocketmq_throughput_out", "Total traffic of outgoing messages (bytes)", labels=names)
@@ -129,8 +137,6 @@ class BrokerMetrics:
             values = [*common.values(), topic, group, *self._group_flags(group, topic)]
             msgs_out.add_metric(values, count)
             bytes_out.add_metric(values, size)
-        sizes = Histograms(self.message_size.label_names, self.message_size.bounds)
-        sizes.table = {(t, k, self._is_system_topic(t)): row for (t, k, _), row in self.message_size.table.items()}
         yield from (msgs_in, bytes_in, msgs_out, bytes_out)
         yield sizes.family("rocketmq_message_size", "Incoming messages size (bytes)", common)
 

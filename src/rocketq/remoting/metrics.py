@@ -71,9 +71,9 @@ class Histograms:
     def __init__(self, label_names: Sequence[str], bounds: Sequence[float]) -> None:
         self.label_names = tuple(label_names)
         self.bounds = tuple(bounds)
-        self.table: dict[tuple[str, ...], list[float]] = {}
+        self.table: dict[tuple[Any, ...], list[float]] = {}
 
-    def observe(self, key: tuple[str, ...], value: float) -> None:
+    def observe(self, key: tuple[Any, ...], value: float) -> None:
         row = self.table.get(key)
         if row is None:
             row = self.table[key] = [0] * (len(self.bounds) + 2)
@@ -104,19 +104,25 @@ class RpcLatency:
     LABELS = ("protocol_type", "request_code", "response_code", "result")
 
     def __init__(self) -> None:
-        self.histograms = Histograms(self.LABELS, RPC_LATENCY_BUCKETS_MS)
+        # keyed (request code, response code, result) as ints and a str, labelled at scrape time
+        self.histograms = Histograms(self.LABELS[1:], RPC_LATENCY_BUCKETS_MS)
 
     def timed(self, processor: Any) -> TimedProcessor:
         return TimedProcessor(processor, self)
 
     def family(self, common: dict[str, str]) -> HistogramMetricFamily:
-        return self.histograms.family("rocketmq_rpc_latency", "Rpc latency (milliseconds)", common)
+        labelled = Histograms(self.LABELS, RPC_LATENCY_BUCKETS_MS)
+        labelled.table = {
+            ("remoting", str(code), str(int(response)), result): row
+            for (code, response, result), row in self.histograms.table.items()
+        }
+        return labelled.family("rocketmq_rpc_latency", "Rpc latency (milliseconds)", common)
 
     def count(self, request_code: int, response_code: int | None = None) -> float:
         """Requests seen of `request_code` (answered with `response_code` if given); for the NameServer's figures."""
         total = 0.0
-        for key, row in self.histograms.table.items():
-            if key[1] == str(request_code) and (response_code is None or key[2] == str(response_code)):
+        for (code, response, _result), row in self.histograms.table.items():
+            if code == request_code and (response_code is None or response == response_code):
                 total += sum(row[:-1])
         return total
 
@@ -148,8 +154,8 @@ class TimedProcessor:
         return response
 
     def _record(self, code: int, response_code: int, result: str, started: int) -> None:
-        key = ("remoting", str(code), str(int(response_code)), result)
-        self._latency.histograms.observe(key, (perf_counter_ns() - started) / 1e6)
+        # Label values stay ints here; the scrape turns them into strings.
+        self._latency.histograms.observe((code, response_code, result), (perf_counter_ns() - started) / 1e6)
 
 
 # -- collectors and the exporter ---------------------------------------------------------------------
