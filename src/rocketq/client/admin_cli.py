@@ -21,6 +21,7 @@ from rocketq.client.admin import Admin
 from rocketq.client.config import ConsumeFromWhere
 from rocketq.client.consumer.lite_pull import LitePullConsumer
 from rocketq.client.producer.producer import Producer
+from rocketq.client.trace.view import add_trace_verb
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import Message, MessageExt
 
@@ -341,6 +342,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Verb]]:
     p.add_argument("--timeout-ms", type=int, default=3000)
     p = verb("broker-status", broker_status, "a broker's runtime figures")
     p.add_argument("-b", "--broker", required=True)
+    add_trace_verb(verb)
     return parser, verbs
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json.encoder
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -28,6 +28,7 @@ from rocketq.client.producer.fault_strategy import MQFaultStrategy
 from rocketq.client.producer.selectors import MessageQueueSelector
 from rocketq.client.producer.validation import check_batch, check_message, maybe_compress, properties_string
 from rocketq.client.route import TopicPublishInfo
+from rocketq.client.trace.hooks import SendTraceHook, new_dispatcher
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.errors import RetryClass
@@ -117,6 +118,9 @@ class Producer:
         self._unit_mode_text = "true" if self.config.unit_mode else "false"
         self._json_heads: dict[str, str] = {}
         self._json_tails: dict[str, str] = {}
+        # Message trace (enable_msg_trace): a Pub record per answered send, written in the background.
+        self._trace = new_dispatcher(self.config, producer_group, "PRODUCE")
+        self._trace_hook = SendTraceHook(self._trace, producer_group, clock) if self._trace else None
 
     # -- lifecycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -139,6 +143,8 @@ class Producer:
         self._topics.add(self.config.create_topic_key)
         self._state = "RUNNING"
         await inst.send_heartbeat_to_all_brokers()
+        if self._trace is not None:
+            await self._trace.start()
         log.info("producer %s started on %s", self.group, inst.client_id)
 
     async def shutdown(self) -> None:
@@ -147,6 +153,8 @@ class Producer:
             self._state = "SHUTDOWN_ALREADY"
             return
         self._state = "SHUTDOWN_ALREADY"
+        if self._trace is not None:
+            await self._trace.shutdown()  # flushes what was traced so far (bounded)
         inst, self._instance = self._instance, None
         if inst is not None:
             await inst.unregister_producer(self.group)
@@ -394,8 +402,19 @@ class Producer:
         timeout = timeout_ms or self.config.send_msg_timeout_ms
         p = self._prepare(msg)
         if selector is not None or queue is not None:
-            return await self._send_selected(msg, p, selector, arg, queue, timeout)
-        return await self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_failed)
+            coro = self._send_selected(msg, p, selector, arg, queue, timeout)
+        else:
+            coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_failed)
+        return await (coro if self._trace_hook is None else self._traced(msg, coro))
+
+    async def _traced(self, msg: Message, send: Awaitable[SendResult]) -> SendResult:
+        """The send, then its Pub trace record (SendMessageTraceHookImpl); a failed send records nothing."""
+        started = self._clock.now_ms()
+        result = await send
+        assert self._trace_hook is not None and self._instance is not None
+        addr = self._instance.find_broker_addr_in_publish(result.queue.broker_name) if result.queue else None
+        self._trace_hook.sent(msg, result, started, addr)
+        return result
 
     async def _send_selected(
         self, msg: Message, p: _Prepared, selector: MessageQueueSelector | None, arg: Any, queue: MessageQueue | None, timeout: float
@@ -424,7 +443,7 @@ class Producer:
             coro = self._send_selected(msg, p, selector, arg, None, timeout)
         else:
             coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_async_failed)
-        return asyncio.ensure_future(coro)
+        return asyncio.ensure_future(coro if self._trace_hook is None else self._traced(msg, coro))
 
     async def send_oneway(
         self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *, queue: MessageQueue | None = None
