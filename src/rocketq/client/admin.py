@@ -32,6 +32,7 @@ from rocketq.remoting.protocol.bodies.admin import (
     OffsetWrapper,
     ProducerConnection,
     SubscriptionGroupConfig,
+    SubscriptionGroupWrapper,
     TopicList,
     TopicOffset,
     TopicStatsTable,
@@ -352,6 +353,14 @@ class Admin:
         inst = await self._inst()
         resp = await inst.api.invoke(broker_addr, RequestCode.GET_BROKER_RUNTIME_INFO)
         return dict(sorted(KVTable.from_json(fastjson.loads(resp.body)).table.items())) if resp.body else {}
+
+    async def subscription_groups(self, broker_addr: str) -> dict[str, SubscriptionGroupConfig]:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG: the consumer groups a broker knows, with their settings."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        if not resp.body:
+            return {}
+        return dict(sorted(SubscriptionGroupWrapper.decode(resp.body).subscription_group_table.items()))
 
     async def broker_config(self, broker_addr: str) -> dict[str, str]:
         """GET_BROKER_CONFIG: every broker and store setting, by its RocketMQ name."""
