@@ -235,7 +235,8 @@ class Dashboard:
         topic = _topic_name(form.get("topic", ""))
         when = _timestamp(form.get("timestamp", ""))
         offsets = await self.call(self.admin.reset_offset_by_time(group, topic, when))
-        return _with(f"/groups/{quote(group)}", notice=f"offsets of {group} on {topic} reset to {_fmt_ms(when)}: {len(offsets)} queue(s)")
+        point = _fmt_ms(when) if when > 0 else "the first message"
+        return _with(f"/groups/{quote(group)}", notice=f"offsets of {group} on {topic} reset to {point}: {len(offsets)} queue(s)")
 
     async def skip_backlog(self, request: Request, form: dict[str, str]) -> str:
         group = _group_name(request.path_params["group"])

@@ -172,6 +172,12 @@ def create_send_find_and_trace(p: Page) -> str:
     p.until(lambda: "'bad topic!' has characters other than" in p.banner(), "the bad-name banner")
     p.shot("07-topic-bad-name")
 
+    # A name the broker itself refuses: its remark is the banner.
+    p.fill("#new-topic", "TBW102")
+    p.submit("#create-topic-submit")
+    p.until(lambda: "conflict with system topic" in p.banner(), "the broker's remark")
+    p.shot("07b-topic-broker-remark")
+
     p.fill("#new-topic", TOPIC)
     p.submit("#create-topic-submit")
     p.until(lambda: p.text("#topic-name") == TOPIC, "the new topic's page")
