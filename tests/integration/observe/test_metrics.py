@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import socket
+from pathlib import Path
 
 import pytest
 from scrape_helpers import PROM, metrics_addr, scrape, value
@@ -73,6 +75,12 @@ async def test_scrape_shows_exact_counts_lags_and_histograms(cluster_factory) ->
     assert value(families, "process_cpu_seconds_total") > 0
 
     ns_families = await scrape(namesrv)
+    # Every metric the shipped Grafana dashboard charts is one the daemons export.
+    grafana = (Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "rocketq-dashboard.json").read_text()
+    exported = {name for fams in (families, ns_families) for fam in fams.values() for name, _, _ in fam}
+    exported |= {name for fams in (families, ns_families) for name in fams}  # families with no sample now
+    charted = set(re.findall(r"rocketmq_[a-z_]+", grafana))
+    assert charted and charted <= exported, f"charted but not exported: {sorted(charted - exported)}"
     assert value(ns_families, "rocketmq_namesrv_brokers_alive") == 1
     assert value(ns_families, "rocketmq_namesrv_topic_number") >= 1
     assert value(ns_families, "rocketmq_namesrv_route_requests_total", result="found") >= 1
