@@ -14,6 +14,7 @@ from rocketq.testing.cluster import DaemonStartError
 from rocketq.testing.waiting import wait_for
 
 TOPIC, GROUP = "TopicMetrics", "cg-metrics"
+GRAFANA_JSON = Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "rocketq-dashboard.json"
 
 
 async def test_scrape_shows_exact_counts_lags_and_histograms(cluster_factory) -> None:
@@ -76,7 +77,7 @@ async def test_scrape_shows_exact_counts_lags_and_histograms(cluster_factory) ->
 
     ns_families = await scrape(namesrv)
     # Every metric the shipped Grafana dashboard charts is one the daemons export.
-    grafana = (Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "rocketq-dashboard.json").read_text()
+    grafana = GRAFANA_JSON.read_text()
     exported = {name for fams in (families, ns_families) for fam in fams.values() for name, _, _ in fam}
     exported |= {name for fams in (families, ns_families) for name in fams}  # families with no sample now
     charted = set(re.findall(r"rocketmq_[a-z_]+", grafana))
