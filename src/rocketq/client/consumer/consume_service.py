@@ -21,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from rocketq.client import metrics as client_metrics
 from rocketq.client.config import ConsumerConfig, MessageModel
 from rocketq.client.consumer.offset_store import OffsetStore
 from rocketq.client.consumer.process_queue import ProcessQueue
@@ -196,6 +197,10 @@ class _BaseService:
             returned = _RAISED
         if trace is not None:
             trace.after(traced, len(msgs), result is ConsumeResult.SUCCESS, self._return_type(returned, result, int(start)))
+        metrics = client_metrics.active()
+        if metrics is not None:
+            client_id = getattr(self.host, "client_id", "")
+            metrics.consumed(msgs, self.host.group, client_id, result is ConsumeResult.SUCCESS, int(start), self._clock.now_ms())
         if result is ConsumeResult.SUCCESS:
             self.ok_count += len(msgs)
         else:

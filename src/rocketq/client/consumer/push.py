@@ -17,6 +17,7 @@ import time
 from types import TracebackType
 from typing import Any, Self
 
+from rocketq.client import metrics as client_metrics
 from rocketq.client.config import ConsumerConfig, MessageModel
 from rocketq.client.consumer.allocate import AllocateStrategy, strategy_by_name
 from rocketq.client.consumer.consume_service import ConcurrentConsumeService, Listener, OrderlyConsumeService
@@ -189,6 +190,9 @@ class PushConsumer:
         await self.offset_store.load()
         if self._trace is not None:
             await self._trace.start()
+        metrics = client_metrics.active()
+        if metrics is not None:
+            metrics.watch_consumer(self)
         self.consume_service.start()
         self._state = "RUNNING"
         self._start_ms = self._clock.now_ms()

@@ -16,10 +16,12 @@ from __future__ import annotations
 import asyncio
 import json.encoder
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
+from rocketq.client import metrics as client_metrics
 from rocketq.client.config import ProducerConfig
 from rocketq.client.errors import ClientStateError, MQClientError, NoRouteError, SendFailedError
 from rocketq.client.instance import ClientInstance, acquire_instance
@@ -405,15 +407,26 @@ class Producer:
             coro = self._send_selected(msg, p, selector, arg, queue, timeout)
         else:
             coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_failed)
-        return await (coro if self._trace_hook is None else self._traced(msg, coro))
+        return await (coro if self._trace_hook is None and client_metrics.active() is None else self._observed(msg, coro))
 
-    async def _traced(self, msg: Message, send: Awaitable[SendResult]) -> SendResult:
-        """The send, then its Pub trace record (SendMessageTraceHookImpl); a failed send records nothing."""
-        started = self._clock.now_ms()
-        result = await send
-        assert self._trace_hook is not None and self._instance is not None
-        addr = self._instance.find_broker_addr_in_publish(result.queue.broker_name) if result.queue else None
-        self._trace_hook.sent(msg, result, started, addr)
+    async def _observed(self, msg: Message, send: Awaitable[SendResult]) -> SendResult:
+        """The send, then its Pub trace record (SendMessageTraceHookImpl; a failed send records none) and
+        its rocketmq_send_cost_time (failures too), for whichever of the two is on."""
+        metrics = client_metrics.active()
+        started, t0 = self._clock.now_ms(), time.perf_counter()
+        try:
+            result = await send
+        except BaseException:
+            if metrics is not None and self._instance is not None:
+                metrics.sent(msg.topic, self._instance.client_id, False, (time.perf_counter() - t0) * 1000)
+            raise
+        inst = self._instance
+        assert inst is not None
+        if metrics is not None:
+            metrics.sent(msg.topic, inst.client_id, result.status is SendStatus.SEND_OK, (time.perf_counter() - t0) * 1000)
+        if self._trace_hook is not None:
+            addr = inst.find_broker_addr_in_publish(result.queue.broker_name) if result.queue else None
+            self._trace_hook.sent(msg, result, started, addr)
         return result
 
     async def _send_selected(
@@ -443,7 +456,9 @@ class Producer:
             coro = self._send_selected(msg, p, selector, arg, None, timeout)
         else:
             coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_async_failed)
-        return asyncio.ensure_future(coro if self._trace_hook is None else self._traced(msg, coro))
+        return asyncio.ensure_future(
+            coro if self._trace_hook is None and client_metrics.active() is None else self._observed(msg, coro)
+        )
 
     async def send_oneway(
         self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *, queue: MessageQueue | None = None
