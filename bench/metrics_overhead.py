@@ -45,8 +45,11 @@ async def send_round(producer: Producer, topic: str, count: int, inflight: int) 
 async def main(args: argparse.Namespace) -> None:
     prom = {"metricsExporterType": "PROM", "metricsPromExporterPort": 0}
     with tempfile.TemporaryDirectory() as tmp:
-        async with LocalCluster(Path(tmp), broker_count=3, broker_overrides=[{}, {}, prom]) as cluster:
-            off, control, on = cluster.brokers
+        overrides: list[dict[str, object]] = [{}, {}, {}]
+        overrides[args.prom_index] = prom
+        async with LocalCluster(Path(tmp), broker_count=3, broker_overrides=overrides) as cluster:
+            on = cluster.brokers[args.prom_index]
+            off, control = (b for i, b in enumerate(cluster.brokers) if i != args.prom_index)
             metrics_line = next(line for line in on.stdout_text().splitlines() if line.startswith("METRICS"))
             url = f"http://{metrics_line.split()[2]}/metrics"
             async with Admin(namesrv_addr=cluster.namesrv_addr) as admin:
@@ -86,4 +89,6 @@ if __name__ == "__main__":
     parser.add_argument("--count", type=int, default=5000, help="messages per round and broker")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--inflight", type=int, default=32)
+    parser.add_argument("--prom-index", type=int, default=2, choices=[0, 1, 2],
+                        help="which of the three brokers (in start order) has metrics on")
     asyncio.run(main(parser.parse_args()))

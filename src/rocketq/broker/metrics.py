@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from rocketq.broker.stats.counters import _STORED
 from rocketq.common import constants as C
 from rocketq.remoting.metrics import Histograms, PrometheusExporter, RpcLatency, new_registry
 
@@ -51,17 +50,6 @@ _TIMER_MS, _SHARDING_KEY = "TIMER_DELAY_MS", "__SHARDINGKEY"
 _SIZE_BUCKETS_AT = 2
 
 
-def message_type(properties: Mapping[str, str]) -> str:
-    """TopicMessageType.parseFromMessageProperty(...).getMetricsValue() (5.x); `in` tests, as this runs per send."""
-    if _TRANSACTION in properties and properties[_TRANSACTION] == "true":
-        return "transaction"
-    if _DELAY in properties or _TIMER_DELIVER in properties or _TIMER_SEC in properties or _TIMER_MS in properties:
-        return "delay"
-    if _SHARDING_KEY in properties:
-        return "fifo"
-    return "normal"
-
-
 class BrokerMetrics:
     """The counters the processors feed, and the collector that turns them into families at scrape time."""
 
@@ -79,13 +67,23 @@ class BrokerMetrics:
 
     # -- hot path -----------------------------------------------------------------------------------
     def on_put(self, topic: str, properties: Mapping[str, str], result: PutResult) -> None:
+        # The store sets `append` only when it wrote the record (PUT_OK, or a flush / slave timeout after
+        # the write): the one test needed, cheaper than the status set look-up the counters use.
         append = result.append
-        if append is None or result.status not in _STORED:
+        if append is None:
             return
-        key = (topic, message_type(properties))
-        row = self.messages_in.get(key)
+        # the message_type label: 5.x TopicMessageType.parseFromMessageProperty(...).getMetricsValue()
+        if _TRANSACTION in properties and properties[_TRANSACTION] == "true":
+            kind = "transaction"
+        elif _DELAY in properties or _TIMER_DELIVER in properties or _TIMER_SEC in properties or _TIMER_MS in properties:
+            kind = "delay"
+        elif _SHARDING_KEY in properties:
+            kind = "fifo"
+        else:
+            kind = "normal"
+        row = self.messages_in.get((topic, kind))
         if row is None:
-            row = self.messages_in[key] = [0] * (_SIZE_BUCKETS_AT + len(MESSAGE_SIZE_BUCKETS) + 2)
+            row = self.messages_in[(topic, kind)] = [0] * (_SIZE_BUCKETS_AT + len(MESSAGE_SIZE_BUCKETS) + 2)
         msgs, size = append.msg_num, append.wrote_bytes
         row[0] += msgs
         row[1] += size
