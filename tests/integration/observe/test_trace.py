@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Producer, PushConsumer
+from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, LitePullConsumer, Message, Producer, PushConsumer
 from rocketq.client.admin_cli import main as admin_main
 from rocketq.client.trace.view import query_msg_trace_by_id
 from rocketq.common import constants as C
@@ -70,3 +70,29 @@ async def test_a_failing_trace_send_does_not_fail_the_business_send(cluster) -> 
         assert dispatcher is not None
         await dispatcher.flush()
         assert dispatcher.failed >= 1 and dispatcher.sent == 0
+
+
+async def test_a_lite_pull_consumer_with_trace_on_records_its_pulls(cluster_factory) -> None:
+    cluster = await cluster_factory(broker_overrides={"traceTopicEnable": "true"})
+    ns = cluster.namesrv_addr
+    async with Producer("pg-lite-traced", namesrv_addr=ns) as producer:
+        sent = await producer.send(Message("TopicLiteTraced", b"x", keys="lite-1"))
+    async with LitePullConsumer(
+        "cg-lite-traced", namesrv_addr=ns, enable_msg_trace=True, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+    ) as lite:
+        lite.subscribe("TopicLiteTraced", "*")
+        got: list = []
+
+        async def polled() -> bool:
+            got.extend(await lite.poll(timeout_ms=200))
+            return bool(got)
+
+        await wait_for(polled, timeout_s=30, what="the message polled")
+    async with Admin(namesrv_addr=ns) as admin:
+
+        async def sub_records() -> list | None:
+            views = [v for v in await query_msg_trace_by_id(admin, sent.msg_id) if v.group_name == "cg-lite-traced"]
+            return views if {v.msg_type for v in views} == {"SubBefore", "SubAfter"} else None
+
+        views = await wait_for(sub_records, timeout_s=20, what="SubBefore and SubAfter of the lite pull consumer")
+    assert all(v.status == "success" and v.keys == "lite-1" for v in views)
