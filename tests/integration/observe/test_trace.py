@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 
-from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, LitePullConsumer, Message, Producer, PushConsumer
+from rocketq.client import (
+    Admin,
+    ConsumeFromWhere,
+    ConsumeResult,
+    LitePullConsumer,
+    Message,
+    Producer,
+    PushConsumer,
+)
 from rocketq.client.admin_cli import main as admin_main
 from rocketq.client.trace.view import query_msg_trace_by_id
 from rocketq.common import constants as C
