@@ -78,7 +78,7 @@ class Dashboard:
         async def handler(request: Request) -> Response:
             try:
                 return self.render(request, template, **await build(request))
-            except (RocketQError, OSError, TimeoutError, FormError) as exc:
+            except (RocketQError, OSError, TimeoutError, FormError, ValueError) as exc:
                 log.info("%s: %s", request.url.path, exc)
                 return self.render(request, "error.html", status=502, error=_problem(exc))
             except Exception as exc:  # a bug: the traceback goes to the log, the page gets one line
@@ -94,9 +94,12 @@ class Dashboard:
             form = {k: v[0].strip() for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
             try:
                 target = await act(request, form)
-            except (RocketQError, OSError, TimeoutError, FormError) as exc:
+            except (RocketQError, OSError, TimeoutError, FormError, ValueError) as exc:
                 log.info("%s: %s", request.url.path, exc)
                 return RedirectResponse(_with(back(request), error=_problem(exc)), status_code=303)
+            except Exception as exc:  # a bug: the traceback goes to the log, the page gets one line
+                log.exception("%s failed", request.url.path)
+                return RedirectResponse(_with(back(request), error=f"internal error: {type(exc).__name__}: {exc}"), status_code=303)
             return RedirectResponse(target, status_code=303)
 
         return handler

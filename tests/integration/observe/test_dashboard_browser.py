@@ -209,6 +209,8 @@ def create_send_find_and_trace(p: Page) -> str:
     p.open(f"/trace?id={msg_id}")
     p.until(lambda: bool(p.all("#trace .trace-Pub")), "the trace page")
     p.shot("12-trace-page")
+    p.open("/message?id=not-a-message-id")  # bad input in a link: a banner, not a stack trace
+    assert "not an offset message id" in p.banner() and "Traceback" not in p.d.page_source  # type: ignore[attr-defined]
     return msg_id
 
 
