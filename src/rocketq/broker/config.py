@@ -22,6 +22,7 @@ from rocketq.common import constants as C
 from rocketq.common.config import RocketConfig, parse_cli_overrides, read_config_file
 from rocketq.common.errors import ConfigError
 from rocketq.common.logs import DaemonLogConfig
+from rocketq.remoting.metrics import MetricsExporterConfig
 from rocketq.remoting.security_config import SecurityConfig
 from rocketq.remoting.transport.config import ConnectionLimits
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from rocketq.store.config import MessageStoreConfig
 
 
-class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig):
+class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExporterConfig):
     """Everything the broker role needs that is not the store's (MessageStoreConfig holds those)."""
 
     # -- identity and addresses ------------------------------------------------------------------

@@ -83,6 +83,8 @@ class BrokerContext:
     consumer_filter_manager: ConsumerFilterManager = field(default_factory=ConsumerFilterManager)
     # Traffic counters (broker/stats); the controller's BrokerStatsService replaces it with its own.
     stats: BrokerStatsManager = field(default_factory=BrokerStatsManager)
+    # Prometheus counters (broker/metrics.py), None unless metricsExporterType=PROM.
+    metrics: Any = None
 
     def filter_manager(self) -> ConsumerFilterManager:
         """The consumer filter manager, following enablePropertyFilter / filterSupportRetry as they change."""

@@ -88,6 +88,8 @@ async def serve(broker_config: BrokerConfig, store_config: Any) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     log.info("The broker[%s, %s] boot success.", broker_config.broker_name, controller.broker_addr)
+    if controller.metrics is not None:  # before READY: the harness reads stdout up to that line
+        print(f"METRICS broker {controller.metrics.exporter.addr}", flush=True)
     print(f"READY broker {controller.broker_addr}", flush=True)
     await stop.wait()
     log.info("shutting down the broker")

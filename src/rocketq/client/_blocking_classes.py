@@ -373,7 +373,7 @@ class Admin(_Blocking):
         return run(self._target.reset_offset_by_time(group, topic, timestamp_ms, force=force))
 
     def subscription_groups(self, broker_addr: str) -> dict[str, SubscriptionGroupConfig]:
-        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every consumer group's settings on one broker."""
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG: the consumer groups a broker knows, with their settings."""
         return run(self._target.subscription_groups(broker_addr))
 
     def topic_list(self) -> list[str]:

@@ -37,6 +37,7 @@ from rocketq.remoting.protocol.bodies.admin import (
     OffsetWrapper,
     ProducerConnection,
     SubscriptionGroupConfig,
+    SubscriptionGroupWrapper,
     TopicOffset,
     TopicStatsTable,
 )
@@ -444,13 +445,6 @@ class Admin(AclAdminMixin):
         return list(await self._each_namesrv(RequestCode.DELETE_KV_CONFIG, DeleteKVConfigRequestHeader(namespace, key)))
 
     # -- groups across brokers --------------------------------------------------------------------------
-    async def subscription_groups(self, broker_addr: str) -> dict[str, SubscriptionGroupConfig]:
-        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every consumer group's settings on one broker."""
-        inst = await self._inst()
-        resp = await inst.api.invoke(broker_addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
-        table = fastjson.loads(resp.body).get("subscriptionGroupTable", {}) if resp.body else {}
-        return {name: SubscriptionGroupConfig.from_json(cfg) for name, cfg in sorted(table.items())}
-
     async def groups_with_offsets(self, broker_addr: str) -> list[str]:
         """The groups holding committed offsets on one broker (the keys of its GET_ALL_CONSUMER_OFFSET table)."""
         inst = await self._inst()
@@ -556,6 +550,14 @@ class Admin(AclAdminMixin):
         inst = await self._inst()
         resp = await inst.api.invoke(broker_addr, RequestCode.GET_BROKER_RUNTIME_INFO)
         return dict(sorted(KVTable.from_json(fastjson.loads(resp.body)).table.items())) if resp.body else {}
+
+    async def subscription_groups(self, broker_addr: str) -> dict[str, SubscriptionGroupConfig]:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG: the consumer groups a broker knows, with their settings."""
+        inst = await self._inst()
+        resp = await inst.api.invoke(broker_addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        if not resp.body:
+            return {}
+        return dict(sorted(SubscriptionGroupWrapper.decode(resp.body).subscription_group_table.items()))
 
     async def broker_config(self, broker_addr: str) -> dict[str, str]:
         """GET_BROKER_CONFIG: every broker and store setting, by its RocketMQ name."""

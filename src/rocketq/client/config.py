@@ -65,6 +65,10 @@ class ClientConfig(RocketConfig):
     set (one ClientInstance); "DEFAULT" becomes `<pid>#<random>`, unique per process even in containers."""
     unit_name: str | None = Field(None, alias="unitName")
     unit_mode: bool = Field(False, alias="unitMode")
+    enable_msg_trace: bool = Field(False, alias="enableMsgTrace")
+    """Record message traces (RocketMQ 4.x format) to the trace topic; producers and push consumers."""
+    customized_trace_topic: str | None = Field(None, alias="customizedTraceTopic")
+    """The trace topic when not RMQ_SYS_TRACE_TOPIC."""
     poll_name_server_interval_ms: int = Field(30_000, alias="pollNameServerInterval", ge=100)
     """Route refresh period."""
     heartbeat_broker_interval_ms: int = Field(30_000, alias="heartbeatBrokerInterval", ge=100)

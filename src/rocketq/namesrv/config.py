@@ -16,13 +16,14 @@ from pydantic import Field
 from rocketq.common.config import RocketConfig  # noqa: F401  (re-exported for existing imports)
 from rocketq.common.constants import DEFAULT_NAMESRV_PORT
 from rocketq.common.logs import DaemonLogConfig
+from rocketq.remoting.metrics import MetricsExporterConfig
 from rocketq.remoting.security_config import SecurityConfig
 from rocketq.remoting.transport.config import ConnectionLimits
 
 _HOME = Path("~/rocketq").expanduser()
 
 
-class NamesrvConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig):
+class NamesrvConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExporterConfig):
     listen_port: int = Field(DEFAULT_NAMESRV_PORT, alias="listenPort", ge=0, le=65535)
     """TCP port to accept brokers and clients on; 0 picks a free port (the READY line names it)."""
     bind_address: str = Field("127.0.0.1", alias="bindAddress")

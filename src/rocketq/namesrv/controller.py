@@ -15,6 +15,7 @@ from rocketq.common.service import PeriodicService
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.housekeeping import BrokerHousekeeping
 from rocketq.namesrv.kv_config import KVConfigManager
+from rocketq.namesrv.metrics import NamesrvMetrics
 from rocketq.namesrv.processors.base import NamesrvContext
 from rocketq.namesrv.processors.registry import NamesrvRequestProcessor
 from rocketq.namesrv.route_info import RouteInfoManager
@@ -52,8 +53,10 @@ class NamesrvController:
         self.security.install_server(self.server)
         interval_s = config.scan_not_active_broker_interval_ms / 1000
         self.scan = PeriodicService("namesrv-scan-not-active-broker", interval_s, self._scan_once, interval_s)
+        self.metrics = NamesrvMetrics(config, self.routes) if config.metrics_enabled else None
+        processor = self.metrics.rpc.timed(self.processor) if self.metrics else self.processor
         for code in self.processor.codes:
-            self.server.register_processor(code, self.processor)
+            self.server.register_processor(code, processor)
         self.server.add_connection_listener(BrokerHousekeeping(self.routes))
 
     @property
@@ -62,7 +65,11 @@ class NamesrvController:
 
     async def start(self) -> None:
         self.kv.load()
+        if self.metrics is not None:  # MetricsExporterError names the key; the daemon reports it
+            await self.metrics.exporter.start()
         await self.server.start()
+        if self.metrics is not None:
+            self.metrics.node_id = f"{self.config.bind_address}:{self.port}"
         await self.scan.start()
         if self.security.watch is not None:
             await self.security.watch.start()
@@ -72,6 +79,8 @@ class NamesrvController:
             await self.security.watch.stop()
         await self.scan.stop()
         await self.server.shutdown()
+        if self.metrics is not None:
+            await self.metrics.exporter.shutdown()
 
     async def _scan_once(self) -> None:
         for expired in self.routes.scan_inactive_brokers():

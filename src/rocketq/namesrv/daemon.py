@@ -29,6 +29,7 @@ from rocketq.common.errors import ConfigError
 from rocketq.common.logs import setup_daemon_logging
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.remoting.errors import RemotingError
+from rocketq.remoting.metrics import MetricsExporterError
 
 log = logging.getLogger("rocketq.namesrv")
 
@@ -93,11 +94,17 @@ async def serve(config: NamesrvConfig) -> int:
         await controller.shutdown()
         print(f"rocketq namesrv: {_listen_problem(exc, config)}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
+    except MetricsExporterError as exc:
+        await controller.shutdown()
+        print(f"rocketq namesrv: {exc}", file=sys.stderr, flush=True)
+        return EXIT_START_FAILED
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     log.info("The Name Server boot success. listen %s:%d", config.bind_address, controller.port)
+    if controller.metrics is not None:  # before READY: the harness reads stdout up to that line
+        print(f"METRICS namesrv {controller.metrics.exporter.addr}", flush=True)
     print(f"READY namesrv {_ready_host(config.bind_address)}:{controller.port}", flush=True)
     await stop.wait()
     log.info("shutting down the Name Server")

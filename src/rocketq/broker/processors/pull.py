@@ -183,6 +183,11 @@ class PullMessageProcessor(Processor):
         if code == ResponseCode.SUCCESS:
             body = b"".join(result.records)
             ctx.stats.on_get(header.consumer_group, header.topic, len(result.records), len(body))
+            if ctx.metrics is not None:
+                ctx.metrics.on_get(
+                    header.consumer_group, header.topic, header.queue_id, len(result.records), len(body),
+                    result.next_begin_offset,
+                )
             return request.make_response(code, status.value, ext, body)
         if code == ResponseCode.PULL_NOT_FOUND and allow_suspend and header.sys_flag & PullSysFlag.FLAG_SUSPEND:
             if self._suspend(conn, request, header, message_filter):

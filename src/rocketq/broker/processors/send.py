@@ -278,6 +278,8 @@ class SendMessageProcessor(Processor):
         started = perf_counter_ns()
         result = await self.ctx.store.put_message(msg)
         self.ctx.stats.on_put(header.topic, result, perf_counter_ns() - started)
+        if self.ctx.metrics is not None:
+            self.ctx.metrics.on_put(header.topic, properties, result)
         return self._answer(request, result, queue_id)
 
     def _redirect_delayed(self, msg: BrokerMessage) -> None:
@@ -352,6 +354,8 @@ class SendMessageProcessor(Processor):
         started = perf_counter_ns()
         result = await self.ctx.store.put_messages(batch)
         self.ctx.stats.on_put(header.topic, result, perf_counter_ns() - started)
+        if self.ctx.metrics is not None:
+            self.ctx.metrics.on_put(header.topic, batch_props, result)
         return self._answer(request, result, queue_id)
 
     # -- the answer -------------------------------------------------------------------------------------

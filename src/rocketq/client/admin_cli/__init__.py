@@ -28,6 +28,7 @@ from rocketq.client.admin_cli.core import (
     security_settings,
     table,
 )
+from rocketq.client.trace.view import add_trace_verb
 from rocketq.common.errors import RocketQError
 
 __all__ = ["main", "parse_time", "table"]
@@ -50,6 +51,7 @@ def _parser() -> tuple[argparse.ArgumentParser, VerbTable]:
     verbs = VerbTable(parser.add_subparsers(dest="verb", metavar="VERB", required=True), common)
     for module in VERB_MODULES:
         module.register(verbs)
+    add_trace_verb(verbs.verb)
     completion.register(verbs)
     return parser, verbs
 

@@ -21,14 +21,18 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from rocketq.client import metrics as client_metrics
 from rocketq.client.config import ConsumerConfig, MessageModel
 from rocketq.client.consumer.offset_store import OffsetStore
 from rocketq.client.consumer.process_queue import ProcessQueue
 from rocketq.client.consumer.pull_api import reset_retry_topic
 from rocketq.client.model import ConsumeResult
+from rocketq.client.trace.encoder import ConsumeReturnType
+from rocketq.client.trace.hooks import ConsumeTraceHook
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.service import spawn
 
 log = logging.getLogger("rocketq.client.consume")
@@ -164,6 +168,8 @@ class _BaseService:
         self.pool = ConsumePool(host.config.consume_thread_max)
         self.ok_count = 0
         self.failed_count = 0
+        self.trace: ConsumeTraceHook | None = None  # set by the consumer when enable_msg_trace
+        self._request_ids = UniqueIdGenerator()
 
     def start(self) -> None:
         self.pool.start()
@@ -177,18 +183,43 @@ class _BaseService:
         start = str(self._clock.now_ms())
         for msg in msgs:
             msg.properties[C.PROPERTY_CONSUME_START_TIMESTAMP] = start
+        trace = self.trace
+        traced = trace.before(msgs, self._request_ids.next_id(self._clock.now_ms())) if trace else None
+        returned: Any = None
         try:
-            result = _normalise(await self.pool.call(self.listener, msgs), self.orderly)
+            returned = await self.pool.call(self.listener, msgs)
+            result = _normalise(returned, self.orderly)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("listener of %s raised on %d message(s); they will be consumed again", self.host.group, len(msgs))
             result = ConsumeResult.SUSPEND_CURRENT_QUEUE_A_MOMENT if self.orderly else ConsumeResult.RECONSUME_LATER
+            returned = _RAISED
+        if trace is not None:
+            trace.after(traced, len(msgs), result is ConsumeResult.SUCCESS, self._return_type(returned, result, int(start)))
+        metrics = client_metrics.active()
+        if metrics is not None:
+            client_id = getattr(self.host, "client_id", "")
+            metrics.consumed(msgs, self.host.group, client_id, result is ConsumeResult.SUCCESS, int(start), self._clock.now_ms())
         if result is ConsumeResult.SUCCESS:
             self.ok_count += len(msgs)
         else:
             self.failed_count += len(msgs)
         return result
+
+
+    def _return_type(self, returned: Any, result: ConsumeResult, started_ms: int) -> ConsumeReturnType:
+        """ConsumeMessageConcurrentlyService's ConsumeReturnType of a listener call, for SubAfter's contextCode."""
+        if returned is _RAISED:
+            return ConsumeReturnType.EXCEPTION
+        if returned is None:
+            return ConsumeReturnType.RETURNNULL
+        if self._clock.now_ms() - started_ms >= self.config.effective_consume_timeout_ms():
+            return ConsumeReturnType.TIME_OUT
+        return ConsumeReturnType.SUCCESS if result is ConsumeResult.SUCCESS else ConsumeReturnType.FAILED
+
+
+_RAISED = object()  # the listener raised (ConsumeReturnType.EXCEPTION)
 
 
 class ConcurrentConsumeService(_BaseService):

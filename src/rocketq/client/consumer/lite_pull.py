@@ -38,9 +38,12 @@ from rocketq.client.consumer.subscription import (
 from rocketq.client.errors import ClientStateError, MQClientError
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import MessageSelector, PullStatus
+from rocketq.client.trace.encoder import ConsumeReturnType
+from rocketq.client.trace.hooks import ConsumeTraceHook, new_dispatcher
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.service import spawn
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
@@ -98,6 +101,11 @@ class LitePullConsumer:
         self._iter_buffer: collections.deque[MessageExt] = collections.deque()  # see __aiter__
         self._rebalancing: asyncio.Task[None] | None = None
         self._rebalance_impl: RebalanceImpl | None = None
+        # Message trace (enable_msg_trace): as Java's DefaultLitePullConsumerImpl, SubBefore and a
+        # successful SubAfter for each pull that found messages.
+        self._trace = new_dispatcher(self.config, consumer_group, "CONSUME")
+        self._trace_hook = ConsumeTraceHook(self._trace, consumer_group, clock) if self._trace else None
+        self._request_ids = UniqueIdGenerator()
         if self.config.consume_timestamp_ms is None:
             self.config.consume_timestamp_ms = clock.now_ms() - 30 * 60 * 1000
 
@@ -189,6 +197,8 @@ class LitePullConsumer:
             await inst.unregister_consumer(self.group)
             raise
         self._next_auto_commit_ms = self._clock.monotonic_ms() + self.config.auto_commit_interval_ms
+        if self._trace is not None:
+            await self._trace.start()
         log.info("lite pull consumer %s started on %s", self.group, inst.client_id)
 
     async def _refresh_subscriptions(self, *, check: bool = False) -> None:
@@ -211,6 +221,8 @@ class LitePullConsumer:
         await self._stop_background()
         if self.config.auto_commit:
             await self._commit(oneway=False)
+        if self._trace is not None:
+            await self._trace.shutdown()
         self._state = "SHUTDOWN_ALREADY"
         await inst.unregister_consumer(self.group)
 
@@ -430,6 +442,9 @@ class LitePullConsumer:
                 return
             st.pull_offset = result.next_begin_offset
             if result.status is PullStatus.FOUND and result.messages:
+                if self._trace_hook is not None:
+                    traced = self._trace_hook.before(result.messages, self._request_ids.next_id(self._clock.now_ms()))
+                    self._trace_hook.after(traced, len(result.messages), True, ConsumeReturnType.SUCCESS)
                 st.pq.put_messages(result.messages)
                 self._cached += len(result.messages)
                 assert self._cache is not None

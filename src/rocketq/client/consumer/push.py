@@ -17,6 +17,7 @@ import time
 from types import TracebackType
 from typing import Any, Self
 
+from rocketq.client import metrics as client_metrics
 from rocketq.client.config import ConsumerConfig, MessageModel
 from rocketq.client.consumer.allocate import AllocateStrategy, strategy_by_name
 from rocketq.client.consumer.consume_service import ConcurrentConsumeService, Listener, OrderlyConsumeService
@@ -38,6 +39,7 @@ from rocketq.client.consumer.subscription import (
 from rocketq.client.errors import ClientStateError, MQClientError
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import ConsumeResult, MessageSelector
+from rocketq.client.trace.hooks import ConsumeTraceHook, new_dispatcher
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import Message, MessageExt, MessageQueue
@@ -181,10 +183,18 @@ class PushConsumer:
         assert self._listener is not None
         service_cls = OrderlyConsumeService if self.consume_orderly else ConcurrentConsumeService
         self.consume_service: ConcurrentConsumeService | OrderlyConsumeService = service_cls(self, self._listener, self._clock)
+        self._trace = new_dispatcher(self.config, self.group, "CONSUME")
+        if self._trace is not None:  # ConsumeMessageTraceHookImpl: SubBefore / SubAfter per listener call
+            self.consume_service.trace = ConsumeTraceHook(self._trace, self.group, self._clock)
         self.pull_service = PullService(self)
 
     async def _start_on(self, inst: ClientInstance) -> None:
         await self.offset_store.load()
+        if self._trace is not None:
+            await self._trace.start()
+        metrics = client_metrics.active()
+        if metrics is not None:
+            metrics.watch_consumer(self)
         self.consume_service.start()
         self._state = "RUNNING"
         self._start_ms = self._clock.now_ms()
@@ -230,6 +240,8 @@ class PushConsumer:
             await service.stop()
         await self.pull_service.stop()
         await self.consume_service.shutdown(max(self.config.await_termination_ms_when_shutdown, 3000))
+        if self._trace is not None:
+            await self._trace.shutdown()  # flushes the traces of the listener calls that ran (bounded)
         if isinstance(self.offset_store, LocalFileOffsetStore):
             await self.offset_store.persist_all(list(self.rebalance.process_queues))
         else:

@@ -19,10 +19,11 @@ import asyncio
 import json.encoder
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
+from rocketq.client import metrics as client_metrics
 from rocketq.client.config import ProducerConfig
 from rocketq.client.errors import (
     ClientStateError,
@@ -38,6 +39,7 @@ from rocketq.client.producer.request_reply import await_reply, create_reply_mess
 from rocketq.client.producer.selectors import MessageQueueSelector
 from rocketq.client.producer.validation import check_batch, check_message, maybe_compress, properties_string
 from rocketq.client.route import TopicPublishInfo
+from rocketq.client.trace.hooks import SendTraceHook, new_dispatcher
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.errors import RetryClass, RocketQError
@@ -127,6 +129,9 @@ class Producer:
         self._unit_mode_text = "true" if self.config.unit_mode else "false"
         self._json_heads: dict[str, str] = {}
         self._json_tails: dict[str, str] = {}
+        # Message trace (enable_msg_trace): a Pub record per answered send, written in the background.
+        self._trace = new_dispatcher(self.config, producer_group, "PRODUCE")
+        self._trace_hook = SendTraceHook(self._trace, producer_group, clock) if self._trace else None
 
     # -- lifecycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -149,6 +154,8 @@ class Producer:
         self._topics.add(self.config.create_topic_key)
         self._state = "RUNNING"
         await inst.send_heartbeat_to_all_brokers()
+        if self._trace is not None:
+            await self._trace.start()
         log.info("producer %s started on %s", self.group, inst.client_id)
 
     async def shutdown(self) -> None:
@@ -157,6 +164,8 @@ class Producer:
             self._state = "SHUTDOWN_ALREADY"
             return
         self._state = "SHUTDOWN_ALREADY"
+        if self._trace is not None:
+            await self._trace.shutdown()  # flushes what was traced so far (bounded)
         inst, self._instance = self._instance, None
         if inst is not None:
             await inst.unregister_producer(self.group)
@@ -405,8 +414,30 @@ class Producer:
         timeout = timeout_ms or self.config.send_msg_timeout_ms
         p = self._prepare(msg)
         if selector is not None or queue is not None:
-            return await self._send_selected(msg, p, selector, arg, queue, timeout)
-        return await self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_failed)
+            coro = self._send_selected(msg, p, selector, arg, queue, timeout)
+        else:
+            coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_failed)
+        return await (coro if self._trace_hook is None and client_metrics.active() is None else self._observed(msg, coro))
+
+    async def _observed(self, msg: Message, send: Awaitable[SendResult]) -> SendResult:
+        """The send, then its Pub trace record (SendMessageTraceHookImpl; a failed send records none) and
+        its rocketmq_send_cost_time (failures too), for whichever of the two is on."""
+        metrics = client_metrics.active()
+        started, t0 = self._clock.now_ms(), time.perf_counter()
+        try:
+            result = await send
+        except BaseException:
+            if metrics is not None and self._instance is not None:
+                metrics.sent(msg.topic, self._instance.client_id, False, (time.perf_counter() - t0) * 1000)
+            raise
+        inst = self._instance
+        assert inst is not None
+        if metrics is not None:
+            metrics.sent(msg.topic, inst.client_id, result.status is SendStatus.SEND_OK, (time.perf_counter() - t0) * 1000)
+        if self._trace_hook is not None:
+            addr = inst.find_broker_addr_in_publish(result.queue.broker_name) if result.queue else None
+            self._trace_hook.sent(msg, result, started, addr)
+        return result
 
     async def _send_selected(
         self, msg: Message, p: _Prepared, selector: MessageQueueSelector | None, arg: Any, queue: MessageQueue | None, timeout: float
@@ -435,7 +466,9 @@ class Producer:
             coro = self._send_selected(msg, p, selector, arg, None, timeout)
         else:
             coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_async_failed)
-        return asyncio.ensure_future(coro)
+        return asyncio.ensure_future(
+            coro if self._trace_hook is None and client_metrics.active() is None else self._observed(msg, coro)
+        )
 
     async def send_oneway(
         self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *, queue: MessageQueue | None = None

@@ -112,6 +112,10 @@ class TransactionProducer(Producer):
                 log.warning("local transaction of %s raised %r; state UNKNOW", sent.msg_id, exc)
                 state, error = LocalTransactionState.UNKNOW, exc
         await self._end_transaction(sent, state, error)
+        if self._trace_hook is not None and self._instance is not None:
+            inst = self._instance
+            addr = inst.find_broker_addr_in_publish(sent.queue.broker_name)
+            self._trace_hook.end_transaction(msg, sent.msg_id, sent.msg_id, state.name, addr, False, inst.client_id)
         return TransactionSendResult(
             status=sent.status,
             msg_id=sent.msg_id,
