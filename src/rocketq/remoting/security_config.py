@@ -57,19 +57,29 @@ class SecurityConfig(RocketConfig):
         description="how often the ACL files are checked for changes",
     )
     tls_mode: TlsModeName = Field("disabled", alias="tlsMode")
+    """disabled: plain frames only; permissive: TLS or plain on the same port (by the first byte); enforcing: TLS only."""
     tls_server_cert_path: str | None = Field(None, alias="tlsServerCertPath")
+    """The listening ports' certificate chain (PEM)."""
     tls_server_key_path: str | None = Field(None, alias="tlsServerKeyPath")
+    """The private key of that certificate (PEM)."""
     tls_server_trust_cert_path: str | None = Field(None, alias="tlsServerTrustCertPath")
+    """CA certificates (PEM) that clients' certificates must chain to."""
     tls_server_need_client_auth: bool = Field(False, alias="tlsServerNeedClientAuth")
+    """Refuse TLS clients without a certificate signed by tlsServerTrustCertPath."""
     tls_handshake_timeout_ms: int = Field(10_000, alias="tlsHandshakeTimeout", ge=100)
+    """How long a new connection may take to send its first byte and finish the TLS handshake (ms)."""
     tls_enable: bool = Field(False, alias="tlsEnable", description="this daemon's own connections use TLS")
     tls_client_cert_path: str | None = Field(None, alias="tlsClientCertPath")
+    """This daemon's certificate (PEM) for servers that ask for one (tlsEnable)."""
     tls_client_key_path: str | None = Field(None, alias="tlsClientKeyPath")
+    """The private key of tlsClientCertPath (PEM)."""
     tls_client_trust_cert_path: str | None = Field(None, alias="tlsClientTrustCertPath")
+    """CA certificates (PEM) the servers this daemon connects to must chain to."""
     access_key: str | None = Field(
         None, alias="accessKey", description="credentials of this daemon's requests"
     )
     secret_key: str | None = Field(None, alias="secretKey", repr=False)
+    """The secret key of accessKey (never logged)."""
 
     def server_tls(self) -> ServerTls | None:
         """The listening ports' TLS, None when disabled; ConfigError naming the unusable file."""

@@ -93,4 +93,4 @@ def add_trace_verb(verb: Callable[..., argparse.ArgumentParser]) -> None:
     """Registers query-msg-trace-by-id with the admin CLI's `verb(name, fn, help)`."""
     p = verb("query-msg-trace-by-id", _verb, "the trace of a message: who sent, stored and consumed it, when", "queryMsgTraceById")
     p.add_argument("-i", "--msg-id", required=True, help="the message id (UNIQ_KEY) a send returned")
-    p.add_argument("-t", "--trace-topic", default=C.RMQ_SYS_TRACE_TOPIC)
+    p.add_argument("-t", "--trace-topic", default=C.RMQ_SYS_TRACE_TOPIC, help="the topic the traces were written to")
