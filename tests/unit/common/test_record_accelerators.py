@@ -84,3 +84,22 @@ def test_the_environment_variable_forces_pure_python() -> None:
     assert out.stdout.split() == ["False", "rocketq.common.record.lazy"]
     if os.environ.get("ROCKETQ_NO_EXTENSIONS", "") in ("", "0"):
         assert accel.using_extensions()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(messages(), min_size=1, max_size=3), st.data())
+def test_lazy_views_both_paths(msgs: list[Message], data: st.DataObject) -> None:
+    from rocketq.common.record import lazy
+
+    body = bytearray(b"".join(encode_record(m) for m in msgs))  # type: ignore[arg-type]
+    if data.draw(st.booleans()):
+        body[data.draw(st.integers(0, len(body) - 1))] = data.draw(st.integers(0, 255))
+    raw = bytes(body[: data.draw(st.integers(0, len(body)))])
+    compiled_views = crecord.decode_records_lazy(lazy.LazyMessageExt, lazy.UNSET, raw)
+    pure_views = lazy._decode_records_lazy(raw)
+    assert len(compiled_views) == len(pure_views)
+    for a, b in zip(compiled_views, pure_views, strict=True):
+        for name in ("topic", "queue_id", "queue_offset", "commit_log_offset", "store_size", "sys_flag", "body_crc",
+                     "born_timestamp", "store_timestamp", "reconsume_times", "prepared_transaction_offset", "flag",
+                     "born_host", "store_host", "offset_msg_id", "body", "properties"):  # fmt: skip
+            assert outcome(getattr, a, name) == outcome(getattr, b, name), name
