@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml constraints.txt setup.py src/rocketq/common/record/_cre
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
 	@$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	@$(PY) -c "from rocketq.common.record import accel; print('rocketq record codec:', 'compiled accelerators' if accel.using_extensions() else 'pure Python (the accelerators were not built: no C compiler or Python headers?)')"
 	@touch $(STAMP)
 
 # The Spark extra (pyspark + pyarrow + matplotlib, ~700 MB) is only needed by the tests and spark_jobs/.

@@ -32,6 +32,14 @@ def outcome(fn, *args):  # type: ignore[no-untyped-def]
         return ("error", str(exc))
 
 
+def damaged(good: bytes, data: st.DataObject) -> bytes:
+    """`good` as it is, or with one byte changed, then cut anywhere (a torn or corrupted body)."""
+    body = bytearray(good)
+    if data.draw(st.booleans()):
+        body[data.draw(st.integers(0, len(body) - 1))] = data.draw(st.integers(0, 255))
+    return bytes(body[: data.draw(st.integers(0, len(body)))])
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.one_of(property_texts, st.text(max_size=60)))
 def test_decode_properties_both_paths(text: str) -> None:
@@ -41,10 +49,7 @@ def test_decode_properties_both_paths(text: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(messages(), min_size=1, max_size=3), st.data())
 def test_scan_record_both_paths(msgs: list[Message], data: st.DataObject) -> None:
-    body = bytearray(b"".join(encode_record(m) for m in msgs))  # type: ignore[arg-type]
-    if data.draw(st.booleans()):
-        body[data.draw(st.integers(0, len(body) - 1))] = data.draw(st.integers(0, 255))
-    raw = bytes(body[: data.draw(st.integers(0, len(body)))])
+    raw = damaged(b"".join(encode_record(m) for m in msgs), data)  # type: ignore[arg-type]
     pos = 0
     while True:
         compiled, pure = outcome(crecord.scan_record, raw, pos), outcome(scan_record_py, raw, pos)
@@ -70,10 +75,7 @@ batch_entries = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(batch_entries, st.data())
 def test_decode_batch_both_paths(entries: list[Message], data: st.DataObject) -> None:
-    body = bytearray(encode_batch(entries))
-    if data.draw(st.booleans()):
-        body[data.draw(st.integers(0, len(body) - 1))] = data.draw(st.integers(0, 255))
-    raw = bytes(body[: data.draw(st.integers(0, len(body)))])
+    raw = damaged(encode_batch(entries), data)
     assert outcome(crecord.decode_batch, raw) == outcome(decode_batch_py, raw)
 
 
@@ -84,3 +86,19 @@ def test_the_environment_variable_forces_pure_python() -> None:
     assert out.stdout.split() == ["False", "rocketq.common.record.lazy"]
     if os.environ.get("ROCKETQ_NO_EXTENSIONS", "") in ("", "0"):
         assert accel.using_extensions()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(messages(), min_size=1, max_size=3), st.data())
+def test_lazy_views_both_paths(msgs: list[Message], data: st.DataObject) -> None:
+    from rocketq.common.record import lazy
+
+    raw = damaged(b"".join(encode_record(m) for m in msgs), data)  # type: ignore[arg-type]
+    compiled_views = crecord.decode_records_lazy(lazy.LazyMessageExt, lazy.UNSET, raw)
+    pure_views = lazy._decode_records_lazy(raw)
+    assert len(compiled_views) == len(pure_views)
+    for a, b in zip(compiled_views, pure_views, strict=True):
+        for name in ("topic", "queue_id", "queue_offset", "commit_log_offset", "store_size", "sys_flag", "body_crc",
+                     "born_timestamp", "store_timestamp", "reconsume_times", "prepared_transaction_offset", "flag",
+                     "born_host", "store_host", "offset_msg_id", "body", "properties"):  # fmt: skip
+            assert outcome(getattr, a, name) == outcome(getattr, b, name), name

@@ -233,7 +233,7 @@ def _decode_records_lazy(body: bytes | bytearray | memoryview) -> list[MessageEx
     end = len(body)
     while pos < end:
         try:
-            f = scan_record(body, pos)
+            f = scan_record_py(body, pos)
         except RecordDecodeError:
             break
         out.append(_new_view(body, pos, f))
