@@ -110,33 +110,27 @@ class FrameDecoder:
         self._filled += n
         return None if self._filled < self._want else view[n:]
 
-    def _finish_large(self) -> RemotingCommand:
+    def _take_large(self) -> memoryview:
+        """The completed large frame's payload (after its length field); the decoder is back to normal."""
         big, self._big = self._big, None
         self._want = self._filled = 0
         assert big is not None  # a complete frame had a second read (a whole one is never collected)
-        try:
-            return decode_frame_payload(memoryview(big)[4:])
-        except FrameError as exc:
-            self._failed = exc
-            raise
-        except Exception as exc:  # invariant: nothing but FrameError escapes
-            self._failed = FrameError(f"undecodable frame: {exc!r}")
-            raise self._failed from exc
+        return memoryview(big)[4:]
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
         """Append `data` and return every command it completes; raises FrameError and nothing else."""
         if self._failed is not None:
             raise self._failed
-        if self._want:
-            rest = self._fill(data)
-            if rest is None:
-                return []
-            first = self._finish_large()
-            return [first, *self.feed(bytes(rest))] if rest else [first]
         buf = self._buf
         out: list[RemotingCommand] = []
         source: bytes | bytearray | memoryview
         try:
+            if self._want:
+                rest = self._fill(data)
+                if rest is None:
+                    return []
+                first = decode_frame_payload(self._take_large())
+                return [first, *self.feed(bytes(rest))] if rest else [first]
             if not buf and type(data) is bytes and len(data) >= 8:
                 # Fast path: one read that is exactly one frame (request/response ping-pong). The
                 # header and body are cut from `data` by slicing (one copy of the body, as the general
