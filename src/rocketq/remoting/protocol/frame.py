@@ -63,25 +63,59 @@ def decode_frame_payload(payload: bytes | bytearray | memoryview) -> RemotingCom
     return cmd
 
 
+# An incomplete frame at least this long gets a buffer of its announced size, filled read by read:
+# growing one bytearray read by read to 16 MiB copies it over and over (the allocator moves it), and
+# copying it whole when it completes stalls the event loop for every other connection.
+_COLLECT_ABOVE_BYTES = 1 << 20
+
+
 class FrameDecoder:
     """Incremental decoder: buffer bytes, cut whole frames, decode them."""
 
-    __slots__ = ("_buf", "_failed", "max_frame_length")
+    __slots__ = ("_big", "_buf", "_failed", "_filled", "_head", "_want", "max_frame_length")
 
     def __init__(self, max_frame_length: int = MAX_FRAME_LENGTH) -> None:
         self._buf = bytearray()
         self._failed: FrameError | None = None
+        self._big: bytearray | None = None  # a large incomplete frame (while _want > 0)
+        self._head = b""  # its first bytes, until more arrive (the buffer is made only then)
+        self._filled = 0  # bytes of it received
+        self._want = 0  # bytes of that frame, its length field included
         self.max_frame_length = max_frame_length
 
     @property
     def buffered(self) -> int:
-        return len(self._buf)
+        return self._filled if self._want else len(self._buf)
 
     @property
     def pending_length(self) -> int:
         """The length field of the incomplete frame at the buffer's head (0 before 4 bytes are in)."""
+        if self._want:
+            return self._want - 4
         buf = self._buf
         return _LENGTH.unpack_from(buf, 0)[0] if len(buf) >= 4 else 0
+
+    def _fill(self, data: bytes | bytearray | memoryview) -> memoryview | None:
+        """Copy a read into the large frame; None while it is incomplete, else the bytes past its end."""
+        big = self._big
+        if big is None:
+            # Made at the second read, not when the length field arrives: a connection whose frame
+            # does not fit in the server's input budget is paused then and never allocates it.
+            big = self._big = bytearray(self._want)
+            big[: len(self._head)] = self._head
+            self._head = b""
+        view = memoryview(data)
+        n = min(len(view), self._want - self._filled)
+        big[self._filled : self._filled + n] = view[:n]
+        self._filled += n
+        return None if self._filled < self._want else view[n:]
+
+    def _take_large(self) -> memoryview:
+        """The completed large frame's payload (after its length field); the decoder is back to normal."""
+        big, self._big = self._big, None
+        self._want = self._filled = 0
+        assert big is not None  # a complete frame had a second read (a whole one is never collected)
+        return memoryview(big)[4:]
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
         """Append `data` and return every command it completes; raises FrameError and nothing else."""
@@ -91,6 +125,12 @@ class FrameDecoder:
         out: list[RemotingCommand] = []
         source: bytes | bytearray | memoryview
         try:
+            if self._want:
+                rest = self._fill(data)
+                if rest is None:
+                    return []
+                first = decode_frame_payload(self._take_large())
+                return [first, *self.feed(bytes(rest))] if rest else [first]
             if not buf and type(data) is bytes and len(data) >= 8:
                 # Fast path: one read that is exactly one frame (request/response ping-pong). The
                 # header and body are cut from `data` by slicing (one copy of the body, as the general
@@ -127,6 +167,13 @@ class FrameDecoder:
                 del buf[:pos]
         elif pos < len(data):
             buf += memoryview(data)[pos:]
+        if len(buf) >= 4:
+            (length,) = _LENGTH.unpack_from(buf, 0)
+            if length >= _COLLECT_ABOVE_BYTES:  # validated by _cut: at most max_frame_length
+                self._head = bytes(buf)
+                self._filled = len(buf)
+                self._want = length + 4
+                buf.clear()
         return out
 
     def _cut(self, source: bytes | bytearray | memoryview, out: list[RemotingCommand]) -> int:

@@ -234,3 +234,29 @@ def test_fast_path_errors_poison_the_decoder_like_the_general_path() -> None:
     # a frame longer than the limit is refused even when it arrives whole
     with pytest.raises(FrameError, match="outside"):
         FrameDecoder(max_frame_length=64).feed(_frame(body=b"z" * 100))
+
+
+@pytest.mark.parametrize("split", [1, 7, 65_536, 262_144, 3_000_000])
+def test_a_large_frame_is_collected_in_reads_and_joined_once(split: int) -> None:
+    """A frame of 1 MiB or more is kept as the list of its reads until complete; what comes after it in
+    the same read (another frame, part of one) is decoded or kept as usual."""
+    big = RemotingCommand.request(10, {"k": "v"}, bytes(range(256)) * 8192 + b"tail")  # 2 MiB + 4
+    small = RemotingCommand.request(11, None, b"after")
+    stream = encode_frame(big) + encode_frame(small) + encode_frame(small)[:5]
+    decoder = FrameDecoder()
+    got: list[RemotingCommand] = []
+    sizes: list[tuple[int, int]] = []
+    head = 0
+    if split == 1:  # byte by byte around the frame's start and end only (2 MiB of single bytes is slow)
+        cuts = [*range(1, 12), len(encode_frame(big)) - 3, *range(len(encode_frame(big)) - 2, len(stream) + 1)]
+    else:
+        cuts = [*range(split, len(stream), split), len(stream)]
+    for cut in cuts:
+        got.extend(decoder.feed(stream[head:cut]))
+        sizes.append((decoder.buffered, decoder.pending_length))
+        head = cut
+    assert [(c.code, c.body) for c in got] == [(10, big.body), (11, b"after")]
+    assert decoder.buffered == 5 and decoder.pending_length == len(encode_frame(small)) - 4
+    big_length = len(encode_frame(big)) - 4
+    if split < big_length:  # it arrived in parts: announced while it was collected
+        assert any(pending == big_length for _buffered, pending in sizes)
