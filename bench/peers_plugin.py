@@ -8,6 +8,7 @@ puts this checkout's src/ first on sys.path. The server is one NameServer and on
 subprocesses (`python -m rocketq namesrv|broker`), each in a fresh temporary directory; the adapter
 drives them through rocketq.client (Producer, PushConsumer, Admin). Options (`--opt k=v`):
 header_codec=auto|json|msgpack (default auto: msgpack once the broker accepts it), flush=ASYNC_FLUSH|SYNC_FLUSH (server side, via ROCKETQ_BENCH_FLUSH).
+Ports: ROCKETQ_BENCH_NAMESRV_PORT (19876) and ROCKETQ_BENCH_BROKER_PORT (19911).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from adapters.base import Adapter  # noqa: E402
 
 from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Producer, PushConsumer  # noqa: E402
 
-NAMESRV_PORT = 19876
-BROKER_PORT = 19911
+# Fixed ports, as the harness's other servers have; ROCKETQ_BENCH_NAMESRV_PORT / ROCKETQ_BENCH_BROKER_PORT
+# move them when another run on the machine holds these.
+NAMESRV_PORT = int(os.environ.get("ROCKETQ_BENCH_NAMESRV_PORT", "19876"))
+BROKER_PORT = int(os.environ.get("ROCKETQ_BENCH_BROKER_PORT", "19911"))
 
 
 class RocketqServer(servers.ServerProc):

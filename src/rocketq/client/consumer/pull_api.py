@@ -91,6 +91,8 @@ def reset_retry_topic(msgs: list[MessageExt], group: str) -> None:
     """Messages redelivered through %RETRY%<group> show their original topic to the listener."""
     retry = C.retry_topic(group)
     for msg in msgs:
+        if msg.topic != retry:  # the common case, decided without reading the properties
+            continue
         original = msg.properties.get(C.PROPERTY_RETRY_TOPIC)
-        if original and msg.topic == retry:
+        if original:
             msg.topic = original
