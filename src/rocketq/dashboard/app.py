@@ -29,10 +29,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from rocketq.client import Admin, Message, Producer
+from rocketq.client import Admin, ConsumeFromWhere, LitePullConsumer, Message, MessageQueue, Producer
 from rocketq.client.trace.view import query_msg_trace_by_id
 from rocketq.common import constants as C
 from rocketq.common.errors import RocketQError
+from rocketq.common.message import MessageExt
 from rocketq.dashboard.history import History
 
 log = logging.getLogger("rocketq.dashboard")
@@ -40,6 +41,9 @@ log = logging.getLogger("rocketq.dashboard")
 HERE = Path(__file__).parent
 REQUEST_TIMEOUT_S = 10.0
 DASHBOARD_PRODUCER_GROUP = "PID_ROCKETQ_DASHBOARD"
+BROWSE_GROUP = "CID_ROCKETQ_DASHBOARD_BROWSE"  # reads by time with it; never commits an offset
+BROWSE_MAX = 256
+BROWSE_TIME_S = 5.0
 _PERMS = {"6": "read and write", "4": "read only", "2": "write only", "0": "none"}
 
 
@@ -206,6 +210,8 @@ class Dashboard:
     async def groups_page(self, request: Request) -> dict[str, Any]:
         rows = []
         for group in await self.groups():
+            if group == BROWSE_GROUP:
+                continue
             lag: int | str
             try:
                 lag = sum(p.lag for p in await self.call(self.admin.consumer_progress(group)))
@@ -275,7 +281,39 @@ class Dashboard:
             found = await self.call(self.admin.query_message_by_key(_topic_name(topic), key, 64))
         elif topic and uniq:
             found = await self.call(self.admin.query_message_by_unique_key(_topic_name(topic), uniq.strip()))
-        return {"topic": topic, "key": key, "id": msg_id, "uniq": uniq, "found": found}
+        elif topic and q.get("begin"):
+            begin = _timestamp(q["begin"])
+            end = _timestamp(q["end"]) if q.get("end") else int(time.time() * 1000)
+            found = await self.browse(_topic_name(topic), begin, end)
+        return {"topic": topic, "key": key, "id": msg_id, "uniq": uniq, "found": found,
+                "begin": q.get("begin", ""), "end": q.get("end", "")}  # fmt: skip
+
+    async def browse(self, topic: str, begin_ms: int, end_ms: int) -> list[MessageExt]:
+        """Messages of `topic` stored between two times (rocketmq-dashboard's queryMessageByTopic): a lite
+        pull consumer starts each queue at `begin_ms` and reads until `end_ms`, committing nothing."""
+        consumer = LitePullConsumer(
+            BROWSE_GROUP, namesrv_addr=self.namesrv_addr, auto_commit=False,
+            consume_from_where=ConsumeFromWhere.CONSUME_FROM_TIMESTAMP, consume_timestamp_ms=begin_ms,
+        )  # fmt: skip
+        found: list[MessageExt] = []
+        async with consumer:
+            queues = await self.call(consumer.fetch_message_queues(topic))
+            status = await self.call(self.admin.topic_status(topic))
+            consumer.assign(queues)
+            deadline = time.monotonic() + BROWSE_TIME_S
+            done: set[MessageQueue] = set()
+            while len(found) < BROWSE_MAX and len(done) < len(queues) and time.monotonic() < deadline:
+                for msg in await consumer.poll(timeout_ms=200):
+                    mq = MessageQueue(topic, msg.broker_name or "", msg.queue_id)
+                    if msg.store_timestamp > end_ms:
+                        done.add(mq)
+                    elif msg.store_timestamp >= begin_ms:
+                        found.append(msg)
+                    offsets = status.get(mq)
+                    if offsets is not None and msg.queue_offset + 1 >= offsets.max_offset:
+                        done.add(mq)
+                done |= {mq for mq in queues if (o := status.get(mq)) is not None and o.max_offset == 0}
+        return sorted(found, key=lambda m: m.store_timestamp)[:BROWSE_MAX]
 
     async def message(self, request: Request) -> dict[str, Any]:
         q = request.query_params

@@ -202,6 +202,12 @@ def create_send_find_and_trace(p: Page) -> str:
     p.submit("#by-key-submit")
     p.until(lambda: msg_id in p.text("#found"), "the message found by key", reload=True)
     p.shot("10-found-by-key")
+    p.fill("#time-topic", TOPIC)
+    p.fill("#time-begin", "0")  # from the first message to now
+    p.submit("#by-time-submit")
+    p.until(lambda: msg_id in p.text("#found"), "the message found by time")
+    p.shot("10b-found-by-time")
+    p.open(f"/messages?topic={TOPIC}&key={KEY}")
     p.css("#found a").click()  # type: ignore[attr-defined]
     p.until(lambda: bool(p.all("#trace .trace-Pub")), "the Pub trace record", reload=True)
     assert "PID_ROCKETQ_DASHBOARD" in p.text("#trace") and "success" in p.text("#trace")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -108,3 +111,15 @@ async def test_metrics_addr_is_printed(cluster_factory) -> None:
     cluster = await cluster_factory(broker_count=0, namesrv_overrides=PROM)
     host, port = metrics_addr(cluster.namesrvs[0]).rsplit(":", 1)
     assert host == "127.0.0.1" and int(port) > 0
+
+    def status_of(path: str, method: str = "GET") -> int:
+        request = urllib.request.Request(f"http://{host}:{port}{path}", method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    assert await asyncio.to_thread(status_of, "/metrics") == 200
+    assert await asyncio.to_thread(status_of, "/other") == 404
+    assert await asyncio.to_thread(status_of, "/metrics", "POST") == 405
