@@ -340,7 +340,7 @@ class MessageStore:
     async def put_message(self, msg: BrokerMessage) -> PutResult:
         """Append one message; under SYNC_FLUSH wait for its flush unless WAIT=false. Never raises."""
         space = self.space
-        if not self._writable or space.full or (space.near and space.check()):
+        if not self._writable or space.full or (space.near and space.check_if_near()):
             refused = self._refuse()
             if refused is not None:
                 return refused
@@ -365,7 +365,7 @@ class MessageStore:
     async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
         """Append a batch as consecutive records of one queue (all or nothing)."""
         space = self.space
-        if not self._writable or space.full or (space.near and space.check()):
+        if not self._writable or space.full or (space.near and space.check_if_near()):
             refused = self._refuse()
             if refused is not None:
                 return refused

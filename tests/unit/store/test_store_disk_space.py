@@ -52,6 +52,8 @@ def test_the_disk_is_full_over_the_ratio_or_under_the_headroom_and_puts_check_wh
     disk.free = 3000  # under 4 x headroom: near, every put reads the disk
     assert not space.check() and space.near
     disk.free = 999
+    assert not space.check_if_near()  # read less than NEAR_CHECK_INTERVAL_S ago: not again yet
+    space._checked_at = 0.0
     assert space.check_if_near() and "999 bytes free" in space.reason
     disk.free, disk.ratio = 1 << 40, 0.91
     assert space.check() and "91.0% full" in space.reason
