@@ -354,11 +354,7 @@ class MessageStore:
                 assert append is not None
                 if not await group.request(append.wrote_offset + append.wrote_bytes):
                     self._flush_timed_out(result)
-        if (
-            self._sync_master
-            and result.status in _REPLICATED
-            and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false"
-        ):
+        if self._sync_master and result.status in _REPLICATED and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false":
             await self._wait_for_slave(result)
         return result
 
