@@ -28,6 +28,9 @@ from rocketq.testing.wire import RawConnection
 
 TOPIC = "RecoveryStart"
 QUEUES = 4
+# A round flushes a queue only once flushConsumeQueueLeastPages (2) pages of it are dirty, so each queue
+# may hold the checkpoint back by up to 2 pages of units (409 units), records of the other queues between.
+UNITS_HELD_BACK = QUEUES * 2 * 4096 // 20
 _CHECKPOINT = struct.Struct(">qqqqqq")  # 3 Java timestamps, then commit-log, queue and index offsets
 _REPORT = re.compile(r"recovered after a crash: RecoveryReport\((.*?)\)$", re.M)
 
@@ -46,8 +49,8 @@ def last_recovery(broker: BrokerProcess) -> dict[str, str]:
 
 
 async def _sent_and_killed(broker: BrokerProcess, count: int, body_size: int, timeout_s: float) -> int:
-    """Send `count` messages, wait until the checkpoint vouches for 90 % of them, kill -9; returns the
-    commit-log end before the kill."""
+    """Send `count` messages, wait until the checkpoint vouches for three quarters of the log, kill -9;
+    returns the commit-log end before the kill."""
     probe = await BrokerProbe.open(broker.addr)
     await probe.create_topic(TOPIC, QUEUES)
     await probe.close()
@@ -62,7 +65,7 @@ async def _sent_and_killed(broker: BrokerProcess, count: int, body_size: int, ti
     )
     end = max(end, checkpoint_offsets(broker.store_dir)[0])
     await wait_for(
-        lambda: min(checkpoint_offsets(broker.store_dir)) >= 0.9 * end,
+        lambda: min(checkpoint_offsets(broker.store_dir)) >= 0.75 * end,
         timeout_s=20,
         what="the checkpoint's queue and index offsets near the end of the commit log",
     )
@@ -84,7 +87,7 @@ async def test_recovery_after_kill_9_starts_near_the_end(cluster_factory: Cluste
         f"\nkill -9 after {count} sends: recovery scanned {scanned} records from offset "
         f"{report['scanned_from']} and re-dispatched {redispatched}"
     )
-    assert redispatched <= count // 10, f"recovery re-dispatched {redispatched} of {count} records"
+    assert redispatched <= 2 * UNITS_HELD_BACK, f"recovery re-dispatched {redispatched} of {count} records"
     assert scanned < count, f"recovery scanned {scanned} records, the whole log"
 
 

@@ -150,7 +150,7 @@ class ConsumeQueue:
         if not files:
             return
         last = files[-1]
-        data_end = last.data_end()
+        data_end = last.data_end(last_extent=True)
         end = find_written_end(lambda start, stop: read_range(last.path, start, stop), data_end)
         last.set_positions(end)
         # A pre-created-then-unused last file: the previous one ends the queue.

@@ -9,8 +9,8 @@ with. Deviations, so that a burst of puts cannot fill the disk between two check
 - the disk is also full while it has less than `headroom` bytes free (room for a largest record plus
   the reservation windows of the consume queues and the index), whatever the ratio;
 - once the disk is near either limit (within `near_bytes` of the headroom, or 5 points under the
-  ratio), every put checks the disk again (statvfs, about a microsecond) instead of waiting for the
-  periodic check;
+  ratio), puts check the disk again (a few statvfs calls) every NEAR_CHECK_INTERVAL_S instead of
+  waiting for the periodic check: in 10 ms a writer cannot use up the headroom;
 - a reservation that failed with ENOSPC (commit log, consume queue, index; see mapped_file.reserve)
   marks the disk full at once (`mark_full`); a later check clears it once `probe` (the store's: reserve
   what the next append needs, write the index entries kept back) succeeds, tried at most every
@@ -40,6 +40,7 @@ SERVICE_NOT_AVAILABLE_REMARK = (
 )
 NEAR_RATIO_POINTS = 0.05
 PROBE_INTERVAL_S = 0.1
+NEAR_CHECK_INTERVAL_S = 0.01
 
 
 def disk_used_ratio(path: Path) -> float:
@@ -77,6 +78,7 @@ class DiskSpace:
         self.reason = ""
         self.near = False  # close to a limit: puts check the disk themselves
         self.near_bytes = 4 * headroom
+        self._checked_at = 0.0
         self.probe: Callable[[], None] | None = None  # raises OSError while the writer has no room
         self._failed = False  # a reservation failed and no probe has succeeded since
         self._probed_at = 0.0
@@ -92,6 +94,7 @@ class DiskSpace:
 
     def check(self) -> bool:
         """Read the disk now; returns whether it is full (and logs each change once)."""
+        self._checked_at = time.monotonic()
         warning = self.config.disk_space_warning_level_ratio_pct / 100
         reason = ""
         near = False
@@ -116,8 +119,9 @@ class DiskSpace:
         return self.full
 
     def check_if_near(self) -> bool:
-        """The put path's check: read the disk only when it is near a limit; returns whether it is full."""
-        if self.near:
+        """The put path's check: read the disk again when it is near a limit and was not read within
+        NEAR_CHECK_INTERVAL_S; returns whether it is full."""
+        if self.near and time.monotonic() - self._checked_at >= NEAR_CHECK_INTERVAL_S:
             return self.check()
         return self.full
 

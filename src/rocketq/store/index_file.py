@@ -14,9 +14,10 @@ matches [begin, end] when its whole second overlaps it (Java drops a message sto
 999 ms of `begin`, as timeDiff keeps whole seconds).
 Disk space: the header and the slot table are reserved (fallocate) when a file is created and entries a
 RESERVE_WINDOW ahead of the writer, as Java's warmMappedFile writes a file out before use, so a full disk
-fails a reservation with ENOSPC (put_entries writes what fits and raises) instead of a write into a hole
-of the mapping (SIGBUS). Entries written after the last saved header are counted at load with pread,
-not through the mapping (a read fault in a tmpfs hole allocates a page: SIGBUS on a full disk).
+fails a reservation with ENOSPC (put_entries writes what fits and keeps the error in `space_error`)
+instead of a write into a hole of the mapping (SIGBUS). Entries written after the last saved header are
+counted at load with pread, not through the mapping (a read fault in a tmpfs hole allocates a page:
+SIGBUS on a full disk).
 """
 
 from __future__ import annotations

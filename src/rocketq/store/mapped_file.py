@@ -248,18 +248,31 @@ class MappedFile:
         finally:
             os.close(fd)
 
-    def data_end(self) -> int:
-        """Where the file's first hole starts (its size when it has none), so that a scan never reads a
-        hole through the mapping: on tmpfs a read fault in a hole allocates a page, and on a full file
-        system that is SIGBUS. Files are written from the start, so data ends at the first hole."""
+    def data_end(self, *, last_extent: bool = False) -> int:
+        """Where the file's first hole starts (its size when it has none), or with `last_extent` where
+        its last stretch of data ends, so that a scan never reads a hole through the mapping: on tmpfs a
+        read fault in a hole allocates a page, and on a full file system that is SIGBUS. A commit-log
+        file is written from its start, so its data ends at the first hole; a consume-queue file may
+        begin with a hole (a queue that starts in the middle of a file)."""
         try:
             fd = os.open(self.path, os.O_RDONLY)
         except OSError:
             return self.file_size
         try:
-            return min(self.file_size, os.lseek(fd, 0, os.SEEK_HOLE))
+            if not last_extent:
+                return min(self.file_size, os.lseek(fd, 0, os.SEEK_HOLE))
+            end = pos = 0
+            while pos < self.file_size:
+                try:
+                    pos = os.lseek(fd, pos, os.SEEK_DATA)
+                except OSError as exc:
+                    if exc.errno == errno.ENXIO:
+                        break  # no data past pos
+                    raise
+                end = pos = os.lseek(fd, pos, os.SEEK_HOLE)
+            return min(self.file_size, end)
         except OSError:
-            return self.file_size  # SEEK_HOLE unsupported: the file system reports no holes
+            return self.file_size  # SEEK_HOLE/SEEK_DATA unsupported: the file system reports no holes
         finally:
             os.close(fd)
 

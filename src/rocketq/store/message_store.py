@@ -341,7 +341,7 @@ class MessageStore:
     async def put_message(self, msg: BrokerMessage) -> PutResult:
         """Append one message; under SYNC_FLUSH wait for its flush unless WAIT=false. Never raises."""
         space = self.space
-        if not self._writable or space.full or (space.near and space.check()):
+        if not self._writable or space.full or (space.near and space.check_if_near()):
             refused = self._refuse()
             if refused is not None:
                 return refused
@@ -355,18 +355,14 @@ class MessageStore:
                 assert append is not None
                 if not await group.request(append.wrote_offset + append.wrote_bytes):
                     self._flush_timed_out(result)
-        if (
-            self._sync_master
-            and result.status in _REPLICATED
-            and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false"
-        ):
+        if self._sync_master and result.status in _REPLICATED and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false":
             await self._wait_for_slave(result)
         return result
 
     async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
         """Append a batch as consecutive records of one queue (all or nothing)."""
         space = self.space
-        if not self._writable or space.full or (space.near and space.check()):
+        if not self._writable or space.full or (space.near and space.check_if_near()):
             refused = self._refuse()
             if refused is not None:
                 return refused

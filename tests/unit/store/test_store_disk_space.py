@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from rocketq.store.config import MessageStoreConfig
-from rocketq.store.consume_queue import ConsumeQueue, find_written_end
+from rocketq.store.consume_queue import ConsumeQueue, encode_unit, find_written_end
 from rocketq.store.disk_space import SERVICE_NOT_AVAILABLE_REMARK, DiskSpace
 from rocketq.store.flush import flush_queues
 from rocketq.store.index_file import IndexFile
@@ -52,6 +52,8 @@ def test_the_disk_is_full_over_the_ratio_or_under_the_headroom_and_puts_check_wh
     disk.free = 3000  # under 4 x headroom: near, every put reads the disk
     assert not space.check() and space.near
     disk.free = 999
+    assert not space.check_if_near()  # read less than NEAR_CHECK_INTERVAL_S ago: not again yet
+    space._checked_at = 0.0
     assert space.check_if_near() and "999 bytes free" in space.reason
     disk.free, disk.ratio = 1 << 40, 0.91
     assert space.check() and "91.0% full" in space.reason
@@ -138,3 +140,17 @@ def test_find_written_end_reads_through_a_function(tmp_path: Path) -> None:
     queue = ConsumeQueue("T", 0, tmp_path / "q", 400)
     queue.load()  # an empty directory
     assert queue.max_offset == 0
+
+
+def test_a_queue_that_starts_in_the_middle_of_a_file_loads_its_end(tmp_path: Path) -> None:
+    """Its file begins with a hole: the end is found in the last stretch of data, not at the first hole."""
+    directory = tmp_path / "q"
+    directory.mkdir()
+    with open(directory / ("0" * 20), "wb") as fh:
+        fh.truncate(20 * 3000)  # sparse
+        fh.seek(20 * 2000)
+        fh.write(encode_unit(12345, 100, 0) + encode_unit(12445, 100, 0))
+    queue = ConsumeQueue("T", 0, directory, 20 * 3000)
+    queue.load()
+    assert queue.max_offset == 2002 and queue.unit(2001) == (12445, 100, 0)
+    queue.close()
