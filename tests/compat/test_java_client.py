@@ -76,6 +76,8 @@ async def cluster_with_topics(cluster_factory: Any, java: JavaDriver, *topics: s
     except BaseException:
         print(f"---- Java driver stderr tail:\n{java.stderr_tail(120)}")
         raise
+    finally:
+        await java.call("closeAll")  # what a failed test left open must not deliver into the next one
 
 
 Offsets = dict[tuple[str, int], tuple[int, int]]
@@ -205,24 +207,31 @@ async def test_two_java_consumers_share_the_queues_and_sql92_filters(cluster_fac
     topic, sql_topic, group = "JavaShared", "JavaSql", "cg-java-shared"
     async with cluster_with_topics(cluster_factory, java, topic, sql_topic, enablePropertyFilter="true") as cluster:
         ns = cluster.namesrv_addr
-        for name in ("one", "two"):
-            await java.call("push", name=name, namesrv=ns, group=group, topic=topic, expr="*", fromWhere="FIRST_OFFSET")
+        client_ids = {name: await java.call("push", name=name, namesrv=ns, group=group, topic=topic, expr="*",
+                                            fromWhere="FIRST_OFFSET") for name in ("shared-1", "shared-2")}
 
-        async def both_members() -> bool:
-            async with Admin(namesrv_addr=ns) as admin:
-                return len((await admin.consumer_connections(group)).connection_set) == 2
+        async def queues_split() -> dict[str, set[str]] | None:
+            """Each member's queues (GET_CONSUMER_RUNNING_INFO), once both rebalanced with both in the group."""
+            held = {}
+            for name, client_id in client_ids.items():
+                info = await java.call("admin", namesrv=ns, call="getConsumerRunningInfo", group=group, clientId=client_id)
+                held[name] = {q for q in info["queues"] if q.startswith(f"{topic}/")}
+            one, two = held.values()
+            return held if one and two and not one & two and len(one | two) == 4 else None
 
-        await wait_for(both_members, timeout_s=30, what="both Java consumers connected")
+        # GET_CONSUMER_LIST_BY_GROUP and NOTIFY_CONSUMER_IDS_CHANGED: each takes half the queues.
+        await wait_for(queues_split, timeout_s=60, interval_s=0.5, what="the two members' rebalance")
         msgs = [Message(topic, f"shared-{i}".encode(), tags="S") for i in range(40)]
-
-        def split_ok() -> bool:  # each member's rebalance saw both (GET_CONSUMER_LIST_BY_GROUP): disjoint queues
-            one = {m["queueId"] for m in java.messages("one")}
-            two = {m["queueId"] for m in java.messages("two")}
-            return bodies(java.messages("one")) + bodies(java.messages("two")) == Counter(m.body for m in msgs) and not one & two
-
         await python_send(ns, "pg-py-shared", msgs)
-        await java.wait(split_ok, 60, "every message once, in disjoint queue sets")
-        assert java.messages("one") and java.messages("two"), "both members consumed"
+
+        def received() -> Counter[bytes]:
+            return bodies(java.messages("shared-1")) + bodies(java.messages("shared-2"))
+
+        await java.wait(lambda: set(received()) == {m.body for m in msgs}, 60, "every message", received)
+        assert received() == Counter(m.body for m in msgs), "each message once"
+        one = {m["queueId"] for m in java.messages("shared-1")}
+        two = {m["queueId"] for m in java.messages("shared-2")}
+        assert one and two and not one & two, (one, two)
 
         # SQL92 (broker enablePropertyFilter=true): the expression travels in the heartbeat; our broker filters.
         await java.call("push", name="sql", namesrv=ns, group="cg-java-sql", topic=sql_topic, sql=True,
@@ -233,7 +242,7 @@ async def test_two_java_consumers_share_the_queues_and_sql92_filters(cluster_fac
         await python_send(ns, "pg-py-sql", sql_msgs)
         wanted = Counter(f"sql-{i}".encode() for i in (3, 5, 6, 7))
         await java.wait(lambda: bodies(java.messages("sql")) == wanted, 40, "the messages matching the SQL92 filter")
-        for name in ("one", "two", "sql"):
+        for name in ("shared-1", "shared-2", "sql"):
             await java.call("close", name=name)
         await wait_caught_up(ns, group, topic, timeout_s=15)
 
@@ -539,12 +548,12 @@ async def test_java_producer_spreads_over_two_brokers_and_avoids_a_dead_one(clus
         sent = await java.call("send", namesrv=ns, group="pg-java-two", mode="sync", messages=msgs)
         assert Counter(r["brokerName"] for r in sent) == {"broker-a": 8, "broker-b": 8}
         # One push consumer pulls from, and commits on, both brokers.
-        await java.call("push", name="two", namesrv=ns, group="cg-java-two", topic=topic, expr="*", fromWhere="FIRST_OFFSET")
-        await java.wait(lambda: bodies(java.messages("two")) == Counter(unb64(s["body"]) for s in msgs), 40,
+        await java.call("push", name="spread", namesrv=ns, group="cg-java-two", topic=topic, expr="*", fromWhere="FIRST_OFFSET")
+        await java.wait(lambda: bodies(java.messages("spread")) == Counter(unb64(s["body"]) for s in msgs), 40,
                         "both brokers' messages",
                         lambda: [(e["at"], e["message"]["brokerName"], e["message"]["queueId"], e["message"]["queueOffset"],
-                                  e["thread"]) for e in java.of("message", "two")])
-        await java.call("close", name="two")
+                                  e["thread"]) for e in java.of("message", "spread")])
+        await java.call("close", name="spread")
         offsets = await committed_offsets(ns, "cg-java-two", topic)
         assert sum(c for _, c in offsets.values()) == 16, offsets
 
