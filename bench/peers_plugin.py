@@ -157,17 +157,16 @@ APACHE_JVM = [
 ]  # fmt: skip
 
 
-class ApacheRocketmqServer(servers.ServerProc):
-    """Apache RocketMQ's NameServer and broker (ASYNC_FLUSH, its default) from the Maven jars."""
+class ApacheRocketmqServer(RocketqServer):
+    """Apache RocketMQ's NameServer and broker (ASYNC_FLUSH, its default) from the Maven jars; the temporary
+    directory handling is RocketqServer's."""
 
     name = "apache-rocketmq"
     port = APACHE_NAMESRV_PORT
-    durability = "SEND_OK after the write to the mapped commit log (page cache), flushed every 500 ms"
 
-    def fresh_dir(self) -> Path:
-        d = Path(tempfile.mkdtemp(prefix="apache-rocketmq-peers-"))
-        self.data = d
-        return d
+    @property
+    def durability(self) -> str:  # type: ignore[override]
+        return "SEND_OK after the write to the mapped commit log (page cache), flushed every 500 ms"
 
     def start(self) -> None:
         classpath = JAVA_PROJECT / "target" / "classpath.txt"
@@ -192,12 +191,6 @@ class ApacheRocketmqServer(servers.ServerProc):
         servers.wait_port(APACHE_NAMESRV_PORT, 60, ns)
         broker = self.spawn([*base, "org.apache.rocketmq.broker.BrokerStartup", "-c", str(d / "broker.conf")], log="broker.log")
         servers.wait_port(APACHE_BROKER_PORT, 90, broker)
-
-    def data_bytes(self) -> int:
-        size = super().data_bytes()
-        if self.data is not None:
-            shutil.rmtree(self.data, ignore_errors=True)
-        return size
 
     def version(self) -> str:
         return "Apache RocketMQ 4.9.7 (NameServer + broker jars, OpenJDK 17, -Xmx1g G1)"
