@@ -312,6 +312,46 @@ async def test_java_broadcast_consumers_each_get_everything_with_local_offsets(c
         assert all(c == 0 for _, c in (await committed_offsets(ns, group, topic)).values())
 
 
+@pytest.mark.timeout(150)
+async def test_java_namespace_cjk_tags_and_a_new_group_from_the_last_offset(cluster_factory: Any, java: JavaDriver) -> None:
+    ns_topic, topic = "inst1%JavaNs", "JavaLast"
+    # accessMessageInMemoryMaxRatio=0: every stored message counts as on disk (the LAST_OFFSET part below)
+    async with cluster_with_topics(cluster_factory, java, ns_topic, topic, accessMessageInMemoryMaxRatio=0) as cluster:
+        ns = cluster.namesrv_addr
+        # A namespace (topics and groups "inst1%<name>" on the wire) and CJK / emoji tags, filtered by our broker
+        # with the heartbeat's subscription (the Java client's pulls carry no expression: postSubscriptionWhenPull
+        # is false by default).
+        await java.call("push", name="ns", namespace="inst1", namesrv=ns, group="cg-java-ns", topic="JavaNs",
+                        expr="标签A || 🚀", fromWhere="FIRST_OFFSET")
+        tags = ["标签A", "🚀", "其他"]
+        await java.call("send", namespace="inst1", namesrv=ns, group="pg-java-ns", mode="sync",
+                        messages=[spec("JavaNs", f"ns-{i}".encode(), tags=tags[i % 3], keys=[f"键{i}"]) for i in range(9)])
+        wanted = Counter(f"ns-{i}".encode() for i in range(9) if i % 3 != 2)
+        await java.wait(lambda: bodies(java.messages("ns")) == wanted, 40, "the 标签A and 🚀 messages", lambda: java.messages("ns"))
+        assert {m["keys"] for m in java.messages("ns")} == {f"键{i}" for i in range(9) if i % 3 != 2}
+        async with Admin(namesrv_addr=ns) as admin:
+            assert sum(t.max_offset for t in (await admin.topic_status(ns_topic)).values()) == 9
+            conn = await admin.consumer_connections("inst1%cg-java-ns")
+            assert conn.subscription_table[ns_topic].sub_string == "标签A || 🚀"
+
+        # A new group from CONSUME_FROM_LAST_OFFSET: QUERY_CONSUMER_OFFSET answers QUERY_NOT_FOUND (the messages
+        # are "on disk"), the Java client takes GET_MAX_OFFSET: only what is sent after it started comes.
+        await java.call("send", namesrv=ns, group="pg-java-last", mode="sync",
+                        messages=[spec(topic, f"old-{i}".encode()) for i in range(8)])
+        client_id = await java.call("push", name="last", namesrv=ns, group="cg-java-last", topic=topic, expr="*",
+                                    fromWhere="LAST_OFFSET")
+
+        async def started() -> bool:  # the offsets were computed: its process queues exist
+            info = await java.call("admin", namesrv=ns, call="getConsumerRunningInfo", group="cg-java-last", clientId=client_id)
+            return sum(1 for q in info["queues"] if q.startswith(f"{topic}/")) == 4
+
+        await wait_for(started, timeout_s=40, interval_s=0.5, what="the LAST_OFFSET consumer's queues")
+        await java.call("send", namesrv=ns, group="pg-java-last", mode="sync",
+                        messages=[spec(topic, f"new-{i}".encode()) for i in range(4)])
+        new = Counter(f"new-{i}".encode() for i in range(4))
+        await java.wait(lambda: bodies(java.messages("last")) == new, 40, "only the new messages", lambda: java.messages("last"))
+
+
 # -- 4. orderly, delay and timers -------------------------------------------------------------------------
 
 
