@@ -579,6 +579,23 @@ async def test_java_acl_signed_requests(cluster_factory: Any, java: JavaDriver) 
         assert "error" in bad[0]
 
 
+@pytest.mark.skip(reason="needs BrokerFastFailure (SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE] after waitTimeMillsInSendQueue)")
+@pytest.mark.timeout(120)
+async def test_java_async_burst_meets_fast_failure(cluster_factory: Any, java: JavaDriver) -> None:
+    topic = "JavaBusy"
+    # 1 ms in the send queue is already too long: a burst of async sends gets some SYSTEM_BUSY answers, which the
+    # Java client reports as "[TIMEOUT_CLEAN_QUEUE]broker busy ..." instead of waiting for its send timeout.
+    async with cluster_with_topics(cluster_factory, java, topic, waitTimeMillsInSendQueue=1) as cluster:
+        ns = cluster.namesrv_addr
+        results = await java.call("send", namesrv=ns, group="pg-java-busy", mode="async", retries=0, timeoutMs=10000,
+                                  messages=[spec(topic, f"busy-{i}".encode()) for i in range(400)])
+        busy = [r for r in results if "error" in r]
+        assert busy and all("TIMEOUT_CLEAN_QUEUE" in r["error"] for r in busy), busy[:3]
+        ok = [r for r in results if r.get("status") == "SEND_OK"]
+        async with Admin(namesrv_addr=ns) as admin:  # every acknowledged message is stored, nothing else
+            assert sum(t.max_offset for t in (await admin.topic_status(topic)).values()) == len(ok)
+
+
 @pytest.mark.timeout(150)
 async def test_java_producer_spreads_over_two_brokers_and_avoids_a_dead_one(cluster_factory: Any, java: JavaDriver) -> None:
     topic = "JavaTwoBrokers"
