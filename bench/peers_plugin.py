@@ -148,5 +148,70 @@ class RocketqAdapter(Adapter):
         await self.producer.shutdown()
 
 
-ADAPTERS = {"rocketq": (RocketqAdapter, {})}
-SERVERS = {"rocketq": RocketqServer}
+APACHE_NAMESRV_PORT = 29876
+APACHE_BROKER_PORT = 29911
+JAVA_PROJECT = ROOT / "tests" / "compat" / "java"
+# Apache's runbroker.sh sizes the heap at 8 GiB; a 1 GiB heap fits this machine. The --add-opens /
+# --add-exports let a 4.x broker unmap its files on Java 9+ (what Apache's later start scripts add).
+APACHE_JVM = [
+    "-server", "-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=1g", "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow",
+    "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
+]  # fmt: skip
+
+
+class ApacheRocketmqServer(RocketqServer):
+    """Apache RocketMQ's NameServer and broker (ASYNC_FLUSH, its default) from the Maven jars; the temporary
+    directory handling is RocketqServer's."""
+
+    name = "apache-rocketmq"
+    port = APACHE_NAMESRV_PORT
+
+    @property
+    def durability(self) -> str:  # type: ignore[override]
+        return "SEND_OK after the write to the mapped commit log (page cache), flushed every 500 ms"
+
+    def start(self) -> None:
+        classpath = JAVA_PROJECT / "target" / "classpath.txt"
+        if not classpath.is_file():
+            raise RuntimeError("Apache's jars are not resolved: run `make java` (Maven, tests/compat/java)")
+        d = self.fresh_dir()
+        (d / "conf").mkdir()
+        logback = (JAVA_PROJECT / "home" / "conf" / "logback_tools.xml").read_text(encoding="utf-8")
+        for role in ("namesrv", "broker"):
+            (d / "conf" / f"logback_{role}.xml").write_text(logback, encoding="utf-8")
+        (d / "namesrv.conf").write_text(f"listenPort={APACHE_NAMESRV_PORT}\n", encoding="utf-8")
+        (d / "broker.conf").write_text(
+            f"brokerClusterName=DefaultCluster\nbrokerName=broker-a\nbrokerId=0\nbrokerIP1=127.0.0.1\n"
+            f"listenPort={APACHE_BROKER_PORT}\nnamesrvAddr=127.0.0.1:{APACHE_NAMESRV_PORT}\n"
+            f"storePathRootDir={d / 'store'}\nstorePathCommitLog={d / 'store' / 'commitlog'}\nflushDiskType=ASYNC_FLUSH\n",
+            encoding="utf-8",
+        )
+        java = shutil.which("java") or "java"
+        base = [java, *APACHE_JVM, "-cp", classpath.read_text(encoding="utf-8").strip(), f"-Duser.home={d}",
+                f"-Drocketmq.home.dir={d}"]  # fmt: skip
+        ns = self.spawn([*base, "org.apache.rocketmq.namesrv.NamesrvStartup", "-c", str(d / "namesrv.conf")], log="namesrv.log")
+        servers.wait_port(APACHE_NAMESRV_PORT, 60, ns)
+        broker = self.spawn([*base, "org.apache.rocketmq.broker.BrokerStartup", "-c", str(d / "broker.conf")], log="broker.log")
+        servers.wait_port(APACHE_BROKER_PORT, 90, broker)
+
+    def version(self) -> str:
+        return "Apache RocketMQ 4.9.7 (NameServer + broker jars, OpenJDK 17, -Xmx1g G1)"
+
+
+class ApacheRocketmqAdapter(RocketqAdapter):
+    """Our SDK (rocketq.client, JSON headers) against Apache's broker."""
+
+    name = "apache-rocketmq"
+
+    @property
+    def namesrv(self) -> str:
+        return f"{self.host}:{self.port or APACHE_NAMESRV_PORT}"
+
+    async def connect(self) -> None:
+        self.opts = {**self.opts, "header_codec": "json"}  # Apache's broker reads JSON (or ROCKETMQ) headers only
+        await super().connect()
+
+
+ADAPTERS = {"rocketq": (RocketqAdapter, {}), "apache-rocketmq": (ApacheRocketmqAdapter, {})}
+SERVERS = {"rocketq": RocketqServer, "apache-rocketmq": ApacheRocketmqServer}

@@ -76,6 +76,8 @@ async def cluster_with_topics(cluster_factory: Any, java: JavaDriver, *topics: s
     except BaseException:
         print(f"---- Java driver stderr tail:\n{java.stderr_tail(120)}")
         raise
+    finally:
+        await java.call("closeAll")  # what a failed test left open must not deliver into the next one
 
 
 Offsets = dict[tuple[str, int], tuple[int, int]]
@@ -205,24 +207,31 @@ async def test_two_java_consumers_share_the_queues_and_sql92_filters(cluster_fac
     topic, sql_topic, group = "JavaShared", "JavaSql", "cg-java-shared"
     async with cluster_with_topics(cluster_factory, java, topic, sql_topic, enablePropertyFilter="true") as cluster:
         ns = cluster.namesrv_addr
-        for name in ("one", "two"):
-            await java.call("push", name=name, namesrv=ns, group=group, topic=topic, expr="*", fromWhere="FIRST_OFFSET")
+        client_ids = {name: await java.call("push", name=name, namesrv=ns, group=group, topic=topic, expr="*",
+                                            fromWhere="FIRST_OFFSET") for name in ("shared-1", "shared-2")}
 
-        async def both_members() -> bool:
-            async with Admin(namesrv_addr=ns) as admin:
-                return len((await admin.consumer_connections(group)).connection_set) == 2
+        async def queues_split() -> dict[str, set[str]] | None:
+            """Each member's queues (GET_CONSUMER_RUNNING_INFO), once both rebalanced with both in the group."""
+            held = {}
+            for name, client_id in client_ids.items():
+                info = await java.call("admin", namesrv=ns, call="getConsumerRunningInfo", group=group, clientId=client_id)
+                held[name] = {q for q in info["queues"] if q.startswith(f"{topic}/")}
+            one, two = held.values()
+            return held if one and two and not one & two and len(one | two) == 4 else None
 
-        await wait_for(both_members, timeout_s=30, what="both Java consumers connected")
+        # GET_CONSUMER_LIST_BY_GROUP and NOTIFY_CONSUMER_IDS_CHANGED: each takes half the queues.
+        await wait_for(queues_split, timeout_s=60, interval_s=0.5, what="the two members' rebalance")
         msgs = [Message(topic, f"shared-{i}".encode(), tags="S") for i in range(40)]
-
-        def split_ok() -> bool:  # each member's rebalance saw both (GET_CONSUMER_LIST_BY_GROUP): disjoint queues
-            one = {m["queueId"] for m in java.messages("one")}
-            two = {m["queueId"] for m in java.messages("two")}
-            return bodies(java.messages("one")) + bodies(java.messages("two")) == Counter(m.body for m in msgs) and not one & two
-
         await python_send(ns, "pg-py-shared", msgs)
-        await java.wait(split_ok, 60, "every message once, in disjoint queue sets")
-        assert java.messages("one") and java.messages("two"), "both members consumed"
+
+        def received() -> Counter[bytes]:
+            return bodies(java.messages("shared-1")) + bodies(java.messages("shared-2"))
+
+        await java.wait(lambda: set(received()) == {m.body for m in msgs}, 60, "every message", received)
+        assert received() == Counter(m.body for m in msgs), "each message once"
+        one = {m["queueId"] for m in java.messages("shared-1")}
+        two = {m["queueId"] for m in java.messages("shared-2")}
+        assert one and two and not one & two, (one, two)
 
         # SQL92 (broker enablePropertyFilter=true): the expression travels in the heartbeat; our broker filters.
         await java.call("push", name="sql", namesrv=ns, group="cg-java-sql", topic=sql_topic, sql=True,
@@ -233,7 +242,7 @@ async def test_two_java_consumers_share_the_queues_and_sql92_filters(cluster_fac
         await python_send(ns, "pg-py-sql", sql_msgs)
         wanted = Counter(f"sql-{i}".encode() for i in (3, 5, 6, 7))
         await java.wait(lambda: bodies(java.messages("sql")) == wanted, 40, "the messages matching the SQL92 filter")
-        for name in ("one", "two", "sql"):
+        for name in ("shared-1", "shared-2", "sql"):
             await java.call("close", name=name)
         await wait_caught_up(ns, group, topic, timeout_s=15)
 
@@ -301,6 +310,46 @@ async def test_java_broadcast_consumers_each_get_everything_with_local_offsets(c
             # (a queue that only ever held filtered-out messages has no entry until a pull comes back empty)
             assert sum(wanted.values()) <= sum(queue_offsets) <= len(msgs), stored
         assert all(c == 0 for _, c in (await committed_offsets(ns, group, topic)).values())
+
+
+@pytest.mark.timeout(150)
+async def test_java_namespace_cjk_tags_and_a_new_group_from_the_last_offset(cluster_factory: Any, java: JavaDriver) -> None:
+    ns_topic, topic = "inst1%JavaNs", "JavaLast"
+    # accessMessageInMemoryMaxRatio=0: every stored message counts as on disk (the LAST_OFFSET part below)
+    async with cluster_with_topics(cluster_factory, java, ns_topic, topic, accessMessageInMemoryMaxRatio=0) as cluster:
+        ns = cluster.namesrv_addr
+        # A namespace (topics and groups "inst1%<name>" on the wire) and CJK / emoji tags, filtered by our broker
+        # with the heartbeat's subscription (the Java client's pulls carry no expression: postSubscriptionWhenPull
+        # is false by default).
+        await java.call("push", name="ns", namespace="inst1", namesrv=ns, group="cg-java-ns", topic="JavaNs",
+                        expr="标签A || 🚀", fromWhere="FIRST_OFFSET")
+        tags = ["标签A", "🚀", "其他"]
+        await java.call("send", namespace="inst1", namesrv=ns, group="pg-java-ns", mode="sync",
+                        messages=[spec("JavaNs", f"ns-{i}".encode(), tags=tags[i % 3], keys=[f"键{i}"]) for i in range(9)])
+        wanted = Counter(f"ns-{i}".encode() for i in range(9) if i % 3 != 2)
+        await java.wait(lambda: bodies(java.messages("ns")) == wanted, 40, "the 标签A and 🚀 messages", lambda: java.messages("ns"))
+        assert {m["keys"] for m in java.messages("ns")} == {f"键{i}" for i in range(9) if i % 3 != 2}
+        async with Admin(namesrv_addr=ns) as admin:
+            assert sum(t.max_offset for t in (await admin.topic_status(ns_topic)).values()) == 9
+            conn = await admin.consumer_connections("inst1%cg-java-ns")
+            assert conn.subscription_table[ns_topic].sub_string == "标签A || 🚀"
+
+        # A new group from CONSUME_FROM_LAST_OFFSET: QUERY_CONSUMER_OFFSET answers QUERY_NOT_FOUND (the messages
+        # are "on disk"), the Java client takes GET_MAX_OFFSET: only what is sent after it started comes.
+        await java.call("send", namesrv=ns, group="pg-java-last", mode="sync",
+                        messages=[spec(topic, f"old-{i}".encode()) for i in range(8)])
+        client_id = await java.call("push", name="last", namesrv=ns, group="cg-java-last", topic=topic, expr="*",
+                                    fromWhere="LAST_OFFSET")
+
+        async def started() -> bool:  # the offsets were computed: its process queues exist
+            info = await java.call("admin", namesrv=ns, call="getConsumerRunningInfo", group="cg-java-last", clientId=client_id)
+            return sum(1 for q in info["queues"] if q.startswith(f"{topic}/")) == 4
+
+        await wait_for(started, timeout_s=40, interval_s=0.5, what="the LAST_OFFSET consumer's queues")
+        await java.call("send", namesrv=ns, group="pg-java-last", mode="sync",
+                        messages=[spec(topic, f"new-{i}".encode()) for i in range(4)])
+        new = Counter(f"new-{i}".encode() for i in range(4))
+        await java.wait(lambda: bodies(java.messages("last")) == new, 40, "only the new messages", lambda: java.messages("last"))
 
 
 # -- 4. orderly, delay and timers -------------------------------------------------------------------------
@@ -530,6 +579,23 @@ async def test_java_acl_signed_requests(cluster_factory: Any, java: JavaDriver) 
         assert "error" in bad[0]
 
 
+@pytest.mark.skip(reason="needs BrokerFastFailure (SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE] after waitTimeMillsInSendQueue)")
+@pytest.mark.timeout(120)
+async def test_java_async_burst_meets_fast_failure(cluster_factory: Any, java: JavaDriver) -> None:
+    topic = "JavaBusy"
+    # 1 ms in the send queue is already too long: a burst of async sends gets some SYSTEM_BUSY answers, which the
+    # Java client reports as "[TIMEOUT_CLEAN_QUEUE]broker busy ..." instead of waiting for its send timeout.
+    async with cluster_with_topics(cluster_factory, java, topic, waitTimeMillsInSendQueue=1) as cluster:
+        ns = cluster.namesrv_addr
+        results = await java.call("send", namesrv=ns, group="pg-java-busy", mode="async", retries=0, timeoutMs=10000,
+                                  messages=[spec(topic, f"busy-{i}".encode()) for i in range(400)])
+        busy = [r for r in results if "error" in r]
+        assert busy and all("TIMEOUT_CLEAN_QUEUE" in r["error"] for r in busy), busy[:3]
+        ok = [r for r in results if r.get("status") == "SEND_OK"]
+        async with Admin(namesrv_addr=ns) as admin:  # every acknowledged message is stored, nothing else
+            assert sum(t.max_offset for t in (await admin.topic_status(topic)).values()) == len(ok)
+
+
 @pytest.mark.timeout(150)
 async def test_java_producer_spreads_over_two_brokers_and_avoids_a_dead_one(cluster_factory: Any, java: JavaDriver) -> None:
     topic = "JavaTwoBrokers"
@@ -539,12 +605,12 @@ async def test_java_producer_spreads_over_two_brokers_and_avoids_a_dead_one(clus
         sent = await java.call("send", namesrv=ns, group="pg-java-two", mode="sync", messages=msgs)
         assert Counter(r["brokerName"] for r in sent) == {"broker-a": 8, "broker-b": 8}
         # One push consumer pulls from, and commits on, both brokers.
-        await java.call("push", name="two", namesrv=ns, group="cg-java-two", topic=topic, expr="*", fromWhere="FIRST_OFFSET")
-        await java.wait(lambda: bodies(java.messages("two")) == Counter(unb64(s["body"]) for s in msgs), 40,
+        await java.call("push", name="spread", namesrv=ns, group="cg-java-two", topic=topic, expr="*", fromWhere="FIRST_OFFSET")
+        await java.wait(lambda: bodies(java.messages("spread")) == Counter(unb64(s["body"]) for s in msgs), 40,
                         "both brokers' messages",
                         lambda: [(e["at"], e["message"]["brokerName"], e["message"]["queueId"], e["message"]["queueOffset"],
-                                  e["thread"]) for e in java.of("message", "two")])
-        await java.call("close", name="two")
+                                  e["thread"]) for e in java.of("message", "spread")])
+        await java.call("close", name="spread")
         offsets = await committed_offsets(ns, "cg-java-two", topic)
         assert sum(c for _, c in offsets.values()) == 16, offsets
 

@@ -150,6 +150,7 @@ ON_PURPOSE = {
     "send without a topic": "ours names the missing header field (Apache: 'The specified topic is blank.')",
     "pull without a group": "Apache answers a NullPointerException's text; ours names the missing header field",
     "pull by the heartbeat's subscription, no heartbeat": "ours names the group after Apache's words and FAQ line",
+    "send oversize": "ours adds the body's size and the setting's name (maxMessageSize) after Apache's words",
 }
 
 ANSWER_TIMEOUT_S = 10.0

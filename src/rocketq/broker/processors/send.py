@@ -204,8 +204,12 @@ class SendMessageProcessor(Processor):
                 f"request queueId[{header.queue_id}] is illegal, {config.java_string()} Producer: {conn.remote_addr}",
             )
         if len(request.body) > self.ctx.max_message_size:
-            # Java's store refuses it with MESSAGE_ILLEGAL and this remark (SendMessageProcessor.handlePutMessageResult)
-            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, self._illegal_remark())
+            # Java's store refuses it with MESSAGE_ILLEGAL and this remark (SendMessageProcessor.handlePutMessageResult);
+            # ours adds what was wrong: the body's size and the setting it is over.
+            raise RequestError(
+                ResponseCode.MESSAGE_ILLEGAL,
+                f"{self._illegal_remark()} The body is {len(request.body)} bytes, over maxMessageSize.",
+            )
         if header.properties is not None and len(header.properties) > MAX_PROPERTIES_BYTES:
             raise RequestError(
                 ResponseCode.MESSAGE_ILLEGAL,

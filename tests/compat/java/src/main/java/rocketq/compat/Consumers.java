@@ -41,6 +41,9 @@ final class Consumers {
             new AllocateMessageQueueAveragely(), cmd.getBooleanValue("trace"), null);
         c.setNamesrvAddr(cmd.getString("namesrv"));
         c.setInstanceName(Driver.instanceName(name));
+        if (cmd.containsKey("namespace")) {
+            c.setNamespace(cmd.getString("namespace"));
+        }
         c.setConsumeFromWhere(ConsumeFromWhere.valueOf("CONSUME_FROM_" + cmd.getString("fromWhere")));
         if (cmd.containsKey("timestamp")) {
             c.setConsumeTimestamp(cmd.getString("timestamp"));

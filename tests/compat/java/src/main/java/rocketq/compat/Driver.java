@@ -88,6 +88,13 @@ public final class Driver {
                 return Capture.mqadmin(cmd.getJSONArray("args").toJavaList(String.class));
             case "close":
                 return close(cmd.getString("name"));
+            case "closeAll": {
+                int closed = 0;
+                for (String name : CLIENTS.keySet()) {
+                    closed += close(name) ? 1 : 0;
+                }
+                return closed;
+            }
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }

@@ -29,6 +29,9 @@ final class Producers {
     private static void configure(DefaultMQProducer p, JSONObject cmd) {
         p.setNamesrvAddr(cmd.getString("namesrv"));
         p.setInstanceName(Driver.instanceName(p.getProducerGroup()));
+        if (cmd.containsKey("namespace")) {
+            p.setNamespace(cmd.getString("namespace"));  // topics and groups become "<namespace>%<name>" on the wire
+        }
         p.setRetryTimesWhenSendFailed(cmd.getIntValue("retries"));
         p.setRetryTimesWhenSendAsyncFailed(cmd.getIntValue("retries"));
         p.setSendLatencyFaultEnable(cmd.getBooleanValue("latencyFault"));
