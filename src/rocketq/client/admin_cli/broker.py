@@ -34,8 +34,13 @@ async def _targets(admin: Admin, a: argparse.Namespace) -> list[str]:
     return [addr for n in sorted(names) if (bd := info.broker_addr_table.get(n)) and (addr := bd.broker_addrs.get(0))]
 
 
+def _key_values(addr: str, table: dict[str, str], a: argparse.Namespace) -> Rows:
+    # With -b the rows stay key/value as before; with -c each row also says which broker it is from.
+    return [{"key": k, "value": v} if a.broker else {"broker": addr, "key": k, "value": v} for k, v in table.items()]
+
+
 async def get_broker_config(admin: Admin, a: argparse.Namespace) -> Rows:
-    return [{"broker": addr, "key": k, "value": v} for addr in await _targets(admin, a) for k, v in (await admin.broker_config(addr)).items()]
+    return [row for addr in await _targets(admin, a) for row in _key_values(addr, await admin.broker_config(addr), a)]
 
 
 async def update_broker_config(admin: Admin, a: argparse.Namespace) -> Rows:
@@ -47,7 +52,7 @@ async def update_broker_config(admin: Admin, a: argparse.Namespace) -> Rows:
 
 
 async def broker_status(admin: Admin, a: argparse.Namespace) -> Rows:
-    return [{"broker": addr, "key": k, "value": v} for addr in await _targets(admin, a) for k, v in (await admin.broker_status(addr)).items()]
+    return [row for addr in await _targets(admin, a) for row in _key_values(addr, await admin.broker_status(addr), a)]
 
 
 async def wipe_write_perm(admin: Admin, a: argparse.Namespace) -> Rows:
