@@ -1,4 +1,4 @@
-"""Golden bytes from protocol.md: frames (1.2, 1.5, 1.6) and JSON bodies (5.x) decode and re-encode exactly.
+"""Golden bytes of docs/protocol.md: frames (1.2, 1.5, 1.6) and JSON bodies (5.x) decode and re-encode exactly.
 
 The frames live in data/frames/*.hex (hex dump, `#` comment lines), the bodies in data/bodies/: `.json`
 files are standard JSON, `.fastjson` files use fastjson's non-standard map keys.

@@ -1,4 +1,4 @@
-"""The stored record of protocol.md 4.1's worked example, byte for byte (encode and decode)."""
+"""The stored record of docs/protocol.md 4.1 in a worked example, byte for byte (encode and decode)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from rocketq.common.message import MessageExt
 from rocketq.common.record.codec import decode_record, decode_records, encode_record
 from rocketq.common.record.layout import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, body_crc
 
-# The first 0x80 bytes exactly as printed in protocol.md 4.1.
+# The first 0x80 bytes of the example record (layout: docs/protocol.md 4.1).
 GOLDEN_PREFIX = bytes.fromhex(
     "00 00 00 b3 da a3 20 a7 77 d1 89 82 00 00 00 01"
     "00 00 00 00 00 00 00 00 00 00 00 07 00 00 00 00"
@@ -68,7 +68,7 @@ def test_decode_the_worked_example() -> None:
     assert (msg.born_timestamp, msg.store_timestamp) == (0x18BCFE56800, 0x18BCFE56805)
     assert msg.tags == "TagA"
     assert msg.properties["CLUSTER"] == "DefaultCluster"
-    # protocol.md 4.6: the offset msgId of this very record.
+    # docs/protocol.md 4.6: the offset msgId of this very record.
     assert msg.offset_msg_id == "C0A8001400002A9F000000000001E240"
     assert msg.msg_id == "C0A8000A3039000000000000000A0000"
 

@@ -1,4 +1,4 @@
-"""The bad-input catalogue (issue 8 item 7) against live daemons started through `cluster_factory`.
+"""The bad-input catalogue (docs/fault-tests.md) against live daemons started through `cluster_factory`.
 
 Two kinds of bad input:
 - a frame that cannot be a request (oversize, header longer than the frame, bad JSON, invalid UTF-8,

@@ -1,6 +1,6 @@
 """kill -9 of a broker during a steady stream of sends, restart on the same store, cycle after cycle.
 
-Issue 8 item 1. One NameServer, one broker (SYNC_FLUSH, then ASYNC_FLUSH), one topic of 4 queues. An
+docs/fault-tests.md. One NameServer, one broker (SYNC_FLUSH, then ASYNC_FLUSH), one topic of 4 queues. An
 SDK Producer on the test's loop keeps 8 sends in flight (rocketq.testing.send_stream.SendStream); the
 bodies carry their sequence number, the cycle and a SHA-256 (rocketq.testing.ledger). Each cycle waits
 for a share of acknowledgements, lets the stream run a random extra moment, kills the broker with

@@ -1,6 +1,6 @@
 """Two brokers, one killed (or stopped) during sends: clients avoid it, the NameServer drops it, it returns.
 
-Issue 8 item 3. One NameServer, two brokers, a topic with 4 queues on each. An SDK Producer with
+docs/fault-tests.md. One NameServer, two brokers, a topic with 4 queues on each. An SDK Producer with
 retries and send_latency_fault_enable (rocketq.testing.failover.AVOIDING_PRODUCER: route refresh every
 500 ms, a failed broker out of rotation for 3 s) keeps a steady stream of sends going; every attempt's
 broker is logged (rocketq.testing.send_stream.AttemptLog).

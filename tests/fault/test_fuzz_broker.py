@@ -1,4 +1,4 @@
-"""A live broker fed fuzzed and mutated frames over many connections (issue 8 item 6).
+"""A live broker fed fuzzed and mutated frames over many connections (docs/fault-tests.md).
 
 Frames come from rocketq.testing.frame_fuzz (seeded): well-formed requests with random codes and
 extFields, and mutations of them (bit flips, truncation, length lies, random serialize types, huge

@@ -1,4 +1,4 @@
-"""Load (issue 8 item 8): 1,000 client connections held on one broker; 1,000 topics x 8 queues.
+"""Load (docs/fault-tests.md): 1,000 client connections held on one broker; 1,000 topics x 8 queues.
 
 Only correctness is asserted: every connection is held and answers, every message lands where it was
 sent and comes back byte for byte, every topic reaches the NameServer. The figures (connect time,

@@ -1,6 +1,6 @@
 """A broker cut off from the NameServer and the clients by a partition: clients route around it; healed, it is used again.
 
-Issue 8 item 5, in two variants of the same scenario:
+docs/fault-tests.md, in two variants of the same scenario:
 
 - netns: broker-a runs inside a network namespace made by the test (rocketq.testing.netns: `ip netns`
   and a veth pair with a private /30 that exists only on this machine; the namespace holds nothing

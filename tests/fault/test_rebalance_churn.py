@@ -1,6 +1,6 @@
 """Four consumers of one group join and leave every few seconds while N messages are consumed.
 
-Issue 8 item 4. One NameServer, two brokers, a topic with 4 queues on each (8 queues). A paced SDK
+docs/fault-tests.md. One NameServer, two brokers, a topic with 4 queues on each (8 queues). A paced SDK
 Producer sends N self-checking bodies (rocketq.testing.ledger.make_body) while a CLUSTERING group of
 up to four PushConsumers churns (rocketq.testing.churn.ChurningGroup): every ~2.5 s one member leaves
 (clean shutdown: it commits its offsets) or a new one joins; at least one member always runs. The

@@ -1,4 +1,4 @@
-"""Torn and corrupt store tails written by hand, then a broker restart on the same store (issue 8 item 2).
+"""Torn and corrupt store tails written by hand, then a broker restart on the same store (docs/fault-tests.md).
 
 Messages are written through a live broker, which is then stopped (SIGTERM, or kill -9) and its
 files damaged by hand: the last commit-log record torn in the middle (zeros from mid-record, what a

@@ -135,7 +135,7 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
     transaction_check_interval_ms: int = Field(60_000, alias="transactionCheckInterval", ge=1)
     """How often half messages are checked back with their producers (ms)."""
 
-    # -- delayed, timer and POP messages (issue 6) ------------------------------------------------
+    # -- delayed, timer and POP messages --------------------------------------------------------
     flush_delay_offset_interval_ms: int = Field(
         10_000, alias="flushDelayOffsetInterval", ge=10, description="how often delayOffset.json is written"
     )
@@ -151,7 +151,7 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
 
     # -- statistics -----------------------------------------------------------------------------
     stats_interval_ms: int = Field(
-        60_000, alias="statsInterval", ge=1_000, description="stats publishing period (DESIGN.md 9)"
+        60_000, alias="statsInterval", ge=1_000, description="stats publishing period (docs/stats-topics.md)"
     )
 
     # -- remoting server --------------------------------------------------------------------------

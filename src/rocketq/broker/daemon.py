@@ -1,7 +1,7 @@
 """`rocketq broker [-c FILE] [--namesrv-addr A] [--broker-name N] [--listen-port P] [--store-path-root-dir D]
 [--KEY VALUE ...]`: the broker process.
 
-Port of org.apache.rocketmq.broker.BrokerStartup (4.9.8) to the daemon contract (API.md): BrokerConfig and
+Port of org.apache.rocketmq.broker.BrokerStartup (4.9.8) to the daemon contract of docs/deploy.md: BrokerConfig and
 MessageStoreConfig from one TOML or RocketMQ .properties/.conf file, overridden by command-line options;
 one `READY broker <brokerIP1>:<port>` line on stdout once the broker serves and has registered; logs on
 stderr and in `<storePathRootDir>/logs/broker.log`; SIGTERM/SIGINT shut down cleanly (flush, persist

@@ -1,6 +1,6 @@
 """MessageLifecycle: builds, starts and stops what moves messages over time (delay, timer, POP revive).
 
-The broker side of issue 6, wired by the controller in one place: the ScheduleMessageService (delay
+The broker side of delayed, timer and POP messages, wired by the controller in one place: the ScheduleMessageService (delay
 levels, rocketq.store.schedule), the TimerMessageService (timer messages, rocketq.store.timer) and the
 PopService (SimpleConsumer state, broker/pop). Java starts the first two inside DefaultMessageStore and
 the POP services in BrokerController; here the store stays a plain store and the broker owns them.

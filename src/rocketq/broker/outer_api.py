@@ -1,6 +1,6 @@
 """BrokerOuterAPI: the broker's calls to the NameServers (REGISTER_BROKER, UNREGISTER_BROKER).
 
-Port of org.apache.rocketmq.broker.out.BrokerOuterAPI (4.9.8; protocol.md 2.2). A registration goes to
+Port of org.apache.rocketmq.broker.out.BrokerOuterAPI (4.9.8; docs/protocol.md 2.2). A registration goes to
 every NameServer at once (concurrently, bounded by registerBrokerTimeoutMills); one that fails is logged
 and the others still count, as in Java. The body is the RegisterBrokerBody, plain JSON or (with
 compressedRegister) the zlib form, with bodyCrc32 = CRC32 & 0x7FFFFFFF. Oneway registrations (after a

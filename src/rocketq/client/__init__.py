@@ -1,6 +1,6 @@
 """rocketq.client: the asyncio SDK (producers, consumers, admin); rocketq.client.blocking is its twin.
 
-The names below are the public API (API.md); everything else in this package is internal.
+The names below are the public API (docs/api.md); everything else in this package is internal.
 """
 
 from rocketq.client.admin import Admin

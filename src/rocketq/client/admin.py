@@ -1,7 +1,7 @@
 """Admin: topics, routes, clusters, consumer groups and their progress, message lookup, offset reset.
 
 Port of the parts of org.apache.rocketmq.tools.admin.DefaultMQAdminExt(Impl) and
-client.impl.MQAdminImpl (4.9.8) that API.md names. Requests are built by MQClientAPI (client/api.py);
+client.impl.MQAdminImpl (4.9.8) that docs/api.md lists. Requests are built by MQClientAPI (client/api.py);
 this module chooses the servers: name servers for routes and cluster info, every master of a cluster
 for topic and group changes, every master of a topic for queries. The client starts on first use.
 reset_offset_by_time asks each master of the topic to reset live (INVOKE_BROKER_TO_RESET_OFFSET, 222:

@@ -4,7 +4,7 @@ Port of org.apache.rocketmq.client.impl.MQClientAPIImpl (4.9.8). This is the onl
 builds RemotingCommands. An error response becomes a typed error (client/errors.py `broker_error`);
 transport failures are the transport's RemotingError subclasses. Request headers are serialized with
 the configured codec (`header_codec`: json for any RocketMQ server, msgpack for rocketq's own).
-Admin requests live in client/admin_api.py, which builds its commands through `invoke()` here.
+Admin requests live in client/admin.py and client/admin_acl.py, which build their commands through `invoke()` here.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Fields have Python names with units (`flush_interval_commit_log_ms`) and RocketMQ's spelling as the
 alias (`flushIntervalCommitLog`); either is accepted. Sources, later wins: a TOML file or a RocketMQ
 `key=value` .properties/.conf file, then command-line `--key value` pairs. An unknown key or a bad
-value raises ConfigError naming the key (DESIGN.md section 11).
+value raises ConfigError naming the key.
 """
 
 from __future__ import annotations

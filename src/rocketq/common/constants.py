@@ -1,4 +1,4 @@
-"""RocketMQ constants: system topics, property names, sys flags, permissions (protocol.md section 6).
+"""RocketMQ constants: system topics, property names, sys flags, permissions (docs/protocol.md section 6).
 
 Names keep RocketMQ's spelling so a reader can grep the Java source for them.
 """
@@ -34,7 +34,7 @@ CURRENT_VERSION: Final = 409
 
 
 def version_ordinal(major: int, minor: int, patch: int) -> int:
-    """MQVersion ordinal of 4.x.y (protocol.md 6.11): 213 + 20x + 2y."""
+    """MQVersion ordinal of 4.x.y (docs/protocol.md 6.11): 213 + 20x + 2y."""
     if major != 4:
         raise ValueError("only 4.x versions have a closed formula")
     return 213 + 20 * minor + 2 * patch

@@ -1,7 +1,7 @@
 """fastjson-compatible JSON for RocketMQ bodies: compact sorted output, lenient input with fastjson quirks.
 
 Port of the JSON dialect that RocketMQ 4.x's RemotingSerializable gets from fastjson 1.2.69
-(protocol.md 5). Java peers write maps with non-String keys *unquoted*: Long keys bare
+(docs/protocol.md 5). Java peers write maps with non-String keys *unquoted*: Long keys bare
 (`{0:"127.0.0.1:10911"}`, brokerAddrs) and MessageQueue keys as JSON objects
 (`{{"brokerName":"b","queueId":0,"topic":"T"}:42}`, TopicStatsTable / ConsumeStats / ResetOffsetBody).
 Neither is valid JSON, so `json` alone cannot read them.
@@ -14,7 +14,7 @@ Python representation (the contract of this module):
   nested objects are ObjectKeys and arrays tuples); an array key becomes a tuple.
 * `dumps` writes dict keys sorted (fastjson sorts bean properties; maps are unordered for every known
   reader, so sorting them too only adds determinism). int keys are quoted unless
-  `unquoted_int_keys=True` (the legacy dialect of routes, protocol.md 2.3). A key that is an
+  `unquoted_int_keys=True` (the legacy dialect of routes, docs/protocol.md 2.3). A key that is an
   `ObjectKey`, any Mapping, or an object with `to_json()` (e.g. common.message.MessageQueue) is
   written as a JSON object, the fastjson way. Values: objects with `to_json()` are encoded through it,
   Enums by name (StrEnum by value), sets as arrays, bytes as base64 (fastjson's byte[]); None is
@@ -149,7 +149,7 @@ def dumps(obj: Any, *, unquoted_int_keys: bool = False, ensure_ascii: bool = Fal
         obj: plain JSON data, or objects with `to_json()`; dict keys may be str, int, ObjectKey or
             objects with `to_json()` (written as JSON objects, fastjson's non-String-key form).
         unquoted_int_keys: write int keys bare (`{0:"a"}`), fastjson's default for Long-keyed maps and
-            what pre-4.9.4 clients get in routes (protocol.md 2.3, 8.7).
+            what pre-4.9.4 clients get in routes (docs/protocol.md 2.3, 8.7).
         ensure_ascii: escape non-ASCII as \\uXXXX (fastjson's BrowserCompatible, the standard dialect).
     """
     if not unquoted_int_keys:

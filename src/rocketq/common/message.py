@@ -2,8 +2,8 @@
 
 Port of org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}. As in Java, tags, keys,
 delay level and the other well-known attributes live in `properties` (so they reach the wire in the
-properties string of protocol.md 4.3); the attributes below are views over that dict.
-Hot-path classes use __slots__ (STYLE.md convention 6); no per-message validation beyond decoding.
+properties string of docs/protocol.md 4.3); the attributes below are views over that dict.
+Hot-path classes use __slots__; no per-message validation beyond decoding.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class Message:
 
 
 class MessageExt(Message):
-    """A stored message as read back: the record fields of protocol.md 4.1 plus the client's msgId."""
+    """A stored message as read back: the record fields of docs/protocol.md 4.1 plus the client's msgId."""
 
     __slots__ = (
         "body_crc",

@@ -1,4 +1,4 @@
-"""Message ids (protocol.md 4.6): the broker's offset msgId and the client's UNIQ_KEY.
+"""Message ids (docs/protocol.md 4.6): the broker's offset msgId and the client's UNIQ_KEY.
 
 Offset msgId = hex(store host ip | port int32 | commit-log offset int64), 32 hex chars for IPv4, 56 for IPv6.
 UNIQ_KEY = hex(client ip | pid int16 | per-process random int32 | ms since month start int32 | counter int16).

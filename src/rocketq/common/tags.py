@@ -1,4 +1,4 @@
-"""Tag hash (Java String.hashCode) and TAG subscription expressions (protocol.md 4.9)."""
+"""Tag hash (Java String.hashCode) and TAG subscription expressions (docs/protocol.md 4.9)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """RouteInfoManager: the NameServer's route registry over its five tables (pure: no I/O, injected clock).
 
-Port of org.apache.rocketmq.namesrv.routeinfo.RouteInfoManager (4.9.8; protocol.md 2.2, 2.3).
+Port of org.apache.rocketmq.namesrv.routeinfo.RouteInfoManager (4.9.8; docs/protocol.md 2.2, 2.3).
 Deviations: no lock (every call runs on the NameServer's one event loop); liveness uses the
 clock's monotonic milliseconds; the expiry (Java's fixed 120 s) is configurable; route answers
 list brokers sorted by name instead of in hash order; an expired broker's connection is handed

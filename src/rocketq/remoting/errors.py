@@ -6,7 +6,7 @@ org.apache.rocketmq.client.exception.MQBrokerException. Deviation: MQBrokerExcep
 a code; here every response code that a caller branches on has its own subclass with a `retry` class
 (aiokafka's `for_code`), so retry loops read `err.retry` and never the remark.
 
-Retry classes follow the Java producer (DefaultMQProducer.retryResponseCodes, protocol.md 1.8):
+Retry classes follow the Java producer (DefaultMQProducer.retryResponseCodes, docs/protocol.md 1.8):
 TOPIC_NOT_EXIST refreshes the route; SERVICE_NOT_AVAILABLE, SYSTEM_ERROR, NO_PERMISSION, NO_BUYER_ID
 and NOT_IN_CURRENT_UNIT switch broker; SYSTEM_BUSY and FLOW_CONTROL back off; anything else is final.
 Foreign exceptions (OSError, asyncio.IncompleteReadError, TimeoutError) become RemotingError subclasses

@@ -3,7 +3,7 @@
 No Java counterpart (RocketMQ has connectors outside its main repository); modelled on Spark's Kafka
 source: one input partition per message queue and offset range, offsets as sorted JSON
 (rocketq.spark.offsets), the read limit maxMessagesPerTrigger, Trigger.AvailableNow, failOnDataLoss.
-Process model (spark-notes 3.1): the stream reader lives in Spark's source-runner process and is
+Process model (docs/spark.md, Process model): the stream reader lives in Spark's source-runner process and is
 pickled to the planner and the executors, so it holds no socket when pickled (the client is created
 lazily and dropped by __getstate__); `read()` runs in executor Python workers and opens its own
 connection (rocketq.spark.client.SyncClient). Exactly-once comes from Spark's checkpoint: a batch's
@@ -312,7 +312,7 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_trigger_ms = 0  # minOffsetsPerTrigger / maxTriggerDelay, as KafkaMicroBatchStream#delayBatch
 
     def initialOffset(self) -> dict[str, Any]:
-        if self._initial is None:  # cached: Spark asks twice at a first start (spark-notes G7)
+        if self._initial is None:  # cached: Spark asks twice at a first start
             self._initial = to_offsets(self.planner.resolve(self.planner.opts.starting))
         return self._initial
 

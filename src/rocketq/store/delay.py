@@ -1,4 +1,4 @@
-"""Delay levels and the redirect of a delayed put into SCHEDULE_TOPIC_XXXX (the store side of seed 001).
+"""Delay levels and the redirect of a delayed put into SCHEDULE_TOPIC_XXXX (docs/protocol.md 4.8.4).
 
 Port of ScheduleMessageService.parseDelayLevel/computeDeliverTimestamp and of the redirect in
 CommitLog.putMessage (4.9.8): topic -> SCHEDULE_TOPIC_XXXX, queue id = level - 1, the real topic and

@@ -1,4 +1,4 @@
-"""IndexFile: an on-disk hash map from message keys to commit-log offsets (seed 003 section 6.2).
+"""IndexFile: an on-disk hash map from message keys to commit-log offsets (docs/protocol.md 4.8.3).
 
 Port of org.apache.rocketmq.store.index.{IndexFile, IndexHeader}. Layout: a 40-byte header
 (beginTimestamp, endTimestamp, beginPhyOffset, endPhyOffset int64; hashSlotCount, indexCount int32),

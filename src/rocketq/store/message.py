@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 @dataclass(slots=True)
 class BrokerMessage:
-    """One message to append. `properties` is the dict; the store encodes it (protocol.md 4.3).
+    """One message to append. `properties` is the dict; the store encodes it (docs/protocol.md 4.3).
 
     `tags_code` is the consume-queue tag code (tag hash, or the delivery time for SCHEDULE_TOPIC_XXXX);
     the broker sets it, the store never parses tags itself except on recovery/dispatch rebuild.

@@ -4,7 +4,7 @@ Port of DefaultMessageStore.putMessage/putMessages (checkStoreStatus, checkMessa
 CommitLog.putMessage/putMessages before the flush and replication waits (4.9.8). Statuses, not
 exceptions: a bad message is MESSAGE_ILLEGAL or PROPERTIES_SIZE_EXCEEDED with a remark naming the
 problem, and nothing is written. PREPARED and ROLLBACK records take queue offset 0 and get no consume
-queue unit (protocol.md 6.5). Hot path: one dict lookup for what is kept per topic (its record bytes,
+queue unit (docs/protocol.md 6.5). Hot path: one dict lookup for what is kept per topic (its record bytes,
 its index key prefix, its arrival listeners; a topic is checked once, when first seen), one for the
 queue, one pass to encode properties, struct.pack_into into the mapping, one unit write; no
 per-message objects beyond the result.

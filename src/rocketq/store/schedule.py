@@ -1,6 +1,6 @@
 """ScheduleMessageService: delivers delayed messages from SCHEDULE_TOPIC_XXXX back to their real queue.
 
-Port of org.apache.rocketmq.store.schedule.ScheduleMessageService (4.9.8; seed 001). One task per delay
+Port of org.apache.rocketmq.store.schedule.ScheduleMessageService (4.9.8). One task per delay
 level walks queue `level - 1` of SCHEDULE_TOPIC_XXXX in order; a unit's tags code is its delivery time.
 A due message is re-stored into REAL_TOPIC / REAL_QID with its body, flag, sys flag, born fields and
 reconsume times, and the tags code of its TAGS again. As Java does (its properties string is computed

@@ -1,4 +1,4 @@
-"""Seeded generator of fuzzed and mutated remoting frames, for feeding a live daemon (issue 8 item 6).
+"""Seeded generator of fuzzed and mutated remoting frames, for feeding a live daemon (tests/fault/test_fuzz_broker.py).
 
 Each frame starts as a well-formed request with a random code (mostly real request codes, some
 arbitrary integers), random extFields (real header field names and junk, with values that are

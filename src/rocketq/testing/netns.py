@@ -1,6 +1,6 @@
 """A network namespace joined to this one by a veth pair: a daemon inside can be cut off and healed.
 
-For partition tests (issue 8 item 5). `netns_problem()` says why this machine cannot do it (not Linux,
+For partition tests (tests/fault/test_partition.py). `netns_problem()` says why this machine cannot do it (not Linux,
 not root, no `ip`, namespaces refused), so a test can skip with that reason. `VethNamespace` creates
 the namespace `rqp<pid>`, a veth pair (`rqp<pid>h` here, `rqp<pid>n` inside) and a private /30 from
 10.213.0.0/16 that overlaps no address or route of this machine; the namespace has only its end of

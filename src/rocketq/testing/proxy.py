@@ -1,9 +1,9 @@
 """FaultProxy: a loopback TCP relay in front of a daemon that delays, drops, resets or cuts frames.
 
 Modelled on redis-py's DelayProxy (tests/test_asyncio/test_cwe_404.py), extended with the faults the
-fault suite needs (issue 8): per direction a delay and a blackhole, connection resets (RST) and
+fault suite needs (docs/fault-tests.md): per direction a delay and a blackhole, connection resets (RST) and
 refusals, and a cut in the middle of a RocketMQ frame. The relay knows the frame layout's 4-byte
-length prefix (protocol.md 1.2), so "cut" means: forward the first half of the next frame, then
+length prefix (docs/protocol.md 1.2), so "cut" means: forward the first half of the next frame, then
 reset, close or stall the connection, which is what a peer dying (or a cable pulled) mid-write looks
 like to the other side. Everything else is relayed byte for byte.
 

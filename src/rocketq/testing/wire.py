@@ -1,13 +1,13 @@
 """Frames on a bare socket for fault tests: a connection that never reconnects, and hostile frames.
 
-RawConnection speaks the frame protocol (protocol.md 1.2) directly over one asyncio stream, so a
+RawConnection speaks the frame protocol (docs/protocol.md 1.2) directly over one asyncio stream, so a
 test sees exactly what the daemon did to *this* connection: an answer, or a close. Unlike
 RemotingClient it never reopens a closed connection behind the caller's back, which is what "only
 that connection is closed" assertions need. Requests may be pipelined (answers are matched by
 opaque); requests the daemon sends us are ignored.
 
 `raw_frame` builds frames that lie (length, header length, serialize type); `HOSTILE_FRAMES` is a
-named corpus of them after rocketmq-rust's fuzz/corpus/protocol_decode (STYLE.md 1.7): each is a
+named corpus of them after rocketmq-rust's fuzz/corpus/protocol_decode: each is a
 frame a daemon must answer by closing the connection, never by crashing.
 """
 
@@ -198,7 +198,7 @@ def json_header(code: int = 105, **fields: object) -> bytes:
 
 
 def _binary_header_with_overlong_ext() -> bytes:
-    # ROCKETMQ binary header (protocol.md 1.6): code, language, version, opaque, flag, remark, ext;
+    # ROCKETMQ binary header (docs/protocol.md 1.6): code, language, version, opaque, flag, remark, ext;
     # the ext section claims a key of 60,000 bytes inside a 30-byte section.
     ext = struct.pack(">h", 60_000 & 0x7FFF) + b"k" * 4 + struct.pack(">i", 2) + b"v1"
     return struct.pack(">hbhii", 105, 0, 409, 1, 0) + struct.pack(">i", 0) + struct.pack(">i", len(ext)) + ext

@@ -27,7 +27,7 @@ EXPECTED = {
     "admin.py": "by id: look me up",
     "blocking.py": "consumed: ['plain call",
     "transaction.py": "local transaction COMMIT_MESSAGE",
-    # message lifecycle (issue 6)
+    # message lifecycle (delay, timer, POP)
     "delay_message.py": "delivered 'see you in a few seconds'",
     "timer_message.py": "refused as expected",
     "retry_and_dlq.py": "in the DLQ after 2 deliveries",

@@ -1,4 +1,4 @@
-"""Spark integration tests: one SparkSession for the whole directory, quiet and fast (spark-notes 2).
+"""Spark integration tests: one SparkSession for the whole directory, quiet and fast.
 
 Every test here is marked `spark` (needs Java and the `spark` extra); without Java the session
 fixture skips. Clusters are LocalClusters (real daemons as subprocesses), started per module.

@@ -1,4 +1,4 @@
-"""The public names of rocketq.client are exactly API.md's, with their documented shapes."""
+"""The public names of rocketq.client are exactly docs/api.md's, with their documented shapes."""
 
 import inspect
 

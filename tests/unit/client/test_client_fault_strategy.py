@@ -1,4 +1,4 @@
-"""The fault-latency policy on a manual clock (seed 002, DESIGN.md section 7)."""
+"""The fault-latency policy on a manual clock (org.apache.rocketmq.client.latency.MQFaultStrategy)."""
 
 import pytest
 from client_routes import two_brokers

@@ -1,7 +1,7 @@
 """PopService: the broker side of SimpleConsumer consumption (POP / ACK / CHANGE_INVISIBLETIME, revive).
 
 Port of the state machine of RocketMQ 5's PopMessageProcessor, AckMessageProcessor,
-ChangeInvisibleTimeProcessor and PopReviveService (seed 000): Ready -> Inflight -> Commit | Ready (retry)
+ChangeInvisibleTimeProcessor and PopReviveService: Ready -> Inflight -> Commit | Ready (retry)
 | DLQ. A pop reads from the queue's pop offset (the group's consumer offset, moved on at once), writes a
 checkpoint (PopCheckPoint) into the revive log before answering, and hands the messages out. An ack
 writes an AckMsg; a change of invisible time writes a new one-message checkpoint from now and acks the

@@ -1,6 +1,6 @@
 """HEART_BEAT (34), UNREGISTER_CLIENT (35), CHECK_CLIENT_CONFIG (46).
 
-Port of org.apache.rocketmq.broker.processor.ClientManageProcessor (4.9.8; protocol.md 2.5). A heartbeat
+Port of org.apache.rocketmq.broker.processor.ClientManageProcessor (4.9.8; docs/protocol.md 2.5). A heartbeat
 registers the connection under each producer and consumer group it names; for a consumer group the
 subscription group is looked up (auto-created by default) and its retry topic `%RETRY%<group>` created,
 so that the consumer's route look-up of the retry topic succeeds after the broker's re-registration.

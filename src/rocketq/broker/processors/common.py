@@ -1,6 +1,6 @@
 """What every broker processor shares: the error path, header decoding, response helpers.
 
-The bad-input rule (STYLE.md, issue 4): a request that is wrong is answered with its RocketMQ response
+The bad-input rule: a request that is wrong is answered with its RocketMQ response
 code and a remark naming what was wrong, logged once here (at WARNING, or INFO for the expected
 ones), and the broker goes on serving. Processors raise RequestError and never build error responses
 by hand; a malformed or incomplete header becomes SYSTEM_ERROR naming the Java field, as Java's

@@ -1,6 +1,6 @@
 """QUERY_CONSUMER_OFFSET (14), UPDATE_CONSUMER_OFFSET (15), GET_CONSUMER_LIST_BY_GROUP (38).
 
-Port of org.apache.rocketmq.broker.processor.ConsumerManageProcessor (4.9.8; protocol.md 2.5, 2.7).
+Port of org.apache.rocketmq.broker.processor.ConsumerManageProcessor (4.9.8; docs/protocol.md 2.5, 2.7).
 QUERY_CONSUMER_OFFSET keeps Java's special case for a group with no offset: when the queue's min offset
 is 0 and the message at offset 0 is still "in memory" (within accessMessageInMemoryMaxRatio of physical
 RAM behind the commit log's end) or the queue is empty, the answer is offset 0 so a new group on a young

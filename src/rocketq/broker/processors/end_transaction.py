@@ -1,6 +1,6 @@
 """END_TRANSACTION (37): the producer's (or its checker's) commit, rollback or "still unknown".
 
-Port of org.apache.rocketmq.broker.processor.EndTransactionProcessor (4.9.8; protocol.md 2.9): a slave
+Port of org.apache.rocketmq.broker.processor.EndTransactionProcessor (4.9.8; docs/protocol.md 2.9): a slave
 answers SLAVE_NOT_AVAILABLE; state 0 (unknown) and values that are no state change nothing (no answer);
 COMMIT and ROLLBACK go to the TransactionalMessageService (broker/transaction/service.py), whose
 result is the answer (SYSTEM_ERROR with Java's remarks when the half message is not the one named).

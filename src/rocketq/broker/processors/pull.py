@@ -1,6 +1,6 @@
 """PULL_MESSAGE (11), with long polling.
 
-Port of org.apache.rocketmq.broker.processor.PullMessageProcessor (4.9.8; protocol.md 2.6): the checks
+Port of org.apache.rocketmq.broker.processor.PullMessageProcessor (4.9.8; docs/protocol.md 2.6): the checks
 in Java's order, the store status -> response code table, all four PullMessageResponseHeader fields in
 every answer (Java clients unbox them unconditionally), suggestWhichBrokerId, the piggy-backed offset
 commit (once, on first processing, never when a parked pull is replayed), an OffsetMovedEvent message

@@ -1,6 +1,6 @@
 """QUERY_MESSAGE (12) and VIEW_MESSAGE_BY_ID (33).
 
-Port of org.apache.rocketmq.broker.processor.QueryMessageProcessor (4.9.8; protocol.md 2.11). QUERY_MESSAGE
+Port of org.apache.rocketmq.broker.processor.QueryMessageProcessor (4.9.8; docs/protocol.md 2.11). QUERY_MESSAGE
 walks the store's index for `topic#key` within [begin, end]; with the extField `_UNIQUE_KEY_QUERY=true`
 the key is a UNIQ_KEY and maxNum is replaced by the store's defaultQueryMaxNum, as Java does. Records come
 back concatenated in the stored layout; the client filters exact key matches. Nothing found is

@@ -1,4 +1,4 @@
-"""The broker's one table of request code -> (processor, executor) (STYLE.md convention 4).
+"""The broker's one table of request code -> (processor, executor).
 
 Port of org.apache.rocketmq.broker.BrokerController.registerProcessor (4.9.8): each family has its own
 bounded executor, as Java has its own thread pool per family (send, pull, query, client manage,
@@ -38,7 +38,7 @@ from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.remoting.protocol.codes import RequestCode as R
 from rocketq.remoting.transport.dispatch import Executor
 
-# Every code this broker serves (protocol.md 2.1 "Which codes each Java server handles", issue 4 scope).
+# Every code this broker serves (docs/protocol.md 2.1).
 SUPPORTED_CODES: frozenset[int] = frozenset(
     {
         R.SEND_MESSAGE, R.SEND_MESSAGE_V2, R.SEND_BATCH_MESSAGE,
@@ -55,10 +55,10 @@ SUPPORTED_CODES: frozenset[int] = frozenset(
         R.UPDATE_BROKER_CONFIG, R.GET_BROKER_CONFIG,
         R.GET_CONSUMER_CONNECTION_LIST, R.QUERY_TOPIC_CONSUME_BY_WHO,
         R.GET_PRODUCER_CONNECTION_LIST, R.GET_CONSUMER_RUNNING_INFO, R.CONSUME_MESSAGE_DIRECTLY,
-        # issue 6: consume retry, delay progress, POP (SimpleConsumer)
+        # consume retry, delay progress, POP (SimpleConsumer)
         R.CONSUMER_SEND_MSG_BACK, R.GET_ALL_DELAY_OFFSET,
         R.POP_MESSAGE, R.ACK_MESSAGE, R.CHANGE_MESSAGE_INVISIBLETIME,
-        # issue 7: transactions
+        # transactions
         R.END_TRANSACTION,
         # ACL (mqadmin updateAclConfig, deleteAclConfig, clusterAclConfigVersion, updateGlobalWhiteAddr)
         R.UPDATE_AND_CREATE_ACL_CONFIG, R.DELETE_ACL_CONFIG, R.GET_BROKER_CLUSTER_ACL_INFO,

@@ -1,10 +1,10 @@
 """SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320).
 
 Port of org.apache.rocketmq.broker.processor.{SendMessageProcessor, AbstractSendMessageProcessor}
-(4.9.8; protocol.md 2.4): the same checks in the same order, the same response codes and headers
+(4.9.8; docs/protocol.md 2.4): the same checks in the same order, the same response codes and headers
 (msgId = offset msgId(s), queueId = the queue asked for, queueOffset = where it landed, plus MSG_REGION
 and TRACE_ON on every answer). The batch path is chosen by the header's `batch` flag, not the code.
-Deviations (issue 4): a topic whose perm lacks WRITE, or a broker whose brokerPermission lacks WRITE,
+Deviations: a topic whose perm lacks WRITE, or a broker whose brokerPermission lacks WRITE,
 refuses every send with NO_PERMISSION (Java refuses only order topics of an unwritable broker and
 relies on the route); a body over maxMessageSize is refused here with MESSAGE_ILLEGAL before the store
 sees it; a malformed batch body is MESSAGE_ILLEGAL (Java: SYSTEM_ERROR from its encoder).

@@ -1,6 +1,6 @@
 """CONSUMER_SEND_MSG_BACK (36): a consumer hands a message it failed to consume back for a later retry.
 
-Port of SendMessageProcessor.asyncConsumerSendMsgBack (4.9.8; protocol.md 2.8; seeds 000, 001). Served
+Port of SendMessageProcessor.asyncConsumerSendMsgBack (4.9.8; docs/protocol.md 2.8). Served
 by the send family (SendMessageProcessor registers `ConsumerSendMsgBack.handle`). Checks in Java's order
 (group exists, broker writable, retryQueueNums > 0 else a silent SUCCESS, retry topic writable, the
 message at the commit-log offset exists), then: RETRY_TOPIC = the original topic unless already set,

@@ -1,4 +1,4 @@
-"""The broker side of transactional messages (seeds 003 section 5 and 004; DESIGN.md 6).
+"""The broker side of transactional messages (docs/protocol.md 2.9).
 
 Ports org.apache.rocketmq.broker.transaction (4.9.8): half.py (the send path's half-message rewrite),
 bridge.py (store reads and writes, the CID_RMQ_SYS_TRANS progress), ledger.py + service.py (commit /

@@ -2,7 +2,7 @@
 
 Port of org.apache.rocketmq.broker.transaction.{TransactionalMessageCheckService,
 AbstractTransactionalMessageCheckListener}, TransactionalMessageServiceImpl.check and
-Broker2Client.checkProducerTransactionState (4.9.8; protocol.md 2.9). Every transactionCheckInterval
+Broker2Client.checkProducerTransactionState (4.9.8; docs/protocol.md 2.9). Every transactionCheckInterval
 the half queue is walked from the check progress (the CID_RMQ_SYS_TRANS offset): a settled half
 message is passed; one checked transactionCheckMax times (or older than fileReservedTime) is kept in
 TRANS_CHECK_MAX_TIME_TOPIC and passed for good (its producer may still end it); one younger than transactionTimeOut (or than its

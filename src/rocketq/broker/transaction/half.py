@@ -1,6 +1,6 @@
 """The send path's half-message hook: park a transactional message in RMQ_SYS_TRANS_HALF_TOPIC.
 
-Port of TransactionalMessageBridge.parseHalfMessageInner (4.9.8; protocol.md 2.4 rule 8): REAL_TOPIC
+Port of TransactionalMessageBridge.parseHalfMessageInner (4.9.8; docs/protocol.md 2.4, the TRAN_MSG rule): REAL_TOPIC
 and REAL_QID keep the destination, the transaction bits of the sys flag are cleared (so the record
 gets a consume-queue entry in the half topic, and none in the real one), queue 0.
 Deviation: a half message asking for a delay level or a delivery time is MESSAGE_ILLEGAL (Java 4.9.8

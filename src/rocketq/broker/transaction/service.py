@@ -2,7 +2,7 @@
 
 Port of org.apache.rocketmq.broker.transaction.queue.TransactionalMessageServiceImpl (commitMessage,
 rollbackMessage, deletePrepareMessage) and of the checks and re-put of EndTransactionProcessor
-(4.9.8; protocol.md 2.9): the half message is read at the commit-log offset the producer names, its
+(4.9.8; docs/protocol.md 2.9): the half message is read at the commit-log offset the producer names, its
 PGROUP, queue offset and commit-log offset must match the request (SYSTEM_ERROR with Java's remarks
 otherwise), a commit appends the message to its real topic and queue (transaction bits COMMIT,
 PREPARED_TRANSACTION_OFFSET = the half message's commit-log offset, REAL_TOPIC / REAL_QID / TRAN_MSG

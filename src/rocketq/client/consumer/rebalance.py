@@ -1,7 +1,7 @@
 """Rebalance: which queues of its subscribed topics this consumer owns, one generation per change.
 
 Port of org.apache.rocketmq.client.impl.consumer.{RebalanceImpl, RebalancePushImpl,
-RebalanceLitePullImpl} (4.9.8, seed 003 section 4.2). CLUSTERING: ask a broker for the group's
+RebalanceLitePullImpl} (4.9.8). CLUSTERING: ask a broker for the group's
 client ids, sort them and the topic's queues, and let the allocation strategy pick this client's share;
 BROADCASTING: every queue. A queue no longer owned is marked dropped and removed once its owner says it
 is safe (offsets persisted, orderly lock released); a newly owned queue gets a fresh ProcessQueue

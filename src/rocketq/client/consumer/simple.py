@@ -1,7 +1,7 @@
 """SimpleConsumer: receive messages that stay invisible for a while, then ack them (RocketMQ 5 POP).
 
 Port of the remoting side of RocketMQ 5's SimpleConsumer (MQClientAPIImpl.popMessageAsync /
-processPopResponse, ackMessageAsync, changeInvisibleTimeAsync; seed 000). `receive()` sends POP_MESSAGE
+processPopResponse, ackMessageAsync, changeInvisibleTimeAsync). `receive()` sends POP_MESSAGE
 to the next broker of the subscribed topics in turn, which answers with messages it hides for
 `invisible_duration_ms`; each message's POP_CK property (the receipt handle: the pop's extraInfo plus
 the queue offset) is what `ack()` and `change_invisible_duration()` send back. A message neither acked

@@ -1,6 +1,6 @@
 """Send fault avoidance: which queue a send goes to, skipping brokers in their penalty window.
 
-Port of org.apache.rocketmq.client.latency.{MQFaultStrategy, LatencyFaultToleranceImpl} (4.9.8, seed 002)
+Port of org.apache.rocketmq.client.latency.{MQFaultStrategy, LatencyFaultToleranceImpl} (4.9.8)
 as a pure policy on an injected Clock. A send that took `latency` ms puts its broker out of rotation for
 the `notAvailableDuration` of the largest `latencyMax` step it reached (50,100,550,1000,2000,3000,15000 ms
 -> 0,0,30,60,120,180,600 s); a failed send counts as 30 s of latency (so 600 s).

@@ -1,7 +1,7 @@
 """Producer: send (sync, async, oneway, batch, to a selected queue) with retries and broker avoidance.
 
 Port of org.apache.rocketmq.client.producer.DefaultMQProducer and impl.producer.DefaultMQProducerImpl
-(sendDefaultImpl, sendKernelImpl, sendSelectImpl, tryToFindTopicPublishInfo; 4.9.8, seed 002).
+(sendDefaultImpl, sendKernelImpl, sendSelectImpl, tryToFindTopicPublishInfo; 4.9.8).
 A send tries 1 + retry_times_when_send_failed times within send_msg_timeout_ms; each retry avoids the
 broker that just failed, and with send_latency_fault_enable the fault strategy keeps slow or failed
 brokers out of rotation for a while. Messages are checked before any network call; bodies of 4 KiB

@@ -1,8 +1,8 @@
 """TransactionProducer: half message, local transaction, commit or rollback, and the broker's check-back.
 
 Port of org.apache.rocketmq.client.producer.TransactionMQProducer and the transaction part of
-DefaultMQProducerImpl (sendMessageInTransaction, endTransaction, checkTransactionState; 4.9.8, seeds
-003 section 5 and 004). The message goes out as a half message (TRAN_MSG=true, PGROUP, sys flag
+DefaultMQProducerImpl (sendMessageInTransaction, endTransaction, checkTransactionState; 4.9.8,
+docs/protocol.md 2.9). The message goes out as a half message (TRAN_MSG=true, PGROUP, sys flag
 TRANSACTION_PREPARED); the executor decides COMMIT / ROLLBACK / UNKNOW; END_TRANSACTION (oneway) tells
 the broker. For half messages left unknown, the broker later sends CHECK_TRANSACTION_STATE and the
 checker's answer goes back the same way with fromTransactionCheck=true.

@@ -1,7 +1,7 @@
 """REGISTER_BROKER (103), UNREGISTER_BROKER (104), QUERY_DATA_VERSION (322).
 
 Port of DefaultRequestProcessor.registerBrokerWithFilterServer / registerBroker / unregisterBroker /
-queryBrokerTopicConfig (4.9.8, protocol.md 2.2). Brokers older than V3_0_11 (request version < 37)
+queryBrokerTopicConfig (4.9.8, docs/protocol.md 2.2). Brokers older than V3_0_11 (request version < 37)
 send a bare TopicConfigSerializeWrapper as the body; newer ones a RegisterBrokerBody, plain or
 compressed. A body whose CRC does not match answers SYSTEM_ERROR "crc32 not match" as Java does.
 """

@@ -1,6 +1,6 @@
 """The NameServer's one routing table: request code -> handler, and the processor that dispatches it.
 
-Port of the switch in DefaultRequestProcessor.processRequest (4.9.8; protocol.md 2.1 lists the
+Port of the switch in DefaultRequestProcessor.processRequest (4.9.8; docs/protocol.md 2.1 lists the
 codes). Deviations: a code the table does not hold is answered REQUEST_CODE_NOT_SUPPORTED (Java's
 NameServer sends nothing and the client times out), and a request whose header misses a required
 field or carries a bad value is answered SYSTEM_ERROR with a remark naming the field. A handler that

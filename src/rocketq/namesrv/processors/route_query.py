@@ -1,6 +1,6 @@
 """GET_ROUTEINFO_BY_TOPIC (105) and GET_BROKER_CLUSTER_INFO (106).
 
-Port of DefaultRequestProcessor.getRouteInfoByTopic / getBrokerClusterInfo (4.9.8, protocol.md 2.3,
+Port of DefaultRequestProcessor.getRouteInfoByTopic / getBrokerClusterInfo (4.9.8, docs/protocol.md 2.3,
 8.7). The route's JSON dialect follows Java exactly: standard JSON (quoted brokerAddrs keys,
 non-ASCII escaped as BrowserCompatible does) only for request version >= 401 (V4_9_4) or
 acceptStandardJsonOnly=true; otherwise fastjson's default with bare numeric keys, which released

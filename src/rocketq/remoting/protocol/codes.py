@@ -1,6 +1,6 @@
 """Request, response, language and serialize-type numbers, exactly as Apache RocketMQ 4.9.8.
 
-Sources: protocol.md sections 2.1, 3 and 6.10; the POP codes come from RocketMQ 5 (SimpleConsumer).
+Sources: docs/protocol.md sections 2.1, 3 and 6.10; the POP codes come from RocketMQ 5 (SimpleConsumer).
 MSGPACK is our own serialize type (not in Apache): a number Apache does not use, chosen so that a
 Java peer that receives it fails cleanly on an unknown type instead of misreading the header.
 """

@@ -1,4 +1,4 @@
-"""RemotingCommand: the logical command carried by every frame (protocol.md 1.3, 1.4, 1.8).
+"""RemotingCommand: the logical command carried by every frame (docs/protocol.md 1.3, 1.4, 1.8).
 
 Port of org.apache.rocketmq.remoting.protocol.RemotingCommand, without its codec (see header_codec.py
 and frame.py). A response always carries its request's opaque and serialize type.

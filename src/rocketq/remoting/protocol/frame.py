@@ -1,4 +1,4 @@
-"""Frames (protocol.md 1.2): 4-byte length, 1-byte serialize type + 3-byte header length, header, body.
+"""Frames (docs/protocol.md 1.2): 4-byte length, 1-byte serialize type + 3-byte header length, header, body.
 
 `FrameDecoder.feed(data)` accepts any split of the input (one byte at a time included) and returns the
 complete commands; it raises FrameError and nothing else (h11's fuzz invariant). After a FrameError the

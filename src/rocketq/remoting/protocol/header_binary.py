@@ -1,4 +1,4 @@
-"""Serialize type 1: the ROCKETMQ binary header (protocol.md 1.6).
+"""Serialize type 1: the ROCKETMQ binary header (docs/protocol.md 1.6).
 
 Port of org.apache.rocketmq.remoting.protocol.RocketMQSerializable (4.9.8). Layout, big-endian:
 

@@ -1,4 +1,4 @@
-"""Serialize type 0: the JSON header every RocketMQ SDK speaks by default (protocol.md 1.5).
+"""Serialize type 0: the JSON header every RocketMQ SDK speaks by default (docs/protocol.md 1.5).
 
 Port of RemotingSerializable's handling of RemotingCommand (fastjson) in Apache RocketMQ 4.9.8.
 Output is what a Java peer emits: keys alphabetical, null fields omitted, `language` by name, every

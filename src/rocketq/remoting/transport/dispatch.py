@@ -3,7 +3,7 @@
 Port of the request half of org.apache.rocketmq.remoting.netty.NettyRemotingAbstract
 (processRequestCommand), NettyRequestProcessor (processRequest / rejectRequest) and the
 `registerProcessor(code, processor, executor)` tables with their ThreadPoolExecutors.
-Rules (protocol.md 1.8): unknown code -> REQUEST_CODE_NOT_SUPPORTED " request type <code> not
+Rules (docs/protocol.md 1.8): unknown code -> REQUEST_CODE_NOT_SUPPORTED " request type <code> not
 supported"; processor.reject_request() -> SYSTEM_BUSY "[REJECTREQUEST]..."; executor queue full ->
 SYSTEM_BUSY "[OVERLOAD]..." (Java's remark for a rejected execution); a processor that raises ->
 SYSTEM_ERROR with the exception's description; a typed-header error -> SYSTEM_ERROR naming the

@@ -1,6 +1,6 @@
 """RemotingServer: accepts connections, serves requests through registered processors, calls clients back.
 
-Port of org.apache.rocketmq.remoting.netty.NettyRemotingServer. Thread model (DESIGN.md 3): the boss
+Port of org.apache.rocketmq.remoting.netty.NettyRemotingServer. Thread model (docs/architecture.md): the boss
 accepts; `server_selector_threads` selector loops own the connections (read, decode, write), or the
 main loop does when it is 0 or 1; processors always run on the main loop (the one that called
 start()), so broker and namesrv state stays single-threaded. Deviation: a duplicate processor

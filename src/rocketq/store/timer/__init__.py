@@ -1,4 +1,4 @@
-"""Timer messages: an absolute delivery time, beyond RocketMQ 4.x's delay levels (issue 6).
+"""Timer messages: an absolute delivery time, beyond RocketMQ 4.x's delay levels.
 
 `redirect_to_timer` (the put side, called by the broker's send path) parks a message in the timer
 topic; `TimerMessageService` delivers parked messages when due, keeping pending ones on disk by window

@@ -1,7 +1,7 @@
 """TimerBucketLog: pending timer entries on disk, one append-only file per window of delivery time.
 
-Our own structure (RocketMQ 5 keeps a TimerWheel of slots plus a TimerLog of linked entries; issue 6
-asks for a design that holds many pending timers without keeping them in memory). An entry is 20
+Our own structure (RocketMQ 5 keeps a TimerWheel of slots plus a TimerLog of linked entries; ours is
+a design that holds many pending timers without keeping them in memory). An entry is 20
 bytes, `>qqi` = (deliver ms, commit-log offset, size) of the message parked in the timer topic; the
 file of an entry is named by its window, `deliver_ms // window_ms`, in 20 digits, under timerlog/.
 Only the window being delivered is read into memory. A torn last entry (a crash mid-write) is

@@ -1,4 +1,4 @@
-"""Admin bodies and headers, POP headers and extraInfo (protocol.md 2.12, 2.13, 5.5)."""
+"""Admin bodies and headers, POP headers and extraInfo (docs/protocol.md 2.12, 2.13, 5.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Heartbeat and consumer bodies: the protocol.md samples, lenient reading, fastjson object keys."""
+"""Heartbeat and consumer bodies: Java's samples (docs/protocol.md 5), lenient reading, fastjson object keys."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""fastjson dialect: unquoted int keys, object keys, lenient input, errors (protocol.md 5, 8.7)."""
+"""fastjson dialect: unquoted int keys, object keys, lenient input, errors (docs/protocol.md 5, 8.7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""STYLE.md convention 1: nothing under remoting/protocol imports asyncio, socket, selectors or uvloop."""
+"""The sans-IO rule: nothing under remoting/protocol imports asyncio, socket, selectors or uvloop."""
 
 from __future__ import annotations
 

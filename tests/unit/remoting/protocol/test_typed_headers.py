@@ -1,4 +1,4 @@
-"""Typed headers: Java field names, required fields, Java parsing rules, V1 <-> V2 (protocol.md 1.7, 2.4)."""
+"""Typed headers: Java field names, required fields, Java parsing rules, V1 <-> V2 (docs/protocol.md 1.7, 2.4)."""
 
 from __future__ import annotations
 

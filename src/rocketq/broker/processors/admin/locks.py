@@ -1,6 +1,6 @@
 """LOCK_BATCH_MQ (41) and UNLOCK_BATCH_MQ (42) for orderly consumers.
 
-Port of AdminBrokerProcessor.lockBatchMQ / unlockBatchMQ (4.9.8; protocol.md 2.10) over
+Port of AdminBrokerProcessor.lockBatchMQ / unlockBatchMQ (4.9.8; docs/protocol.md 2.10) over
 broker/rebalance_lock.py. The lock answer lists only the queues the caller now holds.
 """
 

@@ -2,7 +2,7 @@
 GET_ALL_CONSUMER_OFFSET (43).
 
 Port of the offset handlers of org.apache.rocketmq.broker.processor.AdminBrokerProcessor (4.9.8;
-protocol.md 2.7): straight reads of the store, always code 0 (0 for a queue that does not exist).
+docs/protocol.md 2.7): straight reads of the store, always code 0 (0 for a queue that does not exist).
 GET_ALL_CONSUMER_OFFSET answers consumerOffset.json's content (what a slave copies every 10 s).
 """
 

@@ -1,7 +1,7 @@
 """GET_BROKER_RUNTIME_INFO (28), GET_BROKER_CONFIG (26), UPDATE_BROKER_CONFIG (25).
 
 Port of AdminBrokerProcessor.getBrokerRuntimeInfo / getBrokerConfig / updateBrokerConfig (4.9.8;
-protocol.md 2.12). The runtime KVTable has Java's broker keys where we have the figure (version, queue
+docs/protocol.md 2.12). The runtime KVTable has Java's broker keys where we have the figure (version, queue
 sizes and capacities, dispatchBehindBytes, earliestMessageTimeStamp, commitLogDirCapacity, ...) plus the
 store's own runtime_info(); every value is a string. The config body is Java properties text
 (`key=value` lines, RocketMQ key names). An update changes the running broker's and store's settings;

@@ -1,7 +1,7 @@
 """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201), DELETE_SUBSCRIPTIONGROUP (207).
 
 Port of AdminBrokerProcessor.updateAndCreateSubscriptionGroup / getAllSubscriptionGroup /
-deleteSubscriptionGroup (4.9.8; protocol.md 2.12). The create body is a SubscriptionGroupConfig JSON
+deleteSubscriptionGroup (4.9.8; docs/protocol.md 2.12). The create body is a SubscriptionGroupConfig JSON
 (missing fields take Java's defaults: retryQueueNums 1, retryMaxTimes 16, ...); a body without a group
 name is SYSTEM_ERROR. Deleting may also remove the group's offsets (`removeOffset`). Java's
 SubscriptionGroupManager persists subscriptionGroup.json before either request is answered, so a

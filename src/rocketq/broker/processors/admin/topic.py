@@ -1,6 +1,6 @@
 """UPDATE_AND_CREATE_TOPIC (17), DELETE_TOPIC_IN_BROKER (215), GET_ALL_TOPIC_CONFIG (21).
 
-Port of AdminBrokerProcessor.updateAndCreateTopic / deleteTopic / getAllTopicConfig (4.9.8; protocol.md
+Port of AdminBrokerProcessor.updateAndCreateTopic / deleteTopic / getAllTopicConfig (4.9.8; docs/protocol.md
 2.12). Creating a topic replaces any existing config, bumps the data version, persists, and registers
 just that topic with every NameServer before answering (Java's registerIncrementBrokerData is
 synchronous), so a route look-up right after the answer already sees it. System topics are refused

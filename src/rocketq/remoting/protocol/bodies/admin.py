@@ -4,7 +4,7 @@ Ports of org.apache.rocketmq.common.protocol.body.{TopicList, GroupList, Consume
 ProducerConnection, Connection, QueryConsumeTimeSpanBody, QueueTimeSpan, SubscriptionGroupWrapper,
 BrokerStatsData, BrokerStatsItem, ConsumeMessageDirectlyResult, CMResult}, common.admin.{TopicStatsTable,
 TopicOffset, ConsumeStats, OffsetWrapper} and common.subscription.SubscriptionGroupConfig (4.9.8;
-protocol.md 2.12, 5.5). MessageQueue-keyed tables are dict[MessageQueue, ...] written with fastjson
+docs/protocol.md 2.12, 5.5). MessageQueue-keyed tables are dict[MessageQueue, ...] written with fastjson
 object keys. Deviation: QueueTimeSpan's derived `*TimeStampStr` getters are not written (no reader
 needs them; they are ignored when read).
 """
@@ -184,7 +184,7 @@ class ConsumeStatsList(JsonBody):
 # -- subscription groups (200, 201) ---------------------------------------------------------------
 @dataclass(slots=True)
 class SubscriptionGroupConfig(JsonBody):
-    """A consumer group's broker-side settings; the defaults are Java's (protocol.md 2.12, 6.12)."""
+    """A consumer group's broker-side settings; the defaults are Java's (docs/protocol.md 2.12, 6.12)."""
 
     group_name: str = ""
     consume_enable: bool = True

@@ -2,7 +2,7 @@
 
 Ports of org.apache.rocketmq.common.protocol.header.GetConsumerListByGroupResponseBody and
 protocol.body.{LockBatchRequestBody, LockBatchResponseBody, UnlockBatchRequestBody, ResetOffsetBody,
-GetConsumerStatusBody, ConsumerRunningInfo, ProcessQueueInfo, ConsumeStatus} (4.9.8; protocol.md
+GetConsumerStatusBody, ConsumerRunningInfo, ProcessQueueInfo, ConsumeStatus} (4.9.8; docs/protocol.md
 2.5, 2.10, 5.5). Java's Set<MessageQueue> is a list here (duplicates dropped, wire order kept).
 MessageQueue-keyed maps are dict[MessageQueue, ...] and go on the wire as fastjson object keys.
 """

@@ -2,7 +2,7 @@
 
 Ports of org.apache.rocketmq.common.protocol.heartbeat.{HeartbeatData, ProducerData, ConsumerData,
 SubscriptionData, ConsumeType, MessageModel} and common.consumer.ConsumeFromWhere,
-protocol.body.CheckClientRequestBody (4.9.8; protocol.md 5.4, 6.9). Enums are written by name;
+protocol.body.CheckClientRequestBody (4.9.8; docs/protocol.md 5.4, 6.9). Enums are written by name;
 they are read by name or by Java ordinal (the C++ SDK sends ordinals), so the members keep Java's
 declaration order. Java's sets of strings/ints (tagsSet, codeSet) are Python sets written as sorted
 arrays; sets of beans (producerDataSet, subscriptionDataSet, ...) are lists kept in wire order (so a

@@ -1,6 +1,6 @@
 """Lenient readers for JSON body fields, the JsonBody encode/decode mixin, and MessageQueue helpers.
 
-Port of what fastjson's bean reader tolerates (protocol.md 5): missing fields take their defaults,
+Port of what fastjson's bean reader tolerates (docs/protocol.md 5): missing fields take their defaults,
 unknown fields are ignored, numbers may arrive as strings, enums as names or ordinals (the C++ SDK
 sends ordinals), sets as arrays. A field of the wrong shape falls back to its default instead of
 failing the whole body; only a body that is not a JSON object at all is a BodyDecodeError.

@@ -1,7 +1,7 @@
 """Broker registration bodies: TopicConfig, DataVersion, TopicConfigSerializeWrapper, RegisterBrokerBody, KVTable.
 
 Ports of org.apache.rocketmq.common.{TopicConfig, DataVersion} and protocol.body.{TopicConfigSerializeWrapper,
-RegisterBrokerBody, KVTable} (4.9.8; protocol.md 5.3). RegisterBrokerBody has two wire forms: plain
+RegisterBrokerBody, KVTable} (4.9.8; docs/protocol.md 5.3). RegisterBrokerBody has two wire forms: plain
 JSON, and the zlib stream of length-prefixed parts a broker with `compressedRegister` sends, whose
 topic configs use TopicConfig's five-token text form (topicSysFlag and order are not carried).
 DataVersion's AtomicLong counter is a plain JSON number: `{"counter":3,"timestamp":1700000000000}`.
@@ -210,7 +210,7 @@ class RegisterBrokerBody:
         )
 
     def encode(self, compress: bool = False) -> bytes:
-        """The body bytes: JSON, or with `compress` the zlib stream of protocol.md 5.3."""
+        """The body bytes: JSON, or with `compress` the zlib stream of docs/protocol.md 5.3."""
         if not compress:
             return fastjson.dumps(self.to_json())
         wrapper = self.topic_config_serialize_wrapper

@@ -1,7 +1,7 @@
 """Route bodies: QueueData, BrokerData, TopicRouteData (GET_ROUTEINFO_BY_TOPIC) and ClusterInfo.
 
 Ports of org.apache.rocketmq.common.protocol.route.{QueueData, BrokerData, TopicRouteData} and
-protocol.body.ClusterInfo (4.9.8; protocol.md 5.1, 5.2). `to_json()` gives the Java bean as a dict
+protocol.body.ClusterInfo (4.9.8; docs/protocol.md 5.1, 5.2). `to_json()` gives the Java bean as a dict
 with camelCase keys; `brokerAddrs` keeps int keys so that bodies/fastjson.py decides whether they
 are written quoted (standard JSON) or bare (fastjson's default, which old clients parse by hand).
 `from_json()` is lenient as Java's reader is: missing fields default, unknown fields are ignored,

@@ -8,7 +8,7 @@ GetConsumerConnectionListRequestHeader, GetProducerConnectionListRequestHeader,
 ViewBrokerStatsDataRequestHeader, DeleteSubscriptionGroupRequestHeader, QueryConsumeTimeSpanRequestHeader,
 QueryCorrectionOffsetHeader, CloneGroupOffsetRequestHeader, GetConsumeStatsInBrokerHeader,
 QueryConsumeQueueRequestHeader, ResumeCheckHalfMessageRequestHeader, GetAllProducerInfoRequestHeader,
-GetAllTopicConfigResponseHeader} and the ACL headers (4.9.8; protocol.md 2.12, 2.13). Keys such as
+GetAllTopicConfigResponseHeader} and the ACL headers (4.9.8; docs/protocol.md 2.12, 2.13). Keys such as
 `isForce`/`isOrder` are literally the Java field names. Java primitives without @CFNotNull default to
 false/0 here and always travel, as Java's toString of a primitive does.
 """

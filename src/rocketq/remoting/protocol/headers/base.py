@@ -1,6 +1,6 @@
 """The machinery behind typed headers: dataclass fields <-> extFields under the Java field names.
 
-Port of RocketMQ's CommandCustomHeader + RemotingCommand.decodeCommandCustomHeader (protocol.md 1.7).
+Port of RocketMQ's CommandCustomHeader + RemotingCommand.decodeCommandCustomHeader (docs/protocol.md 1.7).
 A header is a frozen slots dataclass subclassing CommandHeader; each field names its Java spelling with
 `jfield("javaName")` (or defaults to the camelCase of the python name). A field without a default is
 required (@CFNotNull): missing -> MissingHeaderFieldError naming the Java field. Deviation: a Java

@@ -2,7 +2,7 @@
 
 Ports of org.apache.rocketmq.common.protocol.header.{UnregisterClientRequestHeader,
 UnregisterClientResponseHeader, GetConsumerListByGroupRequestHeader,
-GetConsumerListByGroupResponseHeader, NotifyConsumerIdsChangedRequestHeader} (4.9.8; protocol.md 2.5).
+GetConsumerListByGroupResponseHeader, NotifyConsumerIdsChangedRequestHeader} (4.9.8; docs/protocol.md 2.5).
 HEART_BEAT (34) and CHECK_CLIENT_CONFIG (46) carry no header, only bodies (bodies/heartbeat.py).
 """
 

@@ -1,7 +1,7 @@
 """Typed headers of the NameServer requests: registration, routes, KV config, write permissions.
 
 Ports of org.apache.rocketmq.common.protocol.header.namesrv.* (4.9.8) plus
-GetTopicsByClusterRequestHeader (protocol.md 2.2, 2.3, 2.13). A field without a default is
+GetTopicsByClusterRequestHeader (docs/protocol.md 2.2, 2.3, 2.13). A field without a default is
 @CFNotNull in Java; primitive Java fields (`compressed`) always travel, so they default here.
 """
 

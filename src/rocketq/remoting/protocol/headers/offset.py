@@ -1,7 +1,7 @@
 """Typed headers of queue and consumer offsets: query/update consumer offset, max/min, search, earliest.
 
 Ports of org.apache.rocketmq.common.protocol.header.{QueryConsumerOffset*, UpdateConsumerOffset*,
-GetMaxOffset*, GetMinOffset*, SearchOffset*, GetEarliestMsgStoretime*} (4.9.8; protocol.md 2.7).
+GetMaxOffset*, GetMinOffset*, SearchOffset*, GetEarliestMsgStoretime*} (4.9.8; docs/protocol.md 2.7).
 Offsets are logical queue offsets ("next message to consume" for committed offsets); `bname` is
 inherited from Java's RpcRequestHeader.
 """

@@ -1,7 +1,7 @@
 """Typed headers of PULL_MESSAGE (11): the request and the four-field response.
 
 Ports of org.apache.rocketmq.common.protocol.header.{PullMessageRequestHeader,
-PullMessageResponseHeader} (4.9.8; protocol.md 2.6). `sys_flag` holds PullSysFlag bits
+PullMessageResponseHeader} (4.9.8; docs/protocol.md 2.6). `sys_flag` holds PullSysFlag bits
 (rocketq.common.constants.PullSysFlag). All four response fields are required: the Java client
 unboxes them for every pull answer (0, 19, 20 and 21).
 """

@@ -2,7 +2,7 @@
 
 Ports of org.apache.rocketmq.common.protocol.header.{QueryMessageRequestHeader,
 QueryMessageResponseHeader, ViewMessageRequestHeader, ViewMessageResponseHeader} (4.9.8;
-protocol.md 2.11). Deviation: QueryMessageRequestHeader also names the extra extField
+docs/protocol.md 2.11). Deviation: QueryMessageRequestHeader also names the extra extField
 `_UNIQUE_KEY_QUERY` ("true": `key` is a UNIQ_KEY) that Java clients put beside the header.
 """
 

@@ -1,7 +1,7 @@
 """Typed header of CONSUMER_SEND_MSG_BACK (36): a consumer hands a failed message back for retry.
 
 Port of org.apache.rocketmq.common.protocol.header.ConsumerSendMsgBackRequestHeader (4.9.8;
-protocol.md 2.8). `offset` is the message's commit-log (physical) offset; `delay_level` 0 lets the
+docs/protocol.md 2.8). `offset` is the message's commit-log (physical) offset; `delay_level` 0 lets the
 broker pick 3 + reconsumeTimes, < 0 sends it straight to the DLQ.
 """
 

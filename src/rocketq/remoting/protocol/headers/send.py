@@ -1,7 +1,7 @@
 """Typed headers of sending: SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320), replies.
 
 Ports of org.apache.rocketmq.common.protocol.header.{SendMessageRequestHeader,
-SendMessageRequestHeaderV2, SendMessageResponseHeader, ReplyMessageRequestHeader} (4.9.8; protocol.md
+SendMessageRequestHeaderV2, SendMessageResponseHeader, ReplyMessageRequestHeader} (4.9.8; docs/protocol.md
 2.4, 2.13). V2 carries the same data under one-letter keys a..n; brokers convert it with `to_v1()` and
 clients build it with `from_v1()`, as Java's createSendMessageRequestHeaderV1/V2 do. Every V1 class
 also inherits `bname` from Java's RpcRequestHeader (4.9.5+ clients fill it, V2 fills `n` instead).
@@ -108,7 +108,7 @@ class SendMessageResponseHeader(CommandHeader):
     queue_offset: int = jfield("queueOffset")
     transaction_id: str | None = jfield("transactionId", None)
     # Not fields of the Java class, but every Java broker puts them in the response's extFields and
-    # the Java client reads them without a null check on the map (protocol.md 2.4).
+    # the Java client reads them without a null check on the map (docs/protocol.md 2.4).
     msg_region: str | None = jfield("MSG_REGION", None)
     trace_on: bool | None = jfield("TRACE_ON", None)
 

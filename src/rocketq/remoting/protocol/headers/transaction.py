@@ -2,7 +2,7 @@
 
 Ports of org.apache.rocketmq.common.protocol.header.{EndTransactionRequestHeader,
 EndTransactionResponseHeader, CheckTransactionStateRequestHeader, CheckTransactionStateResponseHeader}
-(4.9.8; protocol.md 2.9). `commit_or_rollback` holds MessageSysFlag transaction bits: 0 unknown,
+(4.9.8; docs/protocol.md 2.9). `commit_or_rollback` holds MessageSysFlag transaction bits: 0 unknown,
 8 commit, 12 rollback (rocketq.common.constants.MessageSysFlag.TRANSACTION_*_TYPE).
 """
 
