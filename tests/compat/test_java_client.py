@@ -527,7 +527,6 @@ async def test_admin_reaches_a_java_consumer_and_java_admin_reads_our_broker(clu
         await java.call("close", name="adm")
 
 
-@pytest.mark.skip(reason="needs INVOKE_BROKER_TO_RESET_OFFSET (live offset reset of an online group)")
 @pytest.mark.timeout(120)
 async def test_java_admin_resets_a_live_java_group_by_timestamp(cluster_factory: Any, java: JavaDriver) -> None:
     topic, group = "JavaReset", "cg-java-reset"
@@ -543,7 +542,6 @@ async def test_java_admin_resets_a_live_java_group_by_timestamp(cluster_factory:
         await java.call("close", name="reset")
 
 
-@pytest.mark.skip(reason="needs message trace (the broker side of enableMsgTrace: RMQ_SYS_TRACE_TOPIC)")
 @pytest.mark.timeout(120)
 async def test_java_message_trace_records_reach_the_trace_topic(cluster_factory: Any, java: JavaDriver) -> None:
     topic = "JavaTraced"
@@ -563,29 +561,49 @@ async def test_java_message_trace_records_reach_the_trace_topic(cluster_factory:
         assert all(r["msgId"] in text for r in sent)
 
 
-@pytest.mark.skip(reason="needs ACL (aclEnable with plain_acl.yml accounts on the broker)")
 @pytest.mark.timeout(120)
-async def test_java_acl_signed_requests(cluster_factory: Any, java: JavaDriver) -> None:
+async def test_java_acl_signed_requests(cluster_factory: Any, java: JavaDriver, tmp_path: Path) -> None:
     topic = "JavaAcl"
-    async with cluster_with_topics(cluster_factory, java, topic, aclEnable="true") as cluster:
+    acl = tmp_path / "plain_acl.yml"  # Java's file format; one account allowed everything
+    acl.write_text(
+        "accounts:\n  - accessKey: RocketMQ\n    secretKey: '12345678'\n    admin: true\n"
+        "    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n"
+    )
+    cluster = await cluster_factory(broker_overrides={"aclEnable": "true", "aclFilePath": str(acl)})
+    try:
         ns = cluster.namesrv_addr
+        async with Admin(namesrv_addr=ns, access_key="RocketMQ", secret_key="12345678") as admin:
+            await admin.create_topic(topic, cluster=CLUSTER, read_queues=4, write_queues=4)
+
+            async def routed() -> bool:
+                return bool((await admin.topic_route(topic)).broker_datas)
+
+            await wait_for(routed, timeout_s=15, what=f"route of {topic}")
         msgs = [spec(topic, b"signed", tags="A")]
         # AclClientRPCHook signs every request (AccessKey, Signature extFields; HmacSHA1 of the sorted fields).
         ok = await java.call("send", namesrv=ns, group="pg-java-acl", mode="sync", messages=msgs,
                              accessKey="RocketMQ", secretKey="12345678")
         assert [r.get("status") for r in ok] == ["SEND_OK"]
-        bad = await java.call("send", namesrv=ns, group="pg-java-acl", mode="sync", messages=msgs,
+        bad = await java.call("send", namesrv=ns, group="pg-java-acl", mode="sync", messages=msgs, retries=0,
                               accessKey="RocketMQ", secretKey="wrong-secret")
-        assert "error" in bad[0]
+        assert "error" in bad[0], bad
+        print("refused as:", bad[0]["error"][:300])
+    except BaseException:
+        print(f"---- Java driver stderr tail:\n{java.stderr_tail(120)}")
+        raise
+    finally:
+        await java.call("closeAll")
 
 
-@pytest.mark.skip(reason="needs BrokerFastFailure (SYSTEM_BUSY [TIMEOUT_CLEAN_QUEUE] after waitTimeMillsInSendQueue)")
 @pytest.mark.timeout(120)
 async def test_java_async_burst_meets_fast_failure(cluster_factory: Any, java: JavaDriver) -> None:
     topic = "JavaBusy"
-    # 1 ms in the send queue is already too long: a burst of async sends gets some SYSTEM_BUSY answers, which the
-    # Java client reports as "[TIMEOUT_CLEAN_QUEUE]broker busy ..." instead of waiting for its send timeout.
-    async with cluster_with_topics(cluster_factory, java, topic, waitTimeMillsInSendQueue=1) as cluster:
+    # 1 ms in the send queue is already too long: with one send at a time, each waiting for its fsync, a burst
+    # of async sends queues up and gets SYSTEM_BUSY answers, which the Java client reports as
+    # "[TIMEOUT_CLEAN_QUEUE]broker busy ..." instead of waiting for its send timeout.
+    async with cluster_with_topics(
+        cluster_factory, java, topic, waitTimeMillsInSendQueue=1, sendMessageThreadPoolNums=1, flushDiskType="SYNC_FLUSH"
+    ) as cluster:
         ns = cluster.namesrv_addr
         results = await java.call("send", namesrv=ns, group="pg-java-busy", mode="async", retries=0, timeoutMs=10000,
                                   messages=[spec(topic, f"busy-{i}".encode()) for i in range(400)])

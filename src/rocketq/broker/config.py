@@ -178,6 +178,11 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
     """Waiting heartbeats beyond this are answered SYSTEM_BUSY."""
     admin_thread_pool_queue_capacity: int = Field(10_000, alias="adminBrokerThreadPoolQueueCapacity", ge=1)
     """Waiting admin requests beyond this are answered SYSTEM_BUSY."""
+    send_message_thread_pool_nums: int = Field(0, alias="sendMessageThreadPoolNums", ge=0)
+    """Sends processed at once (Java's send thread pool size; here tasks on the event loop). 0: 256, so that
+    a SYNC_FLUSH group commit covers what pipelining producers have in flight."""
+    pull_message_thread_pool_nums: int = Field(0, alias="pullMessageThreadPoolNums", ge=0)
+    """Pulls processed at once (Java's pull thread pool size). 0: 4 (a pull never waits on the disk here)."""
     # Fast failure (Java's BrokerFastFailure): a request that waited this long in its executor's queue is
     # answered SYSTEM_BUSY "[TIMEOUT_CLEAN_QUEUE]..." at once, so the client retries on another broker.
     broker_fast_failure_enable: bool = Field(

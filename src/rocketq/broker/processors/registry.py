@@ -75,6 +75,10 @@ def _no_wait_bound(config: Any) -> int:
     return 0
 
 
+def _default_workers(config: Any) -> int:
+    return 0
+
+
 @dataclass(frozen=True, slots=True)
 class Family:
     """One request family: its processor class and the executor it runs on.
@@ -88,6 +92,7 @@ class Family:
     workers: int
     capacity: Callable[[Any], int]
     max_wait: Callable[[Any], int] = _no_wait_bound
+    workers_setting: Callable[[Any], int] = _default_workers  # a configured worker count (0: `workers`)
 
 
 # (family, processor, worker tasks, queue bound from BrokerConfig)
@@ -97,10 +102,16 @@ class Family:
 # what a pipelining producer has in flight (16 made rounds of a few sends: measured under SYNC_FLUSH,
 # about 7 times fewer response writes and 10-50 % less broker CPU per send). ASYNC_FLUSH sends never wait.
 FAMILIES: tuple[Family, ...] = (
-    Family("send", SendMessageProcessor, 256, lambda c: c.send_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_send_queue),
+    Family(
+        "send", SendMessageProcessor, 256, lambda c: c.send_thread_pool_queue_capacity,
+        lambda c: c.wait_time_ms_in_send_queue, lambda c: c.send_message_thread_pool_nums,
+    ),
     # Java: its own replyMessageExecutor (replyThreadPoolQueueCapacity 10000).
     Family("reply", ReplyMessageProcessor, 4, lambda c: c.send_thread_pool_queue_capacity),
-    Family("pull", PullMessageProcessor, 4, lambda c: c.pull_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_pull_queue),
+    Family(
+        "pull", PullMessageProcessor, 4, lambda c: c.pull_thread_pool_queue_capacity,
+        lambda c: c.wait_time_ms_in_pull_queue, lambda c: c.pull_message_thread_pool_nums,
+    ),
     Family("query", QueryMessageProcessor, 4, lambda c: c.query_thread_pool_queue_capacity),
     Family("heartbeat", ClientManageProcessor, 4, lambda c: c.heartbeat_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_heartbeat_queue),
     Family("consumer-manage", ConsumerManageProcessor, 4, lambda c: c.consumer_manager_thread_pool_queue_capacity),
@@ -154,7 +165,8 @@ def build_registrations(ctx: BrokerContext) -> tuple[list[Registration], dict[st
     for family in FAMILIES:
         processor = family.make(ctx)
         processors[family.name] = processor
-        executor = Executor(family.name, family.workers, family.capacity(ctx.broker_config))
+        workers = family.workers_setting(ctx.broker_config) or family.workers
+        executor = Executor(family.name, workers, family.capacity(ctx.broker_config))
         apply_fast_failure(executor, ctx.broker_config)
         for code in sorted(processor.codes):
             if code in table:
