@@ -68,6 +68,16 @@ async def test_a_store_written_by_apaches_broker_is_served_by_ours(cluster_facto
         half = await java.call("litePull", namesrv=ns, group="cg-port", topic=TOPIC, mode="assign",
                                seek={str(q): 0 for q in range(4)}, count=COUNT, timeoutMs=20000)
         assert len(half["messages"]) == COUNT
+        # The consumer's shutdown sends its offsets oneway: wait until Apache's broker has them, so that
+        # stopping it now writes them to config/consumerOffset.json.
+        expected = dict(Counter(r["queueId"] for r in sent))
+        async with Admin(namesrv_addr=ns) as admin:
+
+            async def committed_on_apache() -> bool:
+                progress = await admin.consumer_progress("cg-port", TOPIC)
+                return {p.queue.queue_id: p.consumer_offset for p in progress} == expected
+
+            await wait_for(committed_on_apache, timeout_s=20, what="the Java consumer's offsets on Apache's broker")
     except BaseException:
         print(apache.log_tails())
         raise
