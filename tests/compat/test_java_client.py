@@ -22,7 +22,7 @@ import pytest
 from interop import python_receive, python_send
 from java_support import JavaDriver, b64, driver_fixture, skip_or_fail_when_missing, unb64
 
-from rocketq.client import Admin, Message
+from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Producer, PushConsumer
 from rocketq.testing.cluster import LocalCluster
 from rocketq.testing.fixtures import cluster_factory
 from rocketq.testing.waiting import wait_for
@@ -667,3 +667,33 @@ async def test_java_to_python_and_back_keeps_bodies_and_properties(cluster_facto
             assert m["body"] == s["body"] and m["keys"] == " ".join(s["keys"]) and m["tags"] == "Round"
             assert (m["props"]["note"], m["props"]["emoji"]) == ("a=b;c d", "🚀")
         await java.call("close", name="rt")
+
+
+@pytest.mark.timeout(150)
+async def test_request_reply_between_java_and_python_both_ways(cluster_factory: Any, java: JavaDriver) -> None:
+    to_java, to_python = "JavaRpcToJava", "JavaRpcToPython"
+    async with cluster_with_topics(cluster_factory, java, to_java, to_python) as cluster:
+        ns = cluster.namesrv_addr
+        # Our SDK asks, a Java consumer answers with MessageUtil.createReplyMessage through its producer.
+        await java.call("push", name="java-replier", namesrv=ns, group="cg-java-replier", topic=to_java, expr="*",
+                        fromWhere="FIRST_OFFSET", replyPrefix="java:")
+        async with Producer("pg-py-requester", namesrv_addr=ns) as requester:
+            reply = await requester.request(Message(to_java, b"ping-1"), timeout_ms=20_000)
+        assert reply.body == b"java:ping-1"
+        assert reply.properties["MSG_TYPE"] == "reply" and reply.properties["CORRELATION_ID"]
+        # Java's DefaultMQProducer#request asks, our consumer answers with Producer.reply.
+        async with Producer("pg-py-replier", namesrv_addr=ns) as replier:
+
+            async def answer(msgs: list[Any]) -> ConsumeResult:
+                for m in msgs:
+                    await replier.reply(m, b"py:" + m.body)
+                return ConsumeResult.SUCCESS
+
+            consumer = PushConsumer("cg-py-replier", namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+            consumer.subscribe(to_python, "*")
+            consumer.register_listener(answer)
+            async with consumer:
+                got = await java.call("request", namesrv=ns, group="pg-java-requester", requestTimeoutMs=20_000,
+                                      message=spec(to_python, b"ping-2"))
+        assert "error" not in got, got
+        assert unb64(got["body"]) == b"py:ping-2" and got["props"]["MSG_TYPE"] == "reply"

@@ -2,6 +2,7 @@ package rocketq.compat;
 
 import com.alibaba.fastjson.JSONArray;
 import com.alibaba.fastjson.JSONObject;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -17,6 +18,8 @@ import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.utils.MessageUtil;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
@@ -64,7 +67,27 @@ final class Consumers {
         }
         final int failTimes = cmd.getIntValue("failTimes");
         final Map<String, AtomicInteger> failures = new ConcurrentHashMap<>();
-        if (cmd.getBooleanValue("orderly")) {
+        // replyPrefix: a request-reply replier (RocketMQ 4.6+): each message is answered with a reply message
+        // (MessageUtil.createReplyMessage) whose body is the prefix and the request's body, sent by a producer.
+        final DefaultMQProducer replier = cmd.containsKey("replyPrefix") ? replyProducer(cmd, name) : null;
+        if (replier != null) {
+            final byte[] prefix = cmd.getString("replyPrefix").getBytes(StandardCharsets.UTF_8);
+            c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                for (MessageExt m : msgs) {
+                    try {
+                        byte[] body = new byte[prefix.length + m.getBody().length];
+                        System.arraycopy(prefix, 0, body, 0, prefix.length);
+                        System.arraycopy(m.getBody(), 0, body, prefix.length, m.getBody().length);
+                        replier.send(MessageUtil.createReplyMessage(m, body), 3000);
+                        report(name, m, "replied");
+                    } catch (Exception e) {
+                        e.printStackTrace();
+                        report(name, m, "reply-failed");
+                    }
+                }
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            });
+        } else if (cmd.getBooleanValue("orderly")) {
             c.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
                 for (MessageExt m : msgs) {
                     if (shouldFail(m, failTimes, failures)) {
@@ -92,8 +115,19 @@ final class Consumers {
         Driver.CLIENTS.put(name, () -> {
             PUSH.remove(name);
             c.shutdown();
+            if (replier != null) {
+                replier.shutdown();
+            }
         });
         return c.getDefaultMQPushConsumerImpl().getmQClientFactory().getClientId();
+    }
+
+    private static DefaultMQProducer replyProducer(JSONObject cmd, String name) throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer(cmd.getString("group") + "-replier", Producers.aclHook(cmd));
+        p.setNamesrvAddr(cmd.getString("namesrv"));
+        p.setInstanceName(Driver.instanceName(name + "-replier"));
+        p.start();
+        return p;
     }
 
     static String clientId(String name) {

@@ -74,6 +74,8 @@ public final class Driver {
                 return "pong";
             case "send":
                 return Producers.send(cmd);
+            case "request":
+                return Producers.request(cmd);
             case "transaction":
                 return Producers.transaction(cmd);
             case "push":

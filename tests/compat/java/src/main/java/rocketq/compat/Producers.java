@@ -53,6 +53,24 @@ final class Producers {
         return new AclClientRPCHook(new SessionCredentials(cmd.getString("accessKey"), cmd.getString("secretKey")));
     }
 
+    /**
+     * {namesrv, group, message, timeoutMs}: DefaultMQProducer#request (RocketMQ 4.6+ request-reply); the reply
+     * message, or {"error": ...} when none came in time.
+     */
+    static JSONObject request(JSONObject cmd) throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer(cmd.getString("group"), aclHook(cmd));
+        configure(p, cmd);
+        p.start();
+        try {
+            Message reply = p.request(Messages.of(cmd.getJSONObject("message")), cmd.getLongValue("requestTimeoutMs"));
+            return Messages.json((MessageExt) reply);
+        } catch (Exception e) {
+            return Messages.error(e);
+        } finally {
+            p.shutdown();
+        }
+    }
+
     static JSONArray send(JSONObject cmd) throws Exception {
         // enableMsgTrace: the client's trace hook writes a record per send to RMQ_SYS_TRACE_TOPIC
         DefaultMQProducer p = new DefaultMQProducer(cmd.getString("group"), aclHook(cmd), cmd.getBooleanValue("trace"),
