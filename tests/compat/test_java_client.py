@@ -25,6 +25,7 @@ from java_support import JavaDriver, b64, driver_fixture, skip_or_fail_when_miss
 from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Producer, PushConsumer
 from rocketq.testing.cluster import LocalCluster
 from rocketq.testing.fixtures import cluster_factory
+from rocketq.testing.tls_certs import make_test_ca
 from rocketq.testing.waiting import wait_for
 
 __all__ = ["cluster_factory"]
@@ -697,3 +698,48 @@ async def test_request_reply_between_java_and_python_both_ways(cluster_factory: 
                                       message=spec(to_python, b"ping-2"))
         assert "error" not in got, got
         assert unb64(got["body"]) == b"py:ping-2" and got["props"]["MSG_TYPE"] == "reply"
+
+
+@pytest.mark.timeout(150)
+async def test_java_client_over_tls_with_acl(cluster_factory: Any, java: JavaDriver, tmp_path: Path) -> None:
+    """Java's client with useTLS and AclClientRPCHook against enforcing TLS + ACL daemons (Java's client trusts
+    any server certificate in its default tls.test.mode)."""
+    topic = "JavaTls"
+    ca = make_test_ca(tmp_path / "pki")
+    leaf = ca.issue("server")
+    tls = {"tlsMode": "enforcing", "tlsServerCertPath": leaf.cert, "tlsServerKeyPath": leaf.key}
+    acl = tmp_path / "plain_acl.yml"
+    acl.write_text(
+        "accounts:\n  - accessKey: RocketMQ\n    secretKey: '12345678'\n    admin: true\n"
+        "    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n"
+    )
+    secure = {**tls, "aclEnable": "true", "aclFilePath": str(acl), "accessKey": "RocketMQ", "secretKey": "12345678"}
+    cluster = await cluster_factory(
+        broker_overrides={**secure, "tlsEnable": "true", "tlsClientTrustCertPath": ca.ca}, namesrv_overrides=tls
+    )
+    creds = {"accessKey": "RocketMQ", "secretKey": "12345678"}
+    try:
+        ns = cluster.namesrv_addr
+        async with Admin(namesrv_addr=ns, access_key="RocketMQ", secret_key="12345678", use_tls=True, tls_ca_file=ca.ca) as admin:
+            await admin.create_topic(topic, cluster=CLUSTER, read_queues=2, write_queues=2)
+
+            async def routed() -> bool:
+                return bool((await admin.topic_route(topic)).broker_datas)
+
+            await wait_for(routed, timeout_s=15, what=f"route of {topic}")
+        msgs = [spec(topic, f"tls-{i}".encode(), tags="S") for i in range(6)]
+        sent = await java.call("send", namesrv=ns, group="pg-java-tls", mode="sync", messages=msgs, useTLS=True, **creds)
+        assert [r.get("status") for r in sent] == ["SEND_OK"] * 6, sent
+        await java.call("push", name="tls", namesrv=ns, group="cg-java-tls", topic=topic, expr="*",
+                        fromWhere="FIRST_OFFSET", useTLS=True, **creds)
+        await java.wait(lambda: len(java.messages("tls")) == 6, 40, "the 6 messages over TLS")
+        assert sorted(unb64(m["body"]) for m in java.messages("tls")) == sorted(f"tls-{i}".encode() for i in range(6))
+        # Without TLS the enforcing NameServer does not serve the Java client at all.
+        plain = await java.call("send", namesrv=ns, group="pg-java-plain", mode="sync", retries=0, timeoutMs=3000,
+                                messages=msgs[:1], **creds)
+        assert "error" in plain[0], plain
+    except BaseException:
+        print(f"---- Java driver stderr tail:\n{java.stderr_tail(120)}")
+        raise
+    finally:
+        await java.call("closeAll")

@@ -44,6 +44,7 @@ final class Consumers {
             new AllocateMessageQueueAveragely(), cmd.getBooleanValue("trace"), null);
         c.setNamesrvAddr(cmd.getString("namesrv"));
         c.setInstanceName(Driver.instanceName(name));
+        c.setUseTLS(cmd.getBooleanValue("useTLS"));
         if (cmd.containsKey("namespace")) {
             c.setNamespace(cmd.getString("namespace"));
         }

@@ -35,6 +35,7 @@ final class Producers {
         p.setRetryTimesWhenSendFailed(cmd.getIntValue("retries"));
         p.setRetryTimesWhenSendAsyncFailed(cmd.getIntValue("retries"));
         p.setSendLatencyFaultEnable(cmd.getBooleanValue("latencyFault"));
+        p.setUseTLS(cmd.getBooleanValue("useTLS"));  // every connection (NameServer, brokers) over TLS
         // A producer registers with a broker by its heartbeat only (every 30 s by default, the first one before it
         // knows any broker): producerConnection and transaction check-backs need it sooner.
         p.setHeartbeatBrokerInterval(1000);
