@@ -16,13 +16,14 @@ import contextlib
 import datetime as dt
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -35,6 +36,7 @@ from rocketq.common import constants as C
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt
 from rocketq.dashboard.history import History
+from rocketq.dashboard.login import LoginRequired, Sessions, login_routes
 
 log = logging.getLogger("rocketq.dashboard")
 
@@ -56,9 +58,11 @@ def _fmt_ms(ms: int) -> str:
 
 
 class Dashboard:
-    def __init__(self, namesrv_addr: str) -> None:
+    def __init__(self, namesrv_addr: str, client: Mapping[str, Any] | None = None) -> None:
         self.namesrv_addr = namesrv_addr
-        self.admin = Admin(namesrv_addr=namesrv_addr)
+        # ACL credentials and TLS of every client the dashboard opens (access_key, secret_key, use_tls, ...)
+        self.client: dict[str, Any] = dict(client or {})
+        self.admin = Admin(namesrv_addr=namesrv_addr, **self.client)
         self.producer: Producer | None = None
         self.history = History()
         # autoescape for every template: bodies, properties, names and remarks are all untrusted text
@@ -139,7 +143,9 @@ class Dashboard:
 
     async def send_producer(self) -> Producer:
         if self.producer is None:
-            producer = Producer(DASHBOARD_PRODUCER_GROUP, namesrv_addr=self.namesrv_addr, enable_msg_trace=True)
+            producer = Producer(
+                DASHBOARD_PRODUCER_GROUP, namesrv_addr=self.namesrv_addr, enable_msg_trace=True, **self.client
+            )
             await self.call(producer.start())
             self.producer = producer
         return self.producer
@@ -293,7 +299,7 @@ class Dashboard:
         pull consumer starts each queue at `begin_ms` and reads until `end_ms`, committing nothing."""
         consumer = LitePullConsumer(
             BROWSE_GROUP, namesrv_addr=self.namesrv_addr, auto_commit=False,
-            consume_from_where=ConsumeFromWhere.CONSUME_FROM_TIMESTAMP, consume_timestamp_ms=begin_ms,
+            consume_from_where=ConsumeFromWhere.CONSUME_FROM_TIMESTAMP, consume_timestamp_ms=begin_ms, **self.client,
         )  # fmt: skip
         found: list[MessageExt] = []
         async with consumer:
@@ -404,9 +410,20 @@ def _with(url: str, **params: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}{urlencode(params)}"
 
 
-def create_app(namesrv_addr: str, *, sample: bool = True) -> Starlette:
-    """The ASGI application; `sample=False` leaves the history charts empty (no background sampling)."""
-    d = Dashboard(namesrv_addr)
+def create_app(
+    namesrv_addr: str,
+    *,
+    sample: bool = True,
+    users: Mapping[str, str] | None = None,
+    client: Mapping[str, Any] | None = None,
+) -> Starlette:
+    """The ASGI application; `sample=False` leaves the history charts empty (no background sampling).
+
+    `users` (name -> password) turns the login on (rocketq.dashboard.login); `client` holds the ACL
+    credentials and TLS settings of the dashboard's own clients.
+    """
+    d = Dashboard(namesrv_addr, client)
+    d.templates.env.globals["login_enabled"] = users is not None
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -443,6 +460,12 @@ def create_app(namesrv_addr: str, *, sample: bool = True) -> Starlette:
         Route("/trace", d.page("trace.html", d.trace)),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    middleware = []
+    if users is not None:
+        sessions = Sessions(users)
+        form, submit, logout = login_routes(sessions, d.render)
+        routes += [Route("/login", form), Route("/login", submit, methods=["POST"]), Route("/logout", logout)]
+        middleware.append(Middleware(LoginRequired, sessions=sessions))
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.dashboard = d
     return app

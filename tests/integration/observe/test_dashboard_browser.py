@@ -42,9 +42,10 @@ HOSTILE = "<script>document.title='pwned'</script><b>not bold</b> & hello"
 class DashboardProcess:
     """`rocketq dashboard --port 0` as a subprocess; stopped by its own pid only."""
 
-    def __init__(self, namesrv_addr: str) -> None:
+    def __init__(self, namesrv_addr: str, *extra: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rocketq", "dashboard", "--namesrv-addr", namesrv_addr, "--port", "0", "--log-level", "warning"],
+            [sys.executable, "-m", "rocketq", "dashboard", "--namesrv-addr", namesrv_addr, "--port", "0", "--log-level", "warning",
+             *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         self.lines: list[str] = []
@@ -271,3 +272,47 @@ async def test_dashboard_in_a_real_browser(cluster_factory, browser) -> None:
     finally:
         dashboard.stop()
         print("dashboard output:\n" + "\n".join(dashboard.lines))  # shown when the test fails
+
+
+async def test_a_signed_dashboard_of_an_acl_cluster_has_a_login(cluster_factory, browser, tmp_path: Path) -> None:
+    acl = tmp_path / "plain_acl.yml"
+    acl.write_text("accounts:\n  - accessKey: dashboard\n    secretKey: dashboard-secret\n    admin: true\n")
+    cluster = await cluster_factory(broker_overrides={"aclEnable": "true", "aclFilePath": str(acl)})
+    users = tmp_path / "users.properties"
+    users.write_text("# rocketmq-dashboard's format\nadmin=s3cret\n")
+    dash = DashboardProcess(
+        cluster.namesrv_addr, "--users-file", str(users), "--access-key", "dashboard", "--secret-key", "dashboard-secret"
+    )
+    try:
+        url = await asyncio.to_thread(dash.wait_ready)
+        p = Page(browser, url)
+        p.open("/topics")
+        p.until(lambda: bool(p.all("#login-form")), "the login page")
+        p.shot("20-login")
+        p.fill("#username", "admin")
+        p.fill("#password", "wrong")
+        p.submit("#login-button")
+        p.until(lambda: "wrong user name or password" in p.banner(), "the refused login")
+        p.fill("#username", "admin")
+        p.fill("#password", "s3cret")
+        p.submit("#login-button")
+        p.until(lambda: bool(p.all("#new-topic")), "the topics page after the login")
+        # Its requests are signed: the ACL broker creates the topic for it.
+        p.fill("#new-topic", "TopicSigned")
+        p.submit("#create-topic-submit")
+        p.until(lambda: p.text("#topic-name") == "TopicSigned", "the signed topic's page")
+        p.open("/")
+        assert "broker-a" in p.text("#brokers")
+        p.shot("21-logged-in")
+        p.submit("#logout")
+        p.until(lambda: bool(p.all("#login-form")), "the login page after logging out")
+        p.open("/")
+        p.until(lambda: bool(p.all("#login-form")), "no page without a session")
+    finally:
+        await asyncio.to_thread(dash.stop)
+    refused = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "rocketq", "dashboard", "--namesrv-addr", cluster.namesrv_addr, "--access-key", "x",
+         "--secret-key", "y"], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "needs --users-file" in refused.stderr
