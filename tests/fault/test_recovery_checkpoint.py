@@ -59,11 +59,13 @@ async def _sent_and_killed(broker: BrokerProcess, count: int, body_size: int, ti
     sent = await sender.send(count, window=64, timeout_s=timeout_s)
     await conn.close()
     assert len(sender.acked) == sent == count, f"{len(sender.acked)} of {sent} sends acknowledged"
-    end = checkpoint_offsets(broker.store_dir)[0]
+    # The commit log holds at least the bodies; wait until its flushed offset covers them all, so that `end`
+    # is the end of the log (a flush still on its way would make it a point early in the log).
+    bodies = count * body_size
     await wait_for(
-        lambda: checkpoint_offsets(broker.store_dir)[0] > 0, timeout_s=15, what="a commit-log flush"
+        lambda: checkpoint_offsets(broker.store_dir)[0] >= bodies, timeout_s=15, what="the whole log flushed"
     )
-    end = max(end, checkpoint_offsets(broker.store_dir)[0])
+    end = checkpoint_offsets(broker.store_dir)[0]
     await wait_for(
         lambda: min(checkpoint_offsets(broker.store_dir)) >= 0.75 * end,
         timeout_s=20,

@@ -81,7 +81,11 @@ async def test_fault_strategy_moves_sends_off_a_dead_broker(cluster_factory) -> 
         cluster.brokers[0].kill()
         results = [await producer.send(Message(topic, f"f{i}".encode())) for i in range(40)]
         assert {r.queue.broker_name for r in results} == {"broker-b"}
-        assert not producer.fault_strategy.tolerance.is_available("broker-a")
+        # Either a send tried broker-a, failed and put it in its fault window, or the producer's route had
+        # already dropped it (the NameServer forgets a broker whose connection closed) before one did.
+        info = producer._publish[topic]
+        tried_and_penalised = not producer.fault_strategy.tolerance.is_available("broker-a")
+        assert tried_and_penalised or "broker-a" not in {q.broker_name for q in info.message_queues}
 
 
 async def test_batch_selector_async_oneway_and_compression(cluster) -> None:
