@@ -168,6 +168,28 @@ class AcceptTasks:
                 await task
 
 
+async def accept_forever(
+    loop: asyncio.AbstractEventLoop, sock: socket.socket, adopt: Callable[[socket.socket], object]
+) -> None:
+    """Accept connections on `sock` until cancelled, handing each (non-blocking) to `adopt`.
+
+    The boss loop of both listeners, the remoting server's and the HA port's (Java's
+    NettyRemotingServer boss group). An accept that fails (EMFILE and friends) backs off instead of
+    spinning.
+    """
+    while True:
+        try:
+            conn_sock, _peer = await loop.sock_accept(sock)
+        except asyncio.CancelledError:
+            raise
+        except OSError as exc:
+            log.warning("accept failed: %s", exc)
+            await asyncio.sleep(0.1)
+            continue
+        conn_sock.setblocking(False)
+        adopt(conn_sock)
+
+
 async def serve(
     host: str,
     port: int,
@@ -198,17 +220,9 @@ class TlsListener:
 
     async def accept_loop(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            try:
-                conn_sock, _peer_addr = await loop.sock_accept(self.sock)
-            except asyncio.CancelledError:
-                raise
-            except OSError as exc:  # EMFILE and friends: back off instead of spinning
-                log.warning("accept failed: %s", exc)
-                await asyncio.sleep(0.1)
-                continue
-            conn_sock.setblocking(False)
-            self.accepting.start(loop, conn_sock, self.protocol_factory, self.tls)
+        await accept_forever(
+            loop, self.sock, lambda conn_sock: self.accepting.start(loop, conn_sock, self.protocol_factory, self.tls)
+        )
 
     async def close(self) -> None:
         if self.task is not None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from rocketq.common.errors import IllegalStateError
 from rocketq.common.service import spawn
-from rocketq.common.tls import ServerTls, TlsListener, serve
+from rocketq.common.tls import ServerTls, TlsListener, accept_forever, serve
 from rocketq.remoting.errors import RemotingError, map_exceptions
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.transport.config import ServerConfig
@@ -163,19 +163,10 @@ class RemotingServer(RemotingEndpoint):
         self._boss = self.owner_loop.create_task(self._accept_loop(sock), name="remoting-boss")
 
     async def _accept_loop(self, sock: socket.socket) -> None:
-        loop = self.owner_loop
         selectors = itertools.cycle(self._selectors)
-        while True:
-            try:
-                conn_sock, _peer = await loop.sock_accept(sock)
-            except asyncio.CancelledError:
-                raise
-            except OSError as exc:  # EMFILE and friends: back off instead of spinning
-                log.warning("accept failed: %s", exc)
-                await asyncio.sleep(0.1)
-                continue
-            conn_sock.setblocking(False)
-            next(selectors).adopt(conn_sock, self._new_connection, self.tls)
+        await accept_forever(
+            self.owner_loop, sock, lambda conn_sock: next(selectors).adopt(conn_sock, self._new_connection, self.tls)
+        )
 
     async def shutdown(self) -> None:
         """Stop accepting, let running requests finish (bounded), close connections, stop the loops."""
