@@ -62,23 +62,41 @@ async def cluster_with_topics(cluster_factory: Any, java: JavaDriver, *topics: s
     )
     try:
         async with Admin(namesrv_addr=cluster.namesrv_addr) as admin:
-            for topic in topics:
-                await admin.create_topic(topic, cluster=CLUSTER, read_queues=queues, write_queues=queues)
-
-            async def routed() -> bool:
-                for topic in topics:
-                    route = await admin.topic_route(topic)
-                    if len(route.broker_datas) < broker_count:
-                        return False
-                return True
-
-            await wait_for(routed, timeout_s=15, what=f"routes of {topics}")
+            await create_routed_topics(admin, topics, queues, broker_count)
         yield cluster
     except BaseException:
         print(f"---- Java driver stderr tail:\n{java.stderr_tail(120)}")
         raise
     finally:
         await java.call("closeAll")  # what a failed test left open must not deliver into the next one
+
+
+async def create_routed_topics(admin: Admin, topics: tuple[str, ...], queues: int, broker_count: int = 1) -> None:
+    """Create `topics` on the cluster and wait until every one is routed to `broker_count` brokers."""
+    for topic in topics:
+        await admin.create_topic(topic, cluster=CLUSTER, read_queues=queues, write_queues=queues)
+
+    async def routed() -> bool:
+        for topic in topics:
+            route = await admin.topic_route(topic)
+            if len(route.broker_datas) < broker_count:
+                return False
+        return True
+
+    await wait_for(routed, timeout_s=15, what=f"routes of {topics}")
+
+
+ACL_KEY = ("RocketMQ", "12345678")  # the account of Java's sample plain_acl.yml
+
+
+def write_acl(directory: Path) -> Path:
+    """A plain_acl.yml (Java's file format) with one admin account allowed everything."""
+    acl = directory / "plain_acl.yml"
+    acl.write_text(
+        f"accounts:\n  - accessKey: {ACL_KEY[0]}\n    secretKey: '{ACL_KEY[1]}'\n    admin: true\n"
+        "    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n"
+    )
+    return acl
 
 
 Offsets = dict[tuple[str, int], tuple[int, int]]
@@ -565,28 +583,19 @@ async def test_java_message_trace_records_reach_the_trace_topic(cluster_factory:
 @pytest.mark.timeout(120)
 async def test_java_acl_signed_requests(cluster_factory: Any, java: JavaDriver, tmp_path: Path) -> None:
     topic = "JavaAcl"
-    acl = tmp_path / "plain_acl.yml"  # Java's file format; one account allowed everything
-    acl.write_text(
-        "accounts:\n  - accessKey: RocketMQ\n    secretKey: '12345678'\n    admin: true\n"
-        "    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n"
-    )
+    acl = write_acl(tmp_path)
     cluster = await cluster_factory(broker_overrides={"aclEnable": "true", "aclFilePath": str(acl)})
     try:
         ns = cluster.namesrv_addr
-        async with Admin(namesrv_addr=ns, access_key="RocketMQ", secret_key="12345678") as admin:
-            await admin.create_topic(topic, cluster=CLUSTER, read_queues=4, write_queues=4)
-
-            async def routed() -> bool:
-                return bool((await admin.topic_route(topic)).broker_datas)
-
-            await wait_for(routed, timeout_s=15, what=f"route of {topic}")
+        async with Admin(namesrv_addr=ns, access_key=ACL_KEY[0], secret_key=ACL_KEY[1]) as admin:
+            await create_routed_topics(admin, (topic,), 4)
         msgs = [spec(topic, b"signed", tags="A")]
         # AclClientRPCHook signs every request (AccessKey, Signature extFields; HmacSHA1 of the sorted fields).
         ok = await java.call("send", namesrv=ns, group="pg-java-acl", mode="sync", messages=msgs,
-                             accessKey="RocketMQ", secretKey="12345678")
+                             accessKey=ACL_KEY[0], secretKey=ACL_KEY[1])
         assert [r.get("status") for r in ok] == ["SEND_OK"]
         bad = await java.call("send", namesrv=ns, group="pg-java-acl", mode="sync", messages=msgs, retries=0,
-                              accessKey="RocketMQ", secretKey="wrong-secret")
+                              accessKey=ACL_KEY[0], secretKey="wrong-secret")
         assert "error" in bad[0], bad
         print("refused as:", bad[0]["error"][:300])
     except BaseException:
@@ -708,25 +717,16 @@ async def test_java_client_over_tls_with_acl(cluster_factory: Any, java: JavaDri
     ca = make_test_ca(tmp_path / "pki")
     leaf = ca.issue("server")
     tls = {"tlsMode": "enforcing", "tlsServerCertPath": leaf.cert, "tlsServerKeyPath": leaf.key}
-    acl = tmp_path / "plain_acl.yml"
-    acl.write_text(
-        "accounts:\n  - accessKey: RocketMQ\n    secretKey: '12345678'\n    admin: true\n"
-        "    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n"
-    )
-    secure = {**tls, "aclEnable": "true", "aclFilePath": str(acl), "accessKey": "RocketMQ", "secretKey": "12345678"}
+    acl = write_acl(tmp_path)
+    secure = {**tls, "aclEnable": "true", "aclFilePath": str(acl), "accessKey": ACL_KEY[0], "secretKey": ACL_KEY[1]}
     cluster = await cluster_factory(
         broker_overrides={**secure, "tlsEnable": "true", "tlsClientTrustCertPath": ca.ca}, namesrv_overrides=tls
     )
-    creds = {"accessKey": "RocketMQ", "secretKey": "12345678"}
+    creds = {"accessKey": ACL_KEY[0], "secretKey": ACL_KEY[1]}
     try:
         ns = cluster.namesrv_addr
-        async with Admin(namesrv_addr=ns, access_key="RocketMQ", secret_key="12345678", use_tls=True, tls_ca_file=ca.ca) as admin:
-            await admin.create_topic(topic, cluster=CLUSTER, read_queues=2, write_queues=2)
-
-            async def routed() -> bool:
-                return bool((await admin.topic_route(topic)).broker_datas)
-
-            await wait_for(routed, timeout_s=15, what=f"route of {topic}")
+        async with Admin(namesrv_addr=ns, access_key=ACL_KEY[0], secret_key=ACL_KEY[1], use_tls=True, tls_ca_file=ca.ca) as admin:
+            await create_routed_topics(admin, (topic,), 2)
         msgs = [spec(topic, f"tls-{i}".encode(), tags="S") for i in range(6)]
         sent = await java.call("send", namesrv=ns, group="pg-java-tls", mode="sync", messages=msgs, useTLS=True, **creds)
         assert [r.get("status") for r in sent] == ["SEND_OK"] * 6, sent
