@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from rocketq.broker.subscription_group import SubscriptionGroupManager
     from rocketq.broker.topic_config import TopicConfigManager
     from rocketq.store.delay import DelayLevels
-    from rocketq.store.message_store import MessageStoreAPI
+    from rocketq.store.protocols import MessageStoreAPI
 
 
 def _noop(*_args: Any) -> None:

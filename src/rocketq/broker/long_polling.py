@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.store.message_store import MessageFilter
+from rocketq.store.protocols import MessageFilter
 
 log = logging.getLogger("rocketq.broker.longpolling")
 

@@ -20,11 +20,10 @@ from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.delay import DelayLevels
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFile
+from rocketq.store.protocols import ArrivalListener
 
 log = logging.getLogger("rocketq.store")
 
-# The same shape as message_store.ArrivalListener (kept here to avoid an import cycle).
-ArrivalListener = Callable[[str, int, int, int, int, dict[str, str] | None], None]
 
 _TAG_CODES: dict[str, int] = {}
 _TAG_CACHE_LIMIT = 65536

@@ -31,7 +31,7 @@ from rocketq.store.index_service import IndexService
 from rocketq.store.status import GetMessageStatus, GetResult, QueryResult
 
 if TYPE_CHECKING:
-    from rocketq.store.message_store import MessageFilter
+    from rocketq.store.protocols import MessageFilter
 
 log = logging.getLogger("rocketq.store")
 

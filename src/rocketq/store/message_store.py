@@ -20,7 +20,6 @@ Statuses follow Java: get_min_offset_in_queue() is -1 for a queue that does not 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -28,7 +27,6 @@ from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt
 from rocketq.common.record.codec import decode_record
-from rocketq.common.record.layout import RecordDecodeError
 from rocketq.common.service import PeriodicService, Service
 from rocketq.store.checkpoint import StoreCheckpoint, StoreLock, create_abort_file, remove_abort_file
 from rocketq.store.cleanup import CleanupService
@@ -54,66 +52,12 @@ from rocketq.store.index_file import RESERVE_WINDOW as INDEX_RESERVE_WINDOW
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file_queue import FileAllocator
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
+from rocketq.store.protocols import ArrivalListener, MessageFilter
 from rocketq.store.put_service import PutService
 from rocketq.store.recovery import RecoveryReport, recover
 from rocketq.store.status import GetMessageStatus, GetResult, PutMessageStatus, PutResult, QueryResult
 
 log = logging.getLogger("rocketq.store")
-
-ArrivalListener = Callable[[str, int, int, int, int, dict[str, str] | None], None]
-
-
-class MessageFilter(Protocol):
-    """Decides which consume-queue units (by tag code) and records (by properties) a pull returns."""
-
-    def is_matched_by_consume_queue(self, tags_code: int | None) -> bool: ...
-
-    def is_matched_by_commit_log(self, record: bytes | None, properties: dict[str, str] | None) -> bool: ...
-
-
-class MessageStoreAPI(Protocol):
-    """The facade's public surface (implemented by rocketq.store.message_store.MessageStore)."""
-
-    async def start(self) -> None: ...
-    async def shutdown(self) -> None: ...
-
-    async def put_message(self, msg: BrokerMessage) -> PutResult: ...
-    async def put_messages(self, batch: BrokerMessageBatch) -> PutResult: ...
-
-    def get_message(
-        self,
-        group: str,
-        topic: str,
-        queue_id: int,
-        offset: int,
-        max_count: int,
-        message_filter: MessageFilter | None = None,
-        max_total_bytes: int | None = None,
-    ) -> GetResult: ...
-
-    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int: ...
-    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int: ...
-    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp_ms: int) -> int: ...
-    def get_earliest_message_time(self, topic: str, queue_id: int) -> int: ...
-    def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, offset: int) -> int: ...
-    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int: ...
-
-    def select_one_message_by_offset(
-        self, commit_log_offset: int, size: int | None = None
-    ) -> bytes | None: ...
-    def query_message(
-        self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int
-    ) -> QueryResult: ...
-
-    def delete_topics(self, topics: set[str]) -> int: ...
-    def clean_unused_topics(self, keep: set[str]) -> int: ...
-    def add_arrival_listener(self, listener: ArrivalListener, topic: str | None = None) -> None: ...
-
-    def get_max_phy_offset(self) -> int: ...
-    def get_min_phy_offset(self) -> int: ...
-    def dispatch_behind_bytes(self) -> int: ...
-    def runtime_info(self) -> dict[str, Any]: ...
-
 
 class ReplicaAcks(Protocol):
     """What a SYNC_MASTER put asks of replication (rocketq.store.ha.master.HAService)."""
@@ -475,7 +419,7 @@ class MessageStore:
             return None
         try:
             return decode_record(record, decompress_body=False)[0]
-        except RecordDecodeError:
+        except ValueError:  # a RecordDecodeError, or text in it that does not decode
             return None
 
     def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> QueryResult:
@@ -492,6 +436,10 @@ class MessageStore:
         doomed = {t for t in self.queues.topics() if t not in keep and t not in _ALWAYS_KEPT_TOPICS}
         return self.delete_topics(doomed)
 
+    def queue_ids_of(self, topic: str) -> set[int]:
+        """The ids of the consume queues `topic` has in this store."""
+        return set(self.queues.queues_of(topic))
+
     def add_arrival_listener(self, listener: ArrivalListener, topic: str | None = None) -> None:
         """Call `listener` after each record is dispatched; with `topic`, only for that topic's records
         (a put pays nothing for listeners of other topics)."""
@@ -503,6 +451,10 @@ class MessageStore:
 
     def get_max_phy_offset(self) -> int:
         return self.commit_log.max_offset
+
+    def get_flushed_phy_offset(self) -> int:
+        """How far the commit log is on disk (Java CommitLog#getFlushedWhere)."""
+        return self.commit_log.queue.flushed_where
 
     def get_min_phy_offset(self) -> int:
         return self.commit_log.min_offset

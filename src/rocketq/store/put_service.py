@@ -24,10 +24,11 @@ from rocketq.common.record.properties import encode_properties_bytes
 from rocketq.store.commit_log import CommitLog, RecordTooLargeError, topic_block
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queues import ConsumeQueueTable
-from rocketq.store.dispatch import ArrivalListener, Dispatcher, tags_code_of_tag
+from rocketq.store.dispatch import Dispatcher, tags_code_of_tag
 from rocketq.store.index_service import PENDING_MAX, key_prefix
 from rocketq.store.mapped_file import is_disk_full
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
+from rocketq.store.protocols import ArrivalListener
 from rocketq.store.status import AppendResult, PutMessageStatus, PutResult
 
 log = logging.getLogger("rocketq.store")

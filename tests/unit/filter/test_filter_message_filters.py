@@ -15,7 +15,7 @@ from rocketq.broker.filter import (
 from rocketq.common.message import MessageExt
 from rocketq.common.record.codec import encode_record
 from rocketq.common.tags import parse_tag_expression, tags_code
-from rocketq.store.message_store import MessageFilter
+from rocketq.store.protocols import MessageFilter
 
 
 def stored(tags: str | None = None, *, v6: bool = False, body: bytes = b"payload", **props: str) -> bytes:

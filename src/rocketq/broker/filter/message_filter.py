@@ -2,7 +2,7 @@
 
 Port of org.apache.rocketmq.broker.filter.ExpressionMessageFilter (TAG and SQL92 branches),
 ExpressionForRetryMessageFilter and MessageEvaluationContext (4.9.8). All implement the store's
-MessageFilter protocol (rocketq.store.message_store): `is_matched_by_consume_queue(tags_code)` on the
+MessageFilter protocol (rocketq.store.protocols): `is_matched_by_consume_queue(tags_code)` on the
 consume-queue unit, then `is_matched_by_commit_log(record, properties)` on the stored record (the
 store passes the record bytes, long polling passes the decoded properties). A TAG subscription to
 everything gets no filter at all (None), so the store skips the calls. Deviation: no bloom-filter

@@ -58,7 +58,7 @@ from rocketq.remoting.protocol.headers.pop import (
     pop_retry_topic_v1,
 )
 from rocketq.store.message import BrokerMessage
-from rocketq.store.message_store import MessageFilter
+from rocketq.store.protocols import MessageFilter
 from rocketq.store.status import GetMessageStatus
 
 log = logging.getLogger("rocketq.broker.pop")

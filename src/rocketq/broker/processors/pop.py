@@ -31,7 +31,7 @@ from rocketq.remoting.protocol.headers.pop import (
     PopMessageResponseHeader,
     pop_retry_topic_v1,
 )
-from rocketq.store.message_store import MessageFilter
+from rocketq.store.protocols import MessageFilter
 
 log = logging.getLogger("rocketq.broker.pop")
 

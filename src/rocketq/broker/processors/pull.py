@@ -34,7 +34,7 @@ from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader
 from rocketq.store.message import BrokerMessage
-from rocketq.store.message_store import MessageFilter
+from rocketq.store.protocols import MessageFilter
 from rocketq.store.status import GetMessageStatus, GetResult
 
 log = logging.getLogger("rocketq.broker.pull")
