@@ -47,7 +47,6 @@ from rocketq.remoting.metrics import MetricsExporterError, RpcLatency
 from rocketq.remoting.protocol.bodies.register import DataVersion, TopicConfig, TopicConfigSerializeWrapper
 from rocketq.remoting.security_config import DaemonSecurity
 from rocketq.remoting.transport import ClientConfig, RemotingClient, RemotingServer, ServerConfig
-from rocketq.store.config import BrokerRole
 from rocketq.store.delay import DelayLevels
 from rocketq.store.ha.master import HAService
 from rocketq.store.ha.slave import HAClient
@@ -137,7 +136,7 @@ class BrokerController:
         self.outer_api = BrokerOuterAPI(self.client, cfg.namesrv_addr_list)
         # Replication (Java: the store's HAService, BrokerController.handleSlaveSynchronize): a master
         # serves its slaves; a slave follows its master's commit log and copies its tables.
-        self.is_slave = getattr(store_config, "broker_role", None) is BrokerRole.SLAVE
+        self.is_slave = store_config.is_slave
         self.ha_service: HAService | None = None
         self.ha_client: HAClient | None = None
         self.slave_sync: SlaveSynchronize | None = None

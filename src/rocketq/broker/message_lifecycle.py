@@ -24,11 +24,6 @@ from rocketq.store.timer import TimerMessageService
 log = logging.getLogger("rocketq.broker.lifecycle")
 
 
-def _is_slave(store_config: Any) -> bool:
-    role = getattr(store_config, "broker_role", None)
-    return getattr(role, "name", str(role)) == "SLAVE"
-
-
 class MessageLifecycle:
     def __init__(self, ctx: BrokerContext, pop_processor: Any = None) -> None:
         self.ctx = ctx
@@ -57,7 +52,7 @@ class MessageLifecycle:
         ctx.schedule_service, ctx.timer_service, ctx.pop_service = schedule, timer, pop
         if self.pop_processor is not None:
             store.add_arrival_listener(self.pop_processor.long_polling.on_message_arrival)
-        if not cfg.is_master or _is_slave(ctx.store_config):
+        if not cfg.is_master or ctx.store_config.is_slave:
             return
         for service in (schedule, timer, pop):
             await service.start()

@@ -276,3 +276,8 @@ class MessageStoreConfig(RocketConfig):
     @property
     def is_sync_flush(self) -> bool:
         return self.flush_disk_type is FlushDiskType.SYNC_FLUSH
+
+    @property
+    def is_slave(self) -> bool:
+        """brokerRole SLAVE: the store takes the master's replicated bytes, never a put."""
+        return self.broker_role is BrokerRole.SLAVE

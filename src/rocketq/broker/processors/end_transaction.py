@@ -13,7 +13,6 @@ import logging
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header
-from rocketq.broker.processors.pull import is_slave_role
 from rocketq.broker.transaction.service import TransactionalMessageService
 from rocketq.common.constants import MessageSysFlag
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
@@ -39,7 +38,7 @@ class EndTransactionProcessor(Processor):
 
     async def end_transaction(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
         header: EndTransactionRequestHeader = decode_header(EndTransactionRequestHeader, request)
-        if is_slave_role(self.ctx.store_config):
+        if self.ctx.store_config.is_slave:
             log.warning("END_TRANSACTION from %s refused: this broker is a slave", conn.remote_addr)
             return request.make_response(ResponseCode.SLAVE_NOT_AVAILABLE, "end transaction is forbidden on a slave")
         outcome = _OUTCOMES.get(header.commit_or_rollback)

@@ -53,11 +53,6 @@ _CODES = {
 _EMPTY_QUEUE = (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE)
 
 
-def is_slave_role(store_config: Any) -> bool:
-    role = getattr(store_config, "broker_role", None)
-    return getattr(role, "name", str(role)) == "SLAVE"
-
-
 class PullMessageProcessor(Processor):
     def __init__(self, ctx: BrokerContext) -> None:
         super().__init__()
@@ -113,7 +108,7 @@ class PullMessageProcessor(Processor):
         )
         response = self._answer(conn, request, header, group_config, result, allow_suspend, message_filter)
         # The piggy-backed commit: only on first processing, only on a master (Java storeOffsetEnable).
-        if allow_suspend and sys_flag & PullSysFlag.FLAG_COMMIT_OFFSET and not is_slave_role(ctx.store_config):
+        if allow_suspend and sys_flag & PullSysFlag.FLAG_COMMIT_OFFSET and not ctx.store_config.is_slave:
             ctx.consumer_offset_manager.commit_offset(
                 conn.remote_addr, header.consumer_group, header.topic, header.queue_id, header.commit_offset
             )
@@ -193,7 +188,7 @@ class PullMessageProcessor(Processor):
             if self._suspend(conn, request, header, message_filter):
                 return None
         elif code == ResponseCode.PULL_OFFSET_MOVED:
-            if is_slave_role(ctx.store_config):
+            if ctx.store_config.is_slave:
                 code, ext["suggestWhichBrokerId"] = ResponseCode.PULL_RETRY_IMMEDIATELY, str(group_config.broker_id)
             else:
                 log.info(

@@ -9,18 +9,12 @@ BrokerController.initialTransaction and starts the check service on a master onl
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.transaction.check import SendOneway, TransactionalMessageCheckService
 from rocketq.broker.transaction.service import TransactionalMessageService
 
 log = logging.getLogger("rocketq.broker.transaction")
-
-
-def _is_slave(store_config: Any) -> bool:
-    role = getattr(store_config, "broker_role", None)
-    return getattr(role, "name", str(role)) == "SLAVE"
 
 
 class Transactions:
@@ -33,7 +27,7 @@ class Transactions:
 
     async def start(self) -> None:
         await self.service.load()
-        if self.ctx.broker_config.is_master and not _is_slave(self.ctx.store_config):
+        if self.ctx.broker_config.is_master and not self.ctx.store_config.is_slave:
             await self.check_service.start()
             self._checking = True
 

@@ -15,7 +15,6 @@ import logging
 from rocketq.broker.config_file import ConfigFileManager
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header, ok
-from rocketq.broker.processors.pull import is_slave_role
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.admin import SubscriptionGroupConfig
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
@@ -37,7 +36,7 @@ class SubscriptionAdminProcessor(Processor):
         }
 
     def _not_on_slave(self) -> None:
-        if is_slave_role(self.ctx.store_config):
+        if self.ctx.store_config.is_slave:
             raise RequestError(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker.")
 
     async def update_and_create_subscription_group(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:

@@ -17,7 +17,6 @@ import logging
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.processors.common import Connection, Processor, RequestError, decode_header, ok
-from rocketq.broker.processors.pull import is_slave_role
 from rocketq.broker.topic_config import topic_problem
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
@@ -41,7 +40,7 @@ class TopicAdminProcessor(Processor):
         }
 
     def _check_topic(self, topic: str) -> None:
-        if is_slave_role(self.ctx.store_config):
+        if self.ctx.store_config.is_slave:
             raise RequestError(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker.")
         problem = topic_problem(topic)
         if problem is not None:
