@@ -48,7 +48,7 @@ class ClientChannelInfo:
         return self.conn.id
 
     def __repr__(self) -> str:
-        return f"ClientChannelInfo({self.client_id} @ {getattr(self.conn, 'remote_addr', '?')})"
+        return f"ClientChannelInfo({self.client_id} @ {self.conn.remote_addr})"
 
 
 class ConsumerGroupInfo:
@@ -288,7 +288,7 @@ class ProducerManager:
         start = next(self._counter) % len(conns)
         for i in range(len(conns)):
             conn = conns[(start + i) % len(conns)]
-            if getattr(conn, "is_active", True):
+            if conn.is_active:
                 return conn
         return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocketq.broker.filter.registry import ConsumerFilterManager
 from rocketq.broker.stats.counters import BrokerStatsManager
@@ -18,38 +18,46 @@ from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.remoting.errors import RemotingSendRequestError
 from rocketq.remoting.protocol.command import RemotingCommand
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the modules below import this one (the context is what they are built with)
     from rocketq.broker.clients import ConsumerManager, ProducerManager
     from rocketq.broker.config import BrokerConfig
     from rocketq.broker.long_polling import PullRequestHoldService
+    from rocketq.broker.metrics import BrokerMetrics
     from rocketq.broker.offsets import ConsumerOffsetManager
+    from rocketq.broker.pop.service import PopService
+    from rocketq.broker.processors.common import Connection
     from rocketq.broker.rebalance_lock import RebalanceLockManager
     from rocketq.broker.subscription_group import SubscriptionGroupManager
     from rocketq.broker.topic_config import TopicConfigManager
+    from rocketq.broker.transaction.service import TransactionalMessageService
+    from rocketq.remoting.acl.plain_config import PlainAclConfig
+    from rocketq.store.config import MessageStoreConfig
     from rocketq.store.delay import DelayLevels
     from rocketq.store.protocols import MessageStoreAPI
+    from rocketq.store.schedule import ScheduleMessageService
+    from rocketq.store.timer import TimerMessageService
 
 
-def _noop(*_args: Any) -> None:
+def _noop(*_args: object) -> None:
     return None
 
 
-async def _noop_async(*_args: Any) -> None:
+async def _noop_async(*_args: object) -> None:
     return None
 
 
-async def _no_client_calls(*_args: Any) -> RemotingCommand:
+async def _no_client_calls(*_args: object) -> RemotingCommand:
     raise RemotingSendRequestError("this broker context is not wired to a remoting server")
 
 
-async def _no_client_tells(*_args: Any) -> None:
+async def _no_client_tells(*_args: object) -> None:
     raise RemotingSendRequestError("this broker context is not wired to a remoting server")
 
 
 @dataclass(slots=True)
 class BrokerContext:
     broker_config: BrokerConfig
-    store_config: Any  # rocketq.store.config.MessageStoreConfig
+    store_config: MessageStoreConfig
     store: MessageStoreAPI
     topic_config_manager: TopicConfigManager
     subscription_group_manager: SubscriptionGroupManager
@@ -67,24 +75,24 @@ class BrokerContext:
     register_increment: Callable[..., Awaitable[None]] = field(default=_noop_async)
     on_broker_config_changed: Callable[[set[str]], None] = field(default=_noop)
     # A request to a client over its connection, answered (Broker2Client.call_client; 307 / 309).
-    call_client: Callable[[Any, RemotingCommand, float], Awaitable[RemotingCommand]] = field(default=_no_client_calls)
+    call_client: Callable[[Connection, RemotingCommand, float], Awaitable[RemotingCommand]] = field(default=_no_client_calls)
     # A oneway request to a client over its connection (Broker2Client.tell_client; 220).
-    tell_client: Callable[[Any, RemotingCommand], Awaitable[None]] = field(default=_no_client_tells)
+    tell_client: Callable[[Connection, RemotingCommand], Awaitable[None]] = field(default=_no_client_tells)
     boot_timestamp_ms: int = 0
-    # ACL accounts (rocketq.remoting.acl.plain_config.PlainAclConfig) when aclEnable, else None.
-    acl_config: Any = None
+    # ACL accounts when aclEnable, else None.
+    acl_config: PlainAclConfig | None = None
     # Message lifecycle services (broker/message_lifecycle.py; None until the controller builds them):
-    schedule_service: Any = None  # rocketq.store.schedule.ScheduleMessageService
-    timer_service: Any = None  # rocketq.store.timer.TimerMessageService
-    pop_service: Any = None  # rocketq.broker.pop.PopService
+    schedule_service: ScheduleMessageService | None = None
+    timer_service: TimerMessageService | None = None
+    pop_service: PopService | None = None
     # Transactions (broker/transaction/runtime.py; None until the controller builds them):
-    transaction_service: Any = None  # rocketq.broker.transaction.service.TransactionalMessageService
+    transaction_service: TransactionalMessageService | None = None
     # SQL92 expressions of consumer groups, fed by heartbeats, read by pulls (use filter_manager()).
     consumer_filter_manager: ConsumerFilterManager = field(default_factory=ConsumerFilterManager)
     # Traffic counters (broker/stats); the controller's BrokerStatsService replaces it with its own.
     stats: BrokerStatsManager = field(default_factory=BrokerStatsManager)
     # Prometheus counters (broker/metrics.py), None unless metricsExporterType=PROM.
-    metrics: Any = None
+    metrics: BrokerMetrics | None = None
 
     def filter_manager(self) -> ConsumerFilterManager:
         """The consumer filter manager, following enablePropertyFilter / filterSupportRetry as they change."""
@@ -104,4 +112,4 @@ class BrokerContext:
 
     @property
     def max_message_size(self) -> int:
-        return int(getattr(self.store_config, "max_message_size_bytes", 4 * 1024 * 1024))
+        return self.store_config.max_message_size_bytes

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
 
 from rocketq.broker.clients import ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
@@ -40,16 +39,19 @@ from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.broker.transaction.runtime import Transactions
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
-from rocketq.common.constants import DEFAULT_DELAY_LEVELS, PermName
+from rocketq.common.constants import PermName
 from rocketq.common.errors import RocketQError
 from rocketq.common.service import PeriodicService, spawn
 from rocketq.remoting.metrics import MetricsExporterError, RpcLatency
 from rocketq.remoting.protocol.bodies.register import DataVersion, TopicConfig, TopicConfigSerializeWrapper
 from rocketq.remoting.security_config import DaemonSecurity
 from rocketq.remoting.transport import ClientConfig, RemotingClient, RemotingServer, ServerConfig
+from rocketq.store.config import MessageStoreConfig
 from rocketq.store.delay import DelayLevels
 from rocketq.store.ha.master import HAService
 from rocketq.store.ha.slave import HAClient
+from rocketq.store.message_store import MessageStore
+from rocketq.store.protocols import MessageStoreAPI
 
 log = logging.getLogger("rocketq.broker")
 
@@ -61,17 +63,21 @@ class BrokerStartError(RocketQError):
 
 
 class BrokerController:
-    def __init__(self, broker_config: BrokerConfig, store_config: Any, clock: Clock = SYSTEM_CLOCK, store: Any = None):
+    def __init__(
+        self,
+        broker_config: BrokerConfig,
+        store_config: MessageStoreConfig,
+        clock: Clock = SYSTEM_CLOCK,
+        store: MessageStoreAPI | None = None,
+    ) -> None:
         self.broker_config = cfg = broker_config
         self.store_config = store_config
         self.clock = clock
         self.root = Path(store_config.store_path_root_dir).expanduser()
         config_dir = self.root / "config"
         if store is None:
-            from rocketq.store.message_store import MessageStore
-
             store = MessageStore(store_config, clock)
-        self.store = store
+        self.store: MessageStoreAPI = store
         self.topic_config_manager = TopicConfigManager(cfg, config_dir, clock)
         self.subscription_group_manager = SubscriptionGroupManager(cfg, config_dir, clock)
         self.consumer_offset_manager = ConsumerOffsetManager(str(config_dir))
@@ -87,7 +93,7 @@ class BrokerController:
             consumer_manager=self.consumer_manager,
             producer_manager=self.producer_manager,
             rebalance_lock_manager=RebalanceLockManager(cfg.rebalance_lock_max_live_time_ms, clock),
-            delay_levels=DelayLevels(getattr(store_config, "message_delay_level", DEFAULT_DELAY_LEVELS)),
+            delay_levels=DelayLevels(store_config.message_delay_level),
             clock=clock,
         )
         # ACL and TLS (docs/security.md): every request code is verified, as Java's broker does.
@@ -140,7 +146,7 @@ class BrokerController:
         self.ha_service: HAService | None = None
         self.ha_client: HAClient | None = None
         self.slave_sync: SlaveSynchronize | None = None
-        ha_master = getattr(store_config, "ha_master_address", None)
+        ha_master = store_config.ha_master_address
         self._ha_master_from_namesrv = not (ha_master and len(ha_master) >= 6)  # Java's check
         if self.is_slave:
             self.slave_sync = SlaveSynchronize(self.ctx, self.client)
@@ -181,7 +187,7 @@ class BrokerController:
             else {}
         )
 
-    def _managers(self) -> tuple[Any, ...]:
+    def _managers(self) -> tuple[TopicConfigManager, SubscriptionGroupManager, ConsumerOffsetManager]:
         return (self.topic_config_manager, self.subscription_group_manager, self.consumer_offset_manager)
 
     # -- addresses --------------------------------------------------------------------------------
@@ -195,7 +201,7 @@ class BrokerController:
 
     def identity(self) -> BrokerIdentity:
         cfg = self.broker_config
-        ha_port = self.ha_service.port if self.ha_service is not None else getattr(self.store_config, "ha_listen_port", cfg.listen_port + 1)
+        ha_port = self.ha_service.port if self.ha_service is not None else self.store_config.ha_listen_port
         return BrokerIdentity(
             cluster_name=cfg.broker_cluster_name,
             broker_addr=self.broker_addr,
@@ -240,7 +246,7 @@ class BrokerController:
 
     async def _start_ha(self) -> None:
         cfg, store = self.broker_config, self.store
-        if not hasattr(store, "append_replica"):
+        if not isinstance(store, MessageStore):
             return  # a store without replication (tests' fakes)
         if self.is_slave:
             self.ha_client = HAClient(

@@ -76,7 +76,7 @@ class Broker2Client:
             return
         header = NotifyConsumerIdsChangedRequestHeader(consumer_group=group).to_ext_fields()
         for conn in conns:
-            if getattr(conn, "is_active", True):
+            if conn.is_active:
                 spawn(f"notify-{group}", self._notify(conn, group, header))
 
     async def _notify(self, conn: Any, group: str, header: dict[str, str]) -> None:

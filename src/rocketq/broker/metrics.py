@@ -26,6 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from rocketq.common import constants as C
 from rocketq.remoting.metrics import Histograms, PrometheusExporter, RpcLatency, new_registry
+from rocketq.remoting.protocol.codes import LanguageCode
 
 if TYPE_CHECKING:
     from rocketq.broker.context import BrokerContext
@@ -233,7 +234,7 @@ class BrokerMetrics:
     def _storage(self, common: dict[str, str]) -> Iterable[Metric]:
         figures = self.stats_service.store_figures()
         labels = common | {"storage_type": "local", "storage_medium": "disk"}
-        root = Path(str(getattr(self.ctx.store_config, "store_path_root_dir", "."))).expanduser()
+        root = Path(self.ctx.store_config.store_path_root_dir).expanduser()
         yield _gauge("rocketmq_storage_size", "Broker storage size (bytes)", labels, _tree_size(root))
         yield _gauge("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", labels, figures.flush_behind_bytes)
         yield _gauge(
@@ -251,8 +252,9 @@ def _bool(flag: bool) -> str:
     return "true" if flag else "false"
 
 
-def _language(language: Any) -> str:
-    return str(getattr(language, "name", language)).lower()
+def _language(language: object) -> str:
+    """A client's language as the metric label (java, cpp, ...); a code we do not know as its number."""
+    return (language.name if isinstance(language, LanguageCode) else str(language)).lower()
 
 
 def _age(store: Any, topic: str, queue_id: int, offset: int, now_ms: int) -> int:

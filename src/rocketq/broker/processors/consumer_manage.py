@@ -42,7 +42,7 @@ _MEMORY = total_physical_memory()
 
 def check_in_disk_by_commit_offset(ctx: BrokerContext, commit_log_offset: int) -> bool:
     """Java DefaultMessageStore.checkInDiskByCommitOffset: is that offset too far behind to be cached?"""
-    ratio = getattr(ctx.store_config, "access_message_in_memory_max_ratio_pct", 40)
+    ratio = ctx.store_config.access_message_in_memory_max_ratio_pct
     memory = _MEMORY * ratio // 100
     return ctx.store.get_max_phy_offset() - commit_log_offset > memory
 

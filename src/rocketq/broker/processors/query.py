@@ -34,7 +34,7 @@ class QueryMessageProcessor(Processor):
         h = decode_header(QueryMessageRequestHeader, request)
         max_num = h.max_num
         if h.unique_key_query:
-            max_num = int(getattr(self.ctx.store_config, "default_query_max_num", 32))
+            max_num = self.ctx.store_config.default_query_max_num
         result = self.ctx.store.query_message(h.topic, h.key, max_num, h.begin_timestamp, h.end_timestamp)
         ext = QueryMessageResponseHeader(
             index_last_update_timestamp=result.index_last_update_timestamp,

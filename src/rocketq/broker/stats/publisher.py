@@ -122,12 +122,11 @@ class BrokerStatsService:
     def store_figures(self) -> StoreFigures:
         store = self.ctx.store
         max_phy = store.get_max_phy_offset()
-        # Beyond the store contract: MessageStore's commit log knows how far it has flushed.
-        flushed = getattr(getattr(getattr(store, "commit_log", None), "queue", None), "flushed_where", max_phy)
-        root = str(getattr(self.ctx.store_config, "store_path_root_dir", "."))
+        flushed = store.get_flushed_phy_offset()
+        root = self.ctx.store_config.store_path_root_dir
         return StoreFigures(
             dispatch_behind_bytes=store.dispatch_behind_bytes(),
-            flush_behind_bytes=max(max_phy - int(flushed), 0),
+            flush_behind_bytes=max(max_phy - flushed, 0),
             disk_used_ratio=disk_used_ratio(Path(root).expanduser()),
             commit_log_min_offset=store.get_min_phy_offset(),
             commit_log_max_offset=max_phy,

@@ -106,16 +106,7 @@ class TransactionalMessageBridge:
         return result, found
 
     def look_message_by_offset(self, commit_log_offset: int) -> MessageExt | None:
-        look = getattr(self.ctx.store, "look_message_by_offset", None)
-        if look is not None:
-            return look(commit_log_offset)  # type: ignore[no-any-return]
-        record = self.ctx.store.select_one_message_by_offset(commit_log_offset)
-        if record is None:
-            return None
-        try:
-            return decode_record(record, decompress_body=False)[0]
-        except (RecordDecodeError, ValueError):
-            return None
+        return self.ctx.store.look_message_by_offset(commit_log_offset)
 
     # -- writes ------------------------------------------------------------------------------------
     async def put(self, msg: BrokerMessage) -> PutResult:

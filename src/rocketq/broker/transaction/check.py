@@ -185,7 +185,7 @@ class TransactionalMessageCheckService:
         now = self.ctx.clock.now_ms()
         age = now - half.born_timestamp
         times = next_check_times(half, cfg.transaction_check_max)
-        reserved_ms = float(getattr(self.ctx.store_config, "file_reserved_time_h", 72)) * 3_600_000
+        reserved_ms = self.ctx.store_config.file_reserved_time_h * 3_600_000
         if times is None or age > reserved_ms:
             await self.service.discard(half)
             report.discarded += 1

@@ -18,9 +18,9 @@ lexer.py and ast.py (text after a complete expression is refused; nesting is bou
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
-from typing import Any
 
 from rocketq.broker.filter.errors import FilterEvaluationError, FilterParseError
 from rocketq.broker.filter.sql92 import ast
@@ -77,15 +77,15 @@ def compile_sql92(text: str) -> CompiledExpression:
     return compile_expression(text)
 
 
-def _property_names(node: Any) -> frozenset[str]:
+def _property_names(node: ast.Node) -> frozenset[str]:
     names: set[str] = set()
     stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, ast.Prop):
             names.add(item.name)
-        for slot in getattr(item, "__slots__", ()):
-            child = getattr(item, slot, None)
+        for slot in dataclasses.fields(item):
+            child = getattr(item, slot.name)
             if isinstance(child, ast.Node):
                 stack.append(child)
             elif isinstance(child, tuple):

@@ -37,7 +37,7 @@ MIN_CALLABLE_VERSION = 62  # MQVersion.Version.V3_1_8_SNAPSHOT.ordinal(): older 
 def _connection(ch: ClientChannelInfo) -> ClientConnection:
     return ClientConnection(
         client_id=ch.client_id,
-        client_addr=getattr(ch.conn, "remote_addr", ""),
+        client_addr=ch.conn.remote_addr,
         language=ch.language if isinstance(ch.language, LanguageCode) else LanguageCode.JAVA,
         version=ch.version,
     )

@@ -69,7 +69,7 @@ class ResetOffsetProcessor(Processor):
         h = decode_header(ResetOffsetRequestHeader, request)
         log.info(
             "[reset-offset] reset offset started by %s. topic=%s, group=%s, timestamp=%d, isForce=%s",
-            getattr(conn, "remote_addr", "?"), h.topic, h.group, h.timestamp, h.is_force,
+            conn.remote_addr, h.topic, h.group, h.timestamp, h.is_force,
         )
         table = self.compute_offsets(h.topic, h.group, h.timestamp, h.is_force)
         info = self.ctx.consumer_manager.get_consumer_group_info(h.group)

@@ -105,7 +105,7 @@ class RuntimeAdminProcessor(Processor):
         # component reports one.
         for key in ("sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills", "pageCacheLockTimeMills"):
             info.setdefault(key, 0)
-        root = getattr(ctx.store_config, "store_path_root_dir", None)
+        root = ctx.store_config.store_path_root_dir
         if root:
             try:
                 usage = shutil.disk_usage(root)
@@ -160,8 +160,8 @@ class RuntimeAdminProcessor(Processor):
                 ) from None
             targets.append((target, field, getattr(probe, field)))
         changed: set[str] = set()
-        for target, field, value in targets:
-            if getattr(target, field) != value:
-                setattr(target, field, value)
-                changed.add(type(target).model_fields[field].alias or field)
+        for config, field, value in targets:
+            if getattr(config, field) != value:
+                setattr(config, field, value)
+                changed.add(type(config).model_fields[field].alias or field)
         return changed

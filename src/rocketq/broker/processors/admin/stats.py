@@ -41,8 +41,7 @@ def queue_ids(ctx: BrokerContext, topic: str, configured: int) -> Iterable[int]:
     limit = ctx.broker_config.max_topic_queue_nums
     if configured <= limit:
         return range(configured)
-    queues_of = getattr(getattr(ctx.store, "queues", None), "queues_of", None)  # the store's consume queues
-    existing = {q for q in queues_of(topic) if q < configured} if callable(queues_of) else set()
+    existing = {q for q in ctx.store.queue_ids_of(topic) if q < configured}
     return sorted(existing.union(range(limit)))
 
 
