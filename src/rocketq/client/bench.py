@@ -74,8 +74,8 @@ class Progress:
 
 def security_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """ACL credentials and TLS of the run (docs/security.md), as client keyword arguments."""
-    return {"access_key": getattr(args, "access_key", None), "secret_key": getattr(args, "secret_key", None),
-            "use_tls": getattr(args, "use_tls", False), "tls_ca_file": getattr(args, "tls_ca_file", None)}
+    return {"access_key": args.access_key, "secret_key": args.secret_key,
+            "use_tls": args.use_tls, "tls_ca_file": args.tls_ca_file}
 
 
 async def produce(args: argparse.Namespace) -> dict[str, Any]:

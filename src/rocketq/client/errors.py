@@ -11,7 +11,7 @@ MQBrokerError and this module's MessageIllegalError (the class local checks rais
 
 from __future__ import annotations
 
-from rocketq.common.errors import ClientError, IllegalStateError, RetryClass
+from rocketq.common.errors import ClientError, IllegalStateError, RetryClass, RocketQError
 from rocketq.remoting import errors as _remote
 from rocketq.remoting.errors import (
     BrokerResponseError,
@@ -97,7 +97,7 @@ class SendFailedError(MQClientError):
     def __init__(self, message: str, last_error: BaseException | None, code: int = -1) -> None:
         super().__init__(message, code)
         self.last_error = last_error
-        self.retry = getattr(last_error, "retry", RetryClass.NEVER)
+        self.retry = last_error.retry if isinstance(last_error, RocketQError) else RetryClass.NEVER
 
 
 def broker_error(code: int, remark: str | None) -> BrokerResponseError:

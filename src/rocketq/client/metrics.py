@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
+
+if TYPE_CHECKING:  # the consumers import this module to report to it
+    from rocketq.client.consumer.push import PushConsumer
 
 SEND_COST_BUCKETS_MS = (1, 5, 10, 20, 50, 200, 500)
 DELIVERY_LATENCY_BUCKETS_MS = (1, 5, 10, 20, 50, 200, 500)
@@ -44,10 +47,10 @@ class ClientMetrics:
             ["topic", "consumer_group", "client_id", "invocation_status"], buckets=PROCESS_TIME_BUCKETS_MS,
             registry=registry,
         )  # fmt: skip
-        self._consumers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._consumers: weakref.WeakSet[PushConsumer] = weakref.WeakSet()
         registry.register(_CachedMessages(self._consumers))  # type: ignore[arg-type]
 
-    def watch_consumer(self, consumer: Any) -> None:
+    def watch_consumer(self, consumer: PushConsumer) -> None:
         """A push consumer whose process queues feed the cached-message gauges."""
         self._consumers.add(consumer)
 
@@ -68,7 +71,7 @@ class ClientMetrics:
 class _CachedMessages:
     """rocketmq_consumer_cached_messages / _bytes, summed over each consumer's process queues per topic."""
 
-    def __init__(self, consumers: weakref.WeakSet[Any]) -> None:
+    def __init__(self, consumers: weakref.WeakSet[PushConsumer]) -> None:
         self._consumers = consumers
 
     def collect(self) -> Iterable[Metric]:
@@ -76,9 +79,7 @@ class _CachedMessages:
         messages = GaugeMetricFamily("rocketmq_consumer_cached_messages", "Messages in the process queues", labels=labels)
         size = GaugeMetricFamily("rocketmq_consumer_cached_bytes", "Bytes in the process queues", labels=labels)
         for consumer in list(self._consumers):
-            rebalance = getattr(consumer, "rebalance", None)
-            if rebalance is None:
-                continue
+            rebalance = consumer.rebalance
             per_topic: dict[str, list[int]] = {}
             # A scrape may run on prometheus_client's server thread: copy the table before walking it.
             for mq, pq in list(rebalance.process_queues.items()):

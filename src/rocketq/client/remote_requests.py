@@ -11,7 +11,7 @@ answer; a bad request is logged once and answered SYSTEM_ERROR when it expects a
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocketq.client.producer.request_reply import receive_reply
 from rocketq.common import constants as C
@@ -29,6 +29,7 @@ from rocketq.remoting.protocol.headers.client import NotifyConsumerIdsChangedReq
 
 if TYPE_CHECKING:
     from rocketq.client.instance import ClientInstance
+    from rocketq.remoting.transport.connection import Connection
 
 log = logging.getLogger("rocketq.client.remote")
 
@@ -42,16 +43,16 @@ class ClientRemotingProcessor:
     def reject_request(self) -> bool:
         return False
 
-    async def process_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None:
+    async def process_request(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
         try:
             return await self._dispatch(conn, request)
         except Exception as exc:
-            log.warning("server request code %d from %s failed: %s", request.code, getattr(conn, "remote_addr", "?"), exc)
+            log.warning("server request code %d from %s failed: %s", request.code, conn.remote_addr, exc)
             if request.is_oneway:
                 return None
             return request.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
 
-    async def _dispatch(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None:
+    async def _dispatch(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
         code = request.code
         if code == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED:
             notify = NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields)
@@ -71,7 +72,7 @@ class ClientRemotingProcessor:
             self._check_transaction_state(conn, request)
             return None
         if code == RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT:
-            receive_reply(request.ext_fields or {}, request.body, getattr(conn, "remote_addr", "?"))
+            receive_reply(request.ext_fields or {}, request.body, conn.remote_addr)
             return request.make_response()
         return None if request.is_oneway else request.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f"code {code}")
 
@@ -113,7 +114,7 @@ class ClientRemotingProcessor:
         result = await consumer.consume_message_directly(msgs[0], header.broker_name)
         return request.make_response(body=result)
 
-    def _check_transaction_state(self, conn: Any, request: RemotingCommand) -> None:
+    def _check_transaction_state(self, conn: Connection, request: RemotingCommand) -> None:
         msgs = decode_records(request.body)
         if not msgs:
             log.warning("CHECK_TRANSACTION_STATE without a decodable message")
@@ -125,4 +126,4 @@ class ClientRemotingProcessor:
         if producer is None:
             log.warning("transaction check for producer group %s, which does not run here", group)
             return
-        producer.check_transaction_state(getattr(conn, "remote_addr", ""), msg, dict(request.ext_fields or {}))
+        producer.check_transaction_state(conn.remote_addr, msg, dict(request.ext_fields or {}))

@@ -8,10 +8,11 @@ value raises ConfigError naming the key.
 
 from __future__ import annotations
 
+import enum
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from jproperties import Properties
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -25,6 +26,8 @@ class RocketConfig(BaseModel):
 
     # Attribute docstrings become field descriptions: `--help` of the daemons lists them (config_help).
     model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
+    # Java's system-property spellings some keys also have (`tls.server.certPath` ...) -> field name.
+    JAVA_PROPERTY_NAMES: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def known_keys(cls) -> dict[str, str]:
@@ -34,8 +37,7 @@ class RocketConfig(BaseModel):
             for spelling in {name, info.alias or name}:
                 keys[spelling] = name
                 keys[spelling.replace("_", "-")] = name
-        # Java's system-property spellings some keys also have (`tls.server.certPath` ...).
-        keys.update(getattr(cls, "JAVA_PROPERTY_NAMES", {}))
+        keys.update(cls.JAVA_PROPERTY_NAMES)
         return keys
 
     @classmethod
@@ -134,7 +136,7 @@ def config_help(*models: type[RocketConfig]) -> str:
         lines.append(f"\n{model.__name__} keys (in the -c file as key=value, or as --key value):")
         for name, info in model.model_fields.items():
             default = info.get_default(call_default_factory=True) if info.default is not PydanticUndefined or info.default_factory else ""
-            shown = getattr(default, "value", default)  # an Enum shows its value, as a file would spell it
+            shown = default.value if isinstance(default, enum.Enum) else default  # as a file would spell it
             lines.append(f"  {info.alias or name} (default: {shown})")
             for text in (info.description or "").strip().splitlines():
                 lines.append(f"      {text.strip()}")

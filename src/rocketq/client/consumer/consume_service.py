@@ -53,6 +53,9 @@ class ConsumeHost(Protocol):
     config: ConsumerConfig
     offset_store: OffsetStore
 
+    @property
+    def client_id(self) -> str: ...
+
     async def send_message_back(self, msg: MessageExt, delay_level: int, broker_name: str | None) -> bool: ...
 
     async def lock_queue(self, mq: MessageQueue) -> bool: ...
@@ -199,8 +202,7 @@ class _BaseService:
             trace.after(traced, len(msgs), result is ConsumeResult.SUCCESS, self._return_type(returned, result, int(start)))
         metrics = client_metrics.active()
         if metrics is not None:
-            client_id = getattr(self.host, "client_id", "")
-            metrics.consumed(msgs, self.host.group, client_id, result is ConsumeResult.SUCCESS, int(start), self._clock.now_ms())
+            metrics.consumed(msgs, self.host.group, self.host.client_id, result is ConsumeResult.SUCCESS, int(start), self._clock.now_ms())
         if result is ConsumeResult.SUCCESS:
             self.ok_count += len(msgs)
         else:

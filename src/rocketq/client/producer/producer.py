@@ -382,7 +382,8 @@ class Producer:
             f"send to topic {topic} failed after {len(brokers_sent)} attempt(s) in {elapsed} ms "
             f"(brokers tried: {brokers_sent}): {last_error or 'send timeout'}"
         )
-        err = SendFailedError(message, last_error, getattr(last_error, "code", -1))
+        code = last_error.code if isinstance(last_error, (MQClientError, BrokerResponseError)) else -1
+        err = SendFailedError(message, last_error, code)
         raise err from last_error
 
     # -- public API --------------------------------------------------------------------------------------------

@@ -203,7 +203,7 @@ class ResponseTable:
 
 
 def _addr(rf: ResponseFuture) -> str:
-    return str(getattr(rf.conn, "remote_addr", "?"))
+    return str(rf.conn.remote_addr)
 
 
 def timeout_error(rf: ResponseFuture) -> RemotingTimeoutError:
