@@ -41,7 +41,7 @@ from rocketq.broker.transaction.runtime import Transactions
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.constants import PermName
 from rocketq.common.errors import RocketQError
-from rocketq.common.service import PeriodicService, spawn
+from rocketq.common.service import PeriodicService, ServiceState, spawn
 from rocketq.remoting.metrics import MetricsExporterError, RpcLatency
 from rocketq.remoting.protocol.bodies.register import DataVersion, TopicConfig, TopicConfigSerializeWrapper
 from rocketq.remoting.security_config import DaemonSecurity
@@ -160,7 +160,7 @@ class BrokerController:
         self.topic_config_manager.on_topics_changed = self.request_register
         self.ctx.register_increment = self.register_increment
         self.ctx.on_broker_config_changed = self._on_broker_config_changed
-        self._started = False
+        self.state = ServiceState.CREATE_JUST
         self._store_open = False
 
     def _build_services(self) -> dict[str, PeriodicService]:
@@ -231,7 +231,7 @@ class BrokerController:
                 raise BrokerStartError(str(exc)) from None
         await self.server.start()  # RemotingError (port in use) goes to the daemon
         await self._start_ha()  # after the remoting port: a port in use is reported for that one first
-        self._started = True
+        self.state = ServiceState.RUNNING
         self.ctx.port = self.server.port
         self.ctx.boot_timestamp_ms = self.clock.now_ms()
         for name in ("persist", "client-scan", "pull-hold-check", "acl-file-watch"):
@@ -281,6 +281,8 @@ class BrokerController:
                 manager.mark_dirty(urgent=False)  # write the built-in topics/groups once
 
     async def shutdown(self) -> None:
+        was_running = self.state is ServiceState.RUNNING
+        self.state = ServiceState.STOPPING
         for name in ("register", "client-scan", "pull-hold-check", "slave-sync", "acl-file-watch"):
             if name in self._services:
                 await self._services[name].stop()
@@ -299,17 +301,20 @@ class BrokerController:
             await self.store.shutdown()
         except Exception:
             log.exception("shutting the store down failed")
-        if self._started:
+        if was_running:
             await self.outer_api.unregister_broker_all(self.identity())
         await self._services["persist"].stop()
         if not self._store_open:
-            return await self.client.shutdown()  # never write into a store another process holds
+            await self.client.shutdown()  # never write into a store another process holds
+            self.state = ServiceState.SHUTDOWN_ALREADY
+            return
         for manager in self._managers():
             try:
                 manager.persist()
             except OSError as exc:
                 log.error("persisting %s at shutdown failed: %s", manager.path, exc)
         await self.client.shutdown()
+        self.state = ServiceState.SHUTDOWN_ALREADY
         log.info("broker %s stopped", self.broker_config.broker_name)
 
     # -- periodic work -----------------------------------------------------------------------------
@@ -371,7 +376,7 @@ class BrokerController:
 
     def request_register(self) -> None:
         """A topic was created: register everything (oneway), coalescing bursts of changes."""
-        if not self._started:
+        if self.state is not ServiceState.RUNNING:
             return
         if self._register_task is not None and not self._register_task.done():
             self._register_again = True

@@ -35,7 +35,7 @@ from rocketq.client.route import (
 from rocketq.common import constants as C
 from rocketq.common.errors import ClientError
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.common.service import PeriodicService, spawn
+from rocketq.common.service import PeriodicService, ServiceState, spawn
 from rocketq.common.tls import client_context
 from rocketq.remoting.errors import BrokerResponseError, RemotingError, TopicNotExistError
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
@@ -130,8 +130,7 @@ class ClientInstance:
         self._heartbeat_pending = False
         self._services: list[PeriodicService] = []
         self.rebalance_service = PeriodicService("rebalance", _ms(20_000), self._rebalance_all)
-        self.started = False
-        self.closed = False
+        self.state = ServiceState.CREATE_JUST
         self._inner: Producer | None = None
         processor = ClientRemotingProcessor(self)
         for code in SERVER_REQUEST_CODES:
@@ -139,13 +138,13 @@ class ClientInstance:
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def start(self) -> None:
-        if self.started:
+        if self.state is ServiceState.RUNNING:
             return
-        if self.closed:
+        if self.state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"client instance {self.client_id} is already shut down")
         if not self.config.namesrv_list():
             raise ClientStateError("no name server address: pass namesrv_addr=... or set NAMESRV_ADDR")
-        self.started = True
+        self.state = ServiceState.RUNNING
         cfg = self.config
         self._services = [
             PeriodicService("route-refresh", _ms(cfg.poll_name_server_interval_ms), self.refresh_all_routes, _ms(10)),
@@ -160,14 +159,20 @@ class ClientInstance:
     async def shutdown(self) -> None:
         if self.closed:
             return
-        self.closed = True
+        self.state = ServiceState.STOPPING
         _REGISTRY.discard(self)
         self.producers.pop(C.CLIENT_INNER_PRODUCER_GROUP, None)
         self._inner = None
         for service in reversed(self._services):
             await service.stop()
         await self.remoting.shutdown()
+        self.state = ServiceState.SHUTDOWN_ALREADY
         log.info("client instance %s shut down", self.client_id)
+
+    @property
+    def closed(self) -> bool:
+        """shutdown() has begun: the instance is not handed to new producers or consumers."""
+        return self.state in (ServiceState.STOPPING, ServiceState.SHUTDOWN_ALREADY)
 
     def set_rebalance_interval(self, interval_ms: int) -> None:
         self.rebalance_service.interval_s = min(self.rebalance_service.interval_s, _ms(interval_ms))
@@ -292,7 +297,7 @@ class ClientInstance:
         for name, addrs in broker_addr_table(route).items():
             self.broker_addrs[name] = addrs
             discovered |= not set(addrs.values()) <= known
-        if discovered and self.consumers and self.started:
+        if discovered and self.consumers and self.state is ServiceState.RUNNING:
             # A broker this client's consumers have not told about their subscriptions would answer
             # their pulls SUBSCRIPTION_NOT_EXIST until the next 30 s heartbeat.
             self.heartbeat_soon()

@@ -58,9 +58,20 @@ def spawn(name: str, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
     return task
 
 
-class ServiceState(enum.Enum):
+class ServiceState(enum.StrEnum):
+    """The one lifecycle of every long-lived object: services, the store, clients, consumers, producers.
+
+    Java's org.apache.rocketmq.common.ServiceState names (CREATE_JUST, RUNNING, SHUTDOWN_ALREADY,
+    START_FAILED) plus the two steps Java has no name for. A StrEnum, so a state logs and compares as
+    its name.
+    """
+
     CREATE_JUST = "CREATE_JUST"
+    # Loaded and usable without background work: the store after open() (tools and tests drive it).
+    OPEN = "OPEN"
     RUNNING = "RUNNING"
+    # shutdown() has begun and not finished: no new work is taken, work in progress drains.
+    STOPPING = "STOPPING"
     SHUTDOWN_ALREADY = "SHUTDOWN_ALREADY"
     START_FAILED = "START_FAILED"
 
@@ -86,11 +97,16 @@ class Service:
         self.state = ServiceState.RUNNING
 
     async def stop(self) -> None:
+        if self.state is ServiceState.STOPPING:
+            return  # another stop() is under way
         if self.state is not ServiceState.RUNNING:
             self.state = ServiceState.SHUTDOWN_ALREADY
             return
-        self.state = ServiceState.SHUTDOWN_ALREADY
-        await self._on_stop()
+        self.state = ServiceState.STOPPING
+        try:
+            await self._on_stop()
+        finally:
+            self.state = ServiceState.SHUTDOWN_ALREADY
 
     @property
     def running(self) -> bool:

@@ -27,7 +27,7 @@ from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt
 from rocketq.common.record.codec import decode_record
-from rocketq.common.service import PeriodicService, Service
+from rocketq.common.service import PeriodicService, Service, ServiceState
 from rocketq.store.checkpoint import StoreCheckpoint, StoreLock, create_abort_file, remove_abort_file
 from rocketq.store.cleanup import CleanupService
 from rocketq.store.commit_log import CommitLog
@@ -117,7 +117,7 @@ class MessageStore:
         self._services: list[Service] = []
         self._group_commit: GroupCommitService | None = None
         self._executors: list[ThreadPoolExecutor] = []
-        self._state = "created"  # created -> open -> running -> closed
+        self._state = ServiceState.CREATE_JUST  # -> OPEN (open()) -> RUNNING (start()) -> SHUTDOWN_ALREADY
         self._sync = config.flush_disk_type is FlushDiskType.SYNC_FLUSH
         self._writable = False  # open and a master: the put path's one check (disk full aside)
         # SYNC_MASTER: a put waits for a slave's ack through `ha` (set by the broker; None: no slave).
@@ -128,7 +128,7 @@ class MessageStore:
     # -- lifecycle -----------------------------------------------------------------------------------
     def open(self) -> RecoveryReport:
         """Lock the directory, map the files and recover; raises StoreCorruptError or StoreLockedError."""
-        if self._state != "created":
+        if self._state is not ServiceState.CREATE_JUST:
             raise StoreError(f"the store cannot open from state {self._state}")
         cfg = self.config
         cfg.root_dir.mkdir(parents=True, exist_ok=True)
@@ -155,14 +155,14 @@ class MessageStore:
             raise
         if abnormal:
             log.warning("store %s: recovered after a crash: %s", cfg.root_dir, self.recovery)
-        self._state = "open"
+        self._state = ServiceState.OPEN
         self._writable = cfg.broker_role is not BrokerRole.SLAVE
         return self.recovery
 
     async def start(self) -> None:
-        if self._state == "created":
+        if self._state is ServiceState.CREATE_JUST:
             self.open()
-        if self._state != "open":
+        if self._state is not ServiceState.OPEN:
             raise StoreError(f"the store cannot start from state {self._state}")
         if self.space.full:
             log.error(
@@ -192,7 +192,7 @@ class MessageStore:
         self._services.append(PeriodicService("DiskSpaceService", DISK_CHECK_INTERVAL_S, self._space_round))
         for service in self._services:
             await service.start()
-        self._state = "running"
+        self._state = ServiceState.RUNNING
 
     async def _space_round(self) -> None:
         """Between puts too: a disk that filled from outside, or that has room again, is seen within a second."""
@@ -201,7 +201,7 @@ class MessageStore:
     def _probe_space(self) -> None:
         """Raise OSError unless the next append has room: its commit-log window reserved (or its file
         created), the index entries a full disk kept back written."""
-        if self._state not in ("open", "running"):
+        if self._state not in _OPEN_STATES:
             return
         self.commit_log.ensure_room(self.commit_log.max_record_size)
         if self.index is not None:
@@ -223,7 +223,7 @@ class MessageStore:
 
     async def shutdown(self) -> None:
         """Stop the services, flush everything, mark a clean shutdown and release the directory."""
-        if self._state not in ("open", "running"):
+        if self._state not in _OPEN_STATES:
             return
         for service in reversed(self._services):
             await service.stop()
@@ -233,9 +233,9 @@ class MessageStore:
 
     def close(self) -> None:
         """Synchronous clean shutdown (no services may be running)."""
-        if self._state not in ("open", "running"):
+        if self._state not in _OPEN_STATES:
             return
-        self._state = "closed"
+        self._state = ServiceState.SHUTDOWN_ALREADY
         self._writable = False
         self.flush()
         assert self.checkpoint is not None
@@ -270,11 +270,11 @@ class MessageStore:
 
     @property
     def is_open(self) -> bool:
-        return self._state in ("open", "running")
+        return self._state in _OPEN_STATES
 
     # -- puts ----------------------------------------------------------------------------------------
     def _refuse(self) -> PutResult | None:
-        if self._state not in ("open", "running"):
+        if self._state not in _OPEN_STATES:
             return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "the message store is not open")
         if self.config.broker_role is BrokerRole.SLAVE:
             return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "a slave does not accept messages")
@@ -483,6 +483,7 @@ class MessageStore:
 
 
 _PUT_OK = PutMessageStatus.PUT_OK
+_OPEN_STATES = (ServiceState.OPEN, ServiceState.RUNNING)
 DISK_CHECK_INTERVAL_S = 1.0
 _REPLICATED = frozenset({PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT})
 _ALWAYS_KEPT_TOPICS = frozenset({C.RMQ_SYS_SCHEDULE_TOPIC, C.RMQ_SYS_TRANS_OP_HALF_TOPIC})

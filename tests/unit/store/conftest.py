@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from rocketq.common.clock import ManualClock
+from rocketq.common.service import ServiceState
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.message import BrokerMessage
 from rocketq.store.message_store import MessageStore
@@ -64,7 +65,7 @@ def read_queue(store: MessageStore, topic: str, queue_id: int, offset: int = 0) 
 def crash_store(store: MessageStore) -> None:
     """Leave like a killed process: files unmapped, no final flush, no checkpoint, abort file kept."""
     store._close_files()
-    store._state = "closed"
+    store._state = ServiceState.SHUTDOWN_ALREADY
 
 
 StoreFactory = Callable[..., MessageStore]

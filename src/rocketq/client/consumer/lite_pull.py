@@ -44,7 +44,7 @@ from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
-from rocketq.common.service import spawn
+from rocketq.common.service import ServiceState, spawn
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumeFromWhere as WireFromWhere
@@ -95,7 +95,7 @@ class LitePullConsumer:
         self._queues: dict[MessageQueue, _QueueState] = {}
         self._cache: asyncio.Queue[tuple[MessageQueue, ProcessQueue, list[MessageExt]]] | None = None
         self._cached = 0
-        self._state = "CREATE_JUST"
+        self._state = ServiceState.CREATE_JUST
         self._instance: ClientInstance | None = None
         self._next_auto_commit_ms = 0
         self._iter_buffer: collections.deque[MessageExt] = collections.deque()  # see __aiter__
@@ -123,7 +123,7 @@ class LitePullConsumer:
         if problem is not None:
             raise MQClientError(f"cannot subscribe: {problem}")
         sub = build_subscription(topic, expression)
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             self._pending_subscriptions[topic] = sub  # in use (heartbeats, pulls) once the brokers accept it
             return spawn(f"subscribe-{self.group}-{topic}", self._subscribe_running(topic, sub))
         self._subscriptions[topic] = sub
@@ -132,7 +132,7 @@ class LitePullConsumer:
     async def _subscribe_running(self, topic: str, sub: SubscriptionData) -> None:
         inst = self._running()
         current = await check_pending_subscription(inst, self.group, topic, sub, self._pending_subscriptions)
-        if self._state != "RUNNING" or not current:
+        if self._state is not ServiceState.RUNNING or not current:
             return  # shut down or subscribed again meanwhile
         self._subscriptions[topic] = sub
         self.rebalance.subscriptions[topic] = sub
@@ -142,7 +142,7 @@ class LitePullConsumer:
         """Stop consuming `topic` (its queues are released at the next rebalance)."""
         self._subscriptions.pop(topic, None)
         self._pending_subscriptions.pop(topic, None)
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             self.rebalance.subscriptions.pop(topic, None)
 
     def assign(self, mqs: Iterable[MessageQueue]) -> None:
@@ -153,7 +153,7 @@ class LitePullConsumer:
         self._assigned_mqs = wanted
         for mq in wanted:
             self._subscriptions.setdefault(mq.topic, build_subscription(mq.topic, "*"))
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             spawn("lite-pull-assign", self._apply_assignment(wanted))
 
     def assignment(self) -> set[MessageQueue]:
@@ -163,9 +163,9 @@ class LitePullConsumer:
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Start: join the group (subscribe) or own the assigned queues, and begin fetching in the background."""
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             return
-        if self._state != "CREATE_JUST":
+        if self._state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"consumer {self.group} cannot start again after shutdown")
         problem = C.group_name_problem(self.group)
         if problem is not None:
@@ -185,14 +185,14 @@ class LitePullConsumer:
         inst.register_consumer(self)
         try:
             await self.offset_store.load()
-            self._state = "RUNNING"
+            self._state = ServiceState.RUNNING
             await inst.start()
             inst.set_rebalance_interval(self.config.rebalance_interval_ms)
             await self._refresh_subscriptions(check=True)
             if self._assigned_mqs is not None:
                 await self._apply_assignment(self._assigned_mqs)
         except BaseException:
-            self._state = "START_FAILED"
+            self._state = ServiceState.START_FAILED
             await self._stop_background()
             await inst.unregister_consumer(self.group)
             raise
@@ -213,17 +213,17 @@ class LitePullConsumer:
 
     async def shutdown(self) -> None:
         """Stop pulling, commit the consumed positions (when auto_commit), leave the group."""
-        if self._state != "RUNNING":
-            self._state = "SHUTDOWN_ALREADY"
+        if self._state is not ServiceState.RUNNING:
+            self._state = ServiceState.SHUTDOWN_ALREADY
             return
         inst = self._running()
-        self._state = "STOPPING"
+        self._state = ServiceState.STOPPING
         await self._stop_background()
         if self.config.auto_commit:
             await self._commit(oneway=False)
         if self._trace is not None:
             await self._trace.shutdown()
-        self._state = "SHUTDOWN_ALREADY"
+        self._state = ServiceState.SHUTDOWN_ALREADY
         await inst.unregister_consumer(self.group)
 
     async def _stop_background(self) -> None:
@@ -256,8 +256,8 @@ class LitePullConsumer:
         await self.shutdown()
 
     def _running(self) -> ClientInstance:
-        if self._state not in ("RUNNING", "STOPPING") or self._instance is None:
-            what = "is not started; call await consumer.start()" if self._state == "CREATE_JUST" else "is shut down"
+        if self._state not in (ServiceState.RUNNING, ServiceState.STOPPING) or self._instance is None:
+            what = "is not started; call await consumer.start()" if self._state is ServiceState.CREATE_JUST else "is shut down"
             raise ClientStateError(f"consumer {self.group} {what}")
         return self._instance
 
@@ -307,7 +307,7 @@ class LitePullConsumer:
         # One buffer per consumer, not per loop: a batch taken but not yet handed out survives a `break`
         # and is what the next `async for` starts with.
         buffered = self._iter_buffer
-        while self._state == "RUNNING":
+        while self._state is ServiceState.RUNNING:
             if not buffered:
                 buffered.extend(await self.poll())
                 continue
@@ -418,7 +418,7 @@ class LitePullConsumer:
 
     async def _pull_loop(self, mq: MessageQueue, st: _QueueState) -> None:
         cfg = self.config
-        while self._state == "RUNNING" and not st.pq.dropped:
+        while self._state is ServiceState.RUNNING and not st.pq.dropped:
             if st.paused or self._cached > cfg.pull_threshold_for_all or st.pq.msg_count > cfg.pull_threshold_for_queue or (
                 st.pq.msg_size > cfg.pull_threshold_size_for_queue_mib * MIB
             ):
@@ -458,7 +458,7 @@ class LitePullConsumer:
         return await compute_pull_from_where(self._running(), self.offset_store, self.config, mq)
 
     def dispatch_pull(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
-        if self._state != "RUNNING":
+        if self._state is not ServiceState.RUNNING:
             return
         st = _QueueState(pq, offset)
         self._queues[mq] = st
@@ -493,7 +493,7 @@ class LitePullConsumer:
             self.rebalance.topic_subscribe_info[topic] = mqs
 
     async def do_rebalance(self) -> None:
-        if self._state != "RUNNING" or self._assigned_mqs is not None:
+        if self._state is not ServiceState.RUNNING or self._assigned_mqs is not None:
             return
         # Its own task, so that shutdown() can cancel it without cancelling the instance's rebalance service.
         task = asyncio.ensure_future(self.rebalance.do_rebalance())

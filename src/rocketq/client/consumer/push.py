@@ -43,7 +43,7 @@ from rocketq.client.trace.hooks import ConsumeTraceHook, new_dispatcher
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import Message, MessageExt, MessageQueue
-from rocketq.common.service import PeriodicService, spawn
+from rocketq.common.service import PeriodicService, ServiceState, spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ProcessQueueInfo
@@ -95,7 +95,7 @@ class PushConsumer:
         self._pending_subscriptions: dict[str, SubscriptionData] = {}  # subscribed after start, being checked
         self._listener: Listener | None = None
         self.consume_orderly = False
-        self._state = "CREATE_JUST"
+        self._state = ServiceState.CREATE_JUST
         self._paused = False
         self._start_ms = 0
         self._instance: ClientInstance | None = None
@@ -116,7 +116,7 @@ class PushConsumer:
         if problem is not None:
             raise MQClientError(f"cannot subscribe: {problem}")
         sub = build_subscription(topic, expression)
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             self._pending_subscriptions[topic] = sub  # in use (heartbeats, pulls) once the brokers accept it
             return spawn(f"subscribe-{self.group}-{topic}", self._subscribe_running(topic, sub))
         self._subscriptions[topic] = sub
@@ -126,7 +126,7 @@ class PushConsumer:
         """Stop consuming `topic` (its queues are released at the next rebalance)."""
         self._subscriptions.pop(topic, None)
         self._pending_subscriptions.pop(topic, None)
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             self.rebalance.subscriptions.pop(topic, None)
             spawn(f"unsubscribe-{topic}", self._after_subscription_change())
 
@@ -144,9 +144,9 @@ class PushConsumer:
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Start consuming: join the group, rebalance, pull and run the listener (subscribe and register a listener first)."""
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             return
-        if self._state != "CREATE_JUST":
+        if self._state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"consumer {self.group} cannot start again after shutdown")
         problem = C.group_name_problem(self.group)
         if problem is not None:
@@ -161,7 +161,7 @@ class PushConsumer:
         try:
             await self._start_on(inst)
         except BaseException:
-            self._state = "START_FAILED"
+            self._state = ServiceState.START_FAILED
             await inst.unregister_consumer(self.group)
             raise
 
@@ -196,7 +196,7 @@ class PushConsumer:
         if metrics is not None:
             metrics.watch_consumer(self)
         self.consume_service.start()
-        self._state = "RUNNING"
+        self._state = ServiceState.RUNNING
         self._start_ms = self._clock.now_ms()
         await inst.start()
         inst.set_rebalance_interval(self.config.rebalance_interval_ms)
@@ -222,7 +222,7 @@ class PushConsumer:
         inst = self._instance
         assert inst is not None
         current = await check_pending_subscription(inst, self.group, topic, sub, self._pending_subscriptions)
-        if self._state != "RUNNING" or not current:
+        if self._state is not ServiceState.RUNNING or not current:
             return  # shut down or subscribed again meanwhile
         self._subscriptions[topic] = sub
         self.rebalance.subscriptions[topic] = sub
@@ -230,10 +230,10 @@ class PushConsumer:
 
     async def shutdown(self) -> None:
         """Stop pulling, let running listener calls finish, commit offsets, leave the group."""
-        if self._state != "RUNNING":
-            self._state = "SHUTDOWN_ALREADY"
+        if self._state is not ServiceState.RUNNING:
+            self._state = ServiceState.SHUTDOWN_ALREADY
             return
-        self._state = "STOPPING"
+        self._state = ServiceState.STOPPING
         inst = self._instance
         assert inst is not None
         for service in reversed(self._services):
@@ -251,7 +251,7 @@ class PushConsumer:
             await self.rebalance.unlock_all()
         for pq in self.rebalance.process_queues.values():
             pq.dropped = True
-        self._state = "SHUTDOWN_ALREADY"
+        self._state = ServiceState.SHUTDOWN_ALREADY
         await inst.unregister_consumer(self.group)
         log.info("push consumer %s shut down", self.group)
 
@@ -280,7 +280,7 @@ class PushConsumer:
 
     @property
     def pulling(self) -> bool:
-        return self._state == "RUNNING"
+        return self._state is ServiceState.RUNNING
 
     @property
     def paused(self) -> bool:
@@ -288,7 +288,7 @@ class PushConsumer:
 
     def assigned_queues(self) -> set[MessageQueue]:
         """The queues this member owns now (all subscribed topics, including the retry topic)."""
-        if self._state != "RUNNING":
+        if self._state is not ServiceState.RUNNING:
             return set()
         return {mq for mq, pq in self.rebalance.process_queues.items() if not pq.dropped}
 
@@ -305,7 +305,7 @@ class PushConsumer:
         self.pull_service.revive_lost()
 
     async def _clean_expired(self) -> None:
-        if isinstance(self.consume_service, ConcurrentConsumeService) and self._state == "RUNNING":
+        if isinstance(self.consume_service, ConcurrentConsumeService) and self._state is ServiceState.RUNNING:
             await self.consume_service.clean_expired(self.rebalance.process_queues)
 
     # -- ConsumerInner (driven by the client instance) ------------------------------------------------------
@@ -327,7 +327,7 @@ class PushConsumer:
             self.rebalance.topic_subscribe_info[topic] = mqs
 
     async def do_rebalance(self) -> None:
-        if self._state == "RUNNING" and not self._paused:
+        if self._state is ServiceState.RUNNING and not self._paused:
             await self.rebalance.do_rebalance()
 
     async def persist_consumer_offset(self) -> None:
@@ -403,7 +403,7 @@ class PushConsumer:
         return await compute_pull_from_where(self._instance, self.offset_store, self.config, mq)
 
     def dispatch_pull(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             self.pull_service.start_pull(mq, pq, offset)
 
     def remove_dirty_offset(self, mq: MessageQueue) -> None:

@@ -46,7 +46,7 @@ from rocketq.common.errors import RetryClass, RocketQError
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.record.codec import encode_batch
-from rocketq.common.service import spawn
+from rocketq.common.service import ServiceState, spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingConnectError, RemotingError
 from rocketq.remoting.protocol.header_json import EncodedExt
 
@@ -120,7 +120,7 @@ class Producer:
         self._topics: set[str] = set()
         self._instance: ClientInstance | None = None
         self._bound = instance  # internal: a producer living inside a given client instance
-        self._state = "CREATE_JUST"
+        self._state = ServiceState.CREATE_JUST
         self._ids = id_generator(self.config.client_ip)
         self._refreshing: set[str] = set()
         # Read on every send: kept out of the pydantic model.
@@ -136,9 +136,9 @@ class Producer:
     # -- lifecycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Connect to the name servers and register with the shared client instance."""
-        if self._state == "RUNNING":
+        if self._state is ServiceState.RUNNING:
             return
-        if self._state != "CREATE_JUST":
+        if self._state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"producer {self.group} cannot start again after shutdown")
         problem = C.group_name_problem(self.group)
         if problem is not None:
@@ -152,7 +152,7 @@ class Producer:
             raise
         self._instance = inst
         self._topics.add(self.config.create_topic_key)
-        self._state = "RUNNING"
+        self._state = ServiceState.RUNNING
         await inst.send_heartbeat_to_all_brokers()
         if self._trace is not None:
             await self._trace.start()
@@ -160,10 +160,10 @@ class Producer:
 
     async def shutdown(self) -> None:
         """Unregister from the brokers; sends after this raise ClientStateError."""
-        if self._state != "RUNNING":
-            self._state = "SHUTDOWN_ALREADY"
+        if self._state is not ServiceState.RUNNING:
+            self._state = ServiceState.SHUTDOWN_ALREADY
             return
-        self._state = "SHUTDOWN_ALREADY"
+        self._state = ServiceState.SHUTDOWN_ALREADY
         if self._trace is not None:
             await self._trace.shutdown()  # flushes what was traced so far (bounded)
         inst, self._instance = self._instance, None
@@ -182,8 +182,8 @@ class Producer:
         return self._running().client_id
 
     def _running(self) -> ClientInstance:
-        if self._state != "RUNNING" or self._instance is None:
-            what = "is not started; call await producer.start()" if self._state == "CREATE_JUST" else "is shut down"
+        if self._state is not ServiceState.RUNNING or self._instance is None:
+            what = "is not started; call await producer.start()" if self._state is ServiceState.CREATE_JUST else "is shut down"
             raise ClientStateError(f"producer {self.group} {what}")
         return self._instance
 
