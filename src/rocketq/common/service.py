@@ -123,21 +123,27 @@ class PeriodicService(Service):
     """Runs `run_once` every `interval_s` seconds until stopped; `wakeup()` runs it early.
 
     With `initial_delay_s` the first round waits that long (the broker's first periodic registration
-    comes 10 s after start, for example); otherwise the first round runs at once.
+    comes 10 s after start, for example); otherwise the first round runs at once. A round that
+    returns a number of seconds sets the wait before the next one instead (a delivery loop that
+    knows when its next message is due); a round that raises is logged and the next one follows
+    after `failure_pause_s` (default: the interval). A wake-up that arrives during a round makes the
+    next one start at once.
     """
 
     def __init__(
         self,
         name: str,
         interval_s: float,
-        run_once: Callable[[], Awaitable[None]],
+        run_once: Callable[[], Awaitable[float | None]],
         initial_delay_s: float = 0.0,
+        failure_pause_s: float | None = None,
     ) -> None:
         super().__init__()
         self.name = name
         self.interval_s = interval_s
         self._run_once = run_once
         self._initial_delay_s = initial_delay_s
+        self._failure_pause_s = failure_pause_s
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -157,18 +163,18 @@ class PeriodicService(Service):
             self._task = None
 
     async def _wait(self, seconds: float) -> None:
-        if seconds <= 0:
-            return
-        await wait_event(self._wake, seconds)
-        self._wake.clear()
+        if seconds > 0:
+            await wait_event(self._wake, seconds)
 
     async def _loop(self) -> None:
         await self._wait(self._initial_delay_s)
         while True:
+            self._wake.clear()
             try:
-                await self._run_once()
+                wait_s = await self._run_once()
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("%s: periodic run failed; next run in %.1fs", self.name, self.interval_s)
-            await self._wait(self.interval_s)
+                wait_s = self.interval_s if self._failure_pause_s is None else self._failure_pause_s
+                log.exception("%s: periodic run failed; next run in %.1fs", self.name, wait_s)
+            await self._wait(self.interval_s if wait_s is None else wait_s)

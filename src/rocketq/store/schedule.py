@@ -16,6 +16,7 @@ one go (appends stay in order; their flush waits overlap under SYNC_FLUSH).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -27,7 +28,7 @@ from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
 from rocketq.common.record.codec import decode_record
 from rocketq.common.record.layout import RecordDecodeError
-from rocketq.common.service import spawn, wait_event
+from rocketq.common.service import PeriodicService
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.delay import DelayLevels
 from rocketq.store.message import BrokerMessage
@@ -107,8 +108,8 @@ class ScheduleMessageService:
         self.persist_interval_ms = persist_interval_ms
         self.offsets: dict[int, int] = {}
         self._dirty = False
-        self._wakeups: dict[int, asyncio.Event] = {}
-        self._tasks: list[asyncio.Task[None]] = []
+        self._levels: dict[int, PeriodicService] = {}  # level -> its delivery loop
+        self._services: list[PeriodicService] = []
         self._retry_pause: dict[int, int] = {}
         self.delivered = 0
 
@@ -229,15 +230,20 @@ class ScheduleMessageService:
     async def start(self) -> None:
         self.store.add_arrival_listener(self._on_arrival, C.RMQ_SYS_SCHEDULE_TOPIC)
         for level in range(1, self.levels.max_level + 1):
-            self._wakeups[level] = asyncio.Event()
-            self._tasks.append(spawn(f"schedule-level-{level}", self._run_level(level)))
-        self._tasks.append(spawn("schedule-persist", self._run_persist()))
+            self._levels[level] = PeriodicService(
+                f"schedule-level-{level}", IDLE_RECHECK_MS / 1000, functools.partial(self._level_round, level),
+                failure_pause_s=MAX_RETRY_PAUSE_MS / 1000,
+            )  # fmt: skip
+        interval = self.persist_interval_ms / 1000
+        self._services = [*self._levels.values(), PeriodicService("schedule-persist", interval, self._persist_round, interval)]
+        for service in self._services:
+            await service.start()
 
     async def shutdown(self) -> None:
-        tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        services, self._services = self._services, []
+        for service in reversed(services):
+            await service.stop()
+        self._levels = {}
         try:
             self.persist()
         except OSError as exc:
@@ -245,37 +251,26 @@ class ScheduleMessageService:
 
     def _on_arrival(self, topic: str, queue_id: int, *_: Any) -> None:
         if topic == C.RMQ_SYS_SCHEDULE_TOPIC:
-            event = self._wakeups.get(queue_id + 1)
-            if event is not None:
-                event.set()
+            service = self._levels.get(queue_id + 1)
+            if service is not None:
+                service.wakeup()
 
-    async def _run_level(self, level: int) -> None:
-        event = self._wakeups[level]
-        while True:
-            event.clear()
+    async def _level_round(self, level: int) -> float | None:
+        """One delivery round of a level; the seconds until its next round (None: the idle recheck)."""
+        wait_ms = await self.deliver_due(level)
+        if wait_ms is None:
+            return None
+        if level in self._retry_pause:  # a failing put: no wake-up shortcut
+            await asyncio.sleep(max(wait_ms, 1) / 1000)
+            return 0.0
+        return max(wait_ms, 1) / 1000
+
+    async def _persist_round(self) -> None:
+        if self._dirty:
+            self._dirty = False
+            data = self.encode()  # on the loop: the table is only touched there
             try:
-                wait_ms = await self.deliver_due(level)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("delay level %d: delivery round failed", level)
-                wait_ms = MAX_RETRY_PAUSE_MS
-            timeout = (IDLE_RECHECK_MS if wait_ms is None else max(wait_ms, 1)) / 1000
-            if wait_ms is not None and level in self._retry_pause:
-                await asyncio.sleep(timeout)  # a failing put: no wake-up shortcut
-                continue
-            await wait_event(event, timeout)
-
-    async def _run_persist(self) -> None:
-        while True:
-            await asyncio.sleep(self.persist_interval_ms / 1000)
-            if self._dirty:
-                self._dirty = False
-                data = self.encode()  # on the loop: the table is only touched there
-                try:
-                    await asyncio.get_running_loop().run_in_executor(
-                        None, atomic_write_bytes, self.path, data
-                    )
-                except OSError as exc:
-                    log.error("persisting %s failed: %s", self.path, exc)
-                    self._dirty = True
+                await asyncio.get_running_loop().run_in_executor(None, atomic_write_bytes, self.path, data)
+            except OSError as exc:
+                log.error("persisting %s failed: %s", self.path, exc)
+                self._dirty = True

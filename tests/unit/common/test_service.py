@@ -90,3 +90,62 @@ async def test_periodic_service_stops_right_after_a_wakeup(turns: int) -> None:
     done, _ = await asyncio.wait([stopping], timeout=5)
     assert stopping in done, "stop() hung: the periodic loop swallowed its cancellation"
     assert svc.state is ServiceState.SHUTDOWN_ALREADY
+
+
+async def test_a_round_that_returns_zero_is_followed_at_once_and_none_waits_the_interval() -> None:
+    # interval 3600 s: a second and third round can only come from the rounds' own answers.
+    answers: list[float | None] = [0.0, 0.0, None]
+    calls = 0
+    third = asyncio.Event()
+
+    async def run_once() -> float | None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            third.set()
+        return answers[min(calls, 3) - 1]
+
+    svc = PeriodicService("test", interval_s=3600, run_once=run_once)
+    await svc.start()
+    await asyncio.wait_for(third.wait(), 5)
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert calls == 3  # None: the interval, not at once
+    await svc.stop()
+
+
+async def test_a_failing_round_waits_the_failure_pause() -> None:
+    calls = 0
+    second = asyncio.Event()
+
+    async def run_once() -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("logged; the next round follows after failure_pause_s")
+        second.set()
+
+    svc = PeriodicService("test", interval_s=3600, run_once=run_once, failure_pause_s=0.0)
+    await svc.start()
+    await asyncio.wait_for(second.wait(), 5)
+    await svc.stop()
+    assert svc.state is ServiceState.SHUTDOWN_ALREADY
+
+
+async def test_a_stop_during_a_stop_waits_for_nothing_and_keeps_stopping() -> None:
+    release = asyncio.Event()
+
+    class Slow(Service):
+        async def _on_stop(self) -> None:
+            await release.wait()
+
+    svc = Slow()
+    await svc.start()
+    first = asyncio.ensure_future(svc.stop())
+    await asyncio.sleep(0)
+    assert svc.state is ServiceState.STOPPING
+    await svc.stop()  # returns at once: the first stop() is under way
+    assert svc.state is ServiceState.STOPPING
+    release.set()
+    await first
+    assert svc.state is ServiceState.SHUTDOWN_ALREADY

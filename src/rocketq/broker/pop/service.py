@@ -22,7 +22,6 @@ RETRY_TOPIC or the requested topic.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import random
@@ -49,7 +48,7 @@ from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt
 from rocketq.common.record.codec import decode_record
 from rocketq.common.record.layout import RecordDecodeError
-from rocketq.common.service import spawn, wait_event
+from rocketq.common.service import PeriodicService
 from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.headers.pop import (
     INIT_MODE_FIRST,
@@ -98,8 +97,8 @@ class PopService:
         self._writing: dict[int, int] = {}  # token -> revive-log end when a write began
         self._tokens = itertools.count()
         self._random = random.Random()
-        self._wake: asyncio.Event | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._revive_loop: PeriodicService | None = None  # the revive loop (PopReviveService), woken by acks
+        self._revive_cap_s = 0.0  # the longest wait between rounds: reviveInterval when started
         self.revived = 0
         self.dead_lettered = 0
 
@@ -365,31 +364,23 @@ class PopService:
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
-        self._wake = asyncio.Event()
-        self._task = spawn("pop-revive", self._run())
+        self._revive_cap_s = cap_s = self.ctx.broker_config.revive_interval_ms / 1000
+        self._revive_loop = PeriodicService(
+            "pop-revive", cap_s, self._revive_round, failure_pause_s=min(REVIVE_RETRY_PAUSE_MS / 1000, cap_s)
+        )
+        await self._revive_loop.start()
 
     async def shutdown(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        revive, self._revive_loop = self._revive_loop, None
+        if revive is not None:
+            await revive.stop()
         self.commit_revive_offset()
 
     def _wakeup(self) -> None:
-        if self._wake is not None:
-            self._wake.set()
+        if self._revive_loop is not None:
+            self._revive_loop.wakeup()
 
-    async def _run(self) -> None:
-        assert self._wake is not None
-        cap_ms = self.ctx.broker_config.revive_interval_ms
-        while True:
-            self._wake.clear()
-            try:
-                wait_ms = await self.revive_due()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("POP revive round failed")
-                wait_ms = REVIVE_RETRY_PAUSE_MS
-            timeout = min(cap_ms if wait_ms is None else max(wait_ms, 1), cap_ms) / 1000
-            await wait_event(self._wake, timeout)
+    async def _revive_round(self) -> float | None:
+        """One revive round; the seconds until the next (None: the revive interval)."""
+        wait_ms = await self.revive_due()
+        return None if wait_ms is None else min(max(wait_ms, 1) / 1000, self._revive_cap_s)

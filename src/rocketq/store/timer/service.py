@@ -33,7 +33,7 @@ from rocketq.common.message import MessageExt
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
 from rocketq.common.record.codec import decode_record
 from rocketq.common.record.layout import RecordDecodeError
-from rocketq.common.service import spawn, wait_event
+from rocketq.common.service import PeriodicService
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.message import BrokerMessage
 from rocketq.store.reput import real_destination, reput_message
@@ -85,8 +85,8 @@ class TimerMessageService:
         self._heap: list[TimerEntry] = []
         self._in_heap: set[int] = set()
         self._dirty = False
-        self._wake: asyncio.Event | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._delivery: PeriodicService | None = None  # the delivery loop, woken by arrivals
+        self._services: list[PeriodicService] = []
         self.delivered = 0
 
     # -- checkpoint ----------------------------------------------------------------------------------
@@ -260,53 +260,45 @@ class TimerMessageService:
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
-        self._wake = asyncio.Event()
+        # Never sleep longer than the precision: a wall-clock jump is noticed that soon.
+        precision_s = self.precision_ms / 1000
+        self._delivery = PeriodicService(
+            "timer-deliver", precision_s, self._deliver_round, failure_pause_s=min(FAILURE_PAUSE_MS / 1000, precision_s)
+        )
         self.store.add_arrival_listener(self._on_arrival, TIMER_TOPIC)
-        self._tasks = [spawn("timer-deliver", self._run()), spawn("timer-persist", self._run_persist())]
+        flush_s = self.flush_interval_ms / 1000
+        self._services = [self._delivery, PeriodicService("timer-persist", flush_s, self._persist_round, flush_s)]
+        for service in self._services:
+            await service.start()
 
     async def shutdown(self) -> None:
-        tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        services, self._services = self._services, []
+        for service in reversed(services):
+            await service.stop()
         try:
             self.persist()
         except OSError as exc:
             log.error("persisting the timer checkpoint failed: %s", exc)
 
     def _on_arrival(self, topic: str, *_: Any) -> None:
-        if topic == TIMER_TOPIC and self._wake is not None:
-            self._wake.set()
+        if topic == TIMER_TOPIC and self._delivery is not None:
+            self._delivery.wakeup()
 
-    async def _run(self) -> None:
-        assert self._wake is not None
-        while True:
-            self._wake.clear()
-            try:
-                wait_ms = await self.run_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("timer delivery round failed")
-                wait_ms = FAILURE_PAUSE_MS
-            # Never sleep longer than the precision: a wall-clock jump is noticed that soon.
-            timeout = min(wait_ms if wait_ms is not None else self.precision_ms, self.precision_ms) / 1000
-            await wait_event(self._wake, timeout)
+    async def _deliver_round(self) -> float:
+        wait_ms = await self.run_once()
+        return min(wait_ms if wait_ms is not None else self.precision_ms, self.precision_ms) / 1000
 
-    async def _run_persist(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(self.flush_interval_ms / 1000)
-            if not self._dirty:
-                continue
-            self._dirty = False
-            windows = self.buckets.take_unflushed()
-            data = self.encode()
-            try:
-                await loop.run_in_executor(None, self._write_checkpoint, windows, data)
-            except OSError as exc:
-                log.error("persisting the timer checkpoint failed: %s", exc)
-                self._dirty = True
+    async def _persist_round(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        windows = self.buckets.take_unflushed()
+        data = self.encode()
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, self._write_checkpoint, windows, data)
+        except OSError as exc:
+            log.error("persisting the timer checkpoint failed: %s", exc)
+            self._dirty = True
 
     def _write_checkpoint(self, windows: set[int], data: bytes) -> None:
         self.buckets.flush(windows)
