@@ -21,6 +21,7 @@ from typing import Any
 from rocketq.client.trace.encoder import TraceContext, encode
 from rocketq.common import constants as C
 from rocketq.common.message import Message
+from rocketq.common.service import PeriodicService
 
 log = logging.getLogger("rocketq.client.trace")
 
@@ -48,7 +49,7 @@ class AsyncTraceDispatcher:
         self._producer_factory = producer_factory
         self._producer: Any = None
         self._queue: asyncio.Queue[TraceContext] | None = None
-        self._worker: asyncio.Task[None] | None = None
+        self._worker: PeriodicService | None = None  # one batch a round, the next round at once
         self.dropped = 0  # contexts lost because the queue was full
         self.sent = 0  # trace messages written
         self.failed = 0  # trace messages whose send failed
@@ -61,7 +62,8 @@ class AsyncTraceDispatcher:
     async def start(self) -> None:
         self._queue = asyncio.Queue(QUEUE_SIZE)
         self._producer = self._producer_factory(self.group_name)
-        self._worker = asyncio.create_task(self._run(), name=f"trace-dispatcher-{self.group_name}")
+        self._worker = PeriodicService(f"trace-dispatcher-{self.group_name}", 0.0, self._send_round)
+        await self._worker.start()
 
     def append(self, ctx: TraceContext) -> bool:
         """Queue a context for writing; False (and counted) when the queue is full. Never blocks."""
@@ -88,36 +90,33 @@ class AsyncTraceDispatcher:
     async def shutdown(self) -> None:
         await self.flush()
         if self._worker is not None:
-            self._worker.cancel()
-            await asyncio.gather(self._worker, return_exceptions=True)
+            await self._worker.stop()
             self._worker = None
         if self._producer is not None and self._producer_started:
             await self._producer.shutdown()
         self._queue = None
 
-    async def _run(self) -> None:
+    async def _send_round(self) -> None:
+        """Write the contexts queued within POLLING_TIME_S of the first (at most BATCH_SIZE)."""
         assert self._queue is not None
         queue = self._queue
-        while True:
-            batch = [await queue.get()]
-            deadline = asyncio.get_running_loop().time() + POLLING_TIME_S
-            while len(batch) < BATCH_SIZE:
-                remaining = deadline - asyncio.get_running_loop().time()
-                if remaining <= 0:
-                    break
-                try:
-                    batch.append(await asyncio.wait_for(queue.get(), remaining))
-                except TimeoutError:
-                    break
+        batch = [await queue.get()]
+        deadline = asyncio.get_running_loop().time() + POLLING_TIME_S
+        while len(batch) < BATCH_SIZE:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                break
             try:
-                await self._send_batch(batch)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # never let a bug here stop the tracing of later messages
-                log.exception("writing %d trace context(s) failed", len(batch))
-            finally:
-                for _ in batch:
-                    queue.task_done()
+                batch.append(await asyncio.wait_for(queue.get(), remaining))
+            except TimeoutError:
+                break
+        try:
+            await self._send_batch(batch)
+        except Exception:  # logged here with the count; never let a bug stop the tracing of later messages
+            log.exception("writing %d trace context(s) failed", len(batch))
+        finally:
+            for _ in batch:
+                queue.task_done()
 
     async def _send_batch(self, batch: list[TraceContext]) -> None:
         data: list[str] = []

@@ -17,7 +17,7 @@ import ssl
 import time
 from typing import Protocol
 
-from rocketq.common.service import spawn, wait_event
+from rocketq.common.service import PeriodicService
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.ha.codec import FrameReader, HAProtocolError, encode_offset
 
@@ -45,10 +45,9 @@ class HAClient:
         self.master_address = master_address
         self.connected = False
         self.sessions = 0  # connections made so far (tests wait on it)
-        self._address_changed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        # One connection (session) a round; woken when the master's address changes.
+        self._service = PeriodicService("ha-client", RECONNECT_INTERVAL_S, self._connect_once)
         self._writer: asyncio.StreamWriter | None = None
-        self._stopping = False
 
     def update_master_address(self, address: str | None) -> None:
         """Connect to `address` from now on (Java updateHaMasterAddress); None keeps the current one."""
@@ -56,63 +55,54 @@ class HAClient:
             return
         log.info("HA master address: %s (was %s)", address, self.master_address)
         self.master_address = address
-        self._address_changed.set()
+        self._service.wakeup()
         if self._writer is not None:
             self._writer.close()  # the session ends; the next one goes to the new address
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = spawn("ha-client", self._run())
+        await self._service.start()
 
     async def shutdown(self) -> None:
-        self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        await self._service.stop()
 
-    async def _run(self) -> None:
-        while not self._stopping:
-            address = self.master_address
-            self._address_changed.clear()
-            if not address:
-                await wait_event(self._address_changed, RECONNECT_INTERVAL_S)
-                continue
-            host, _, port = address.rpartition(":")
+    async def _connect_once(self) -> float | None:
+        """One session with the master; the seconds until the next (None: the reconnect interval)."""
+        address = self.master_address
+        if not address:
+            return None
+        host, _, port = address.rpartition(":")
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                if self.ssl_context is None:
+                    reader, writer = await asyncio.open_connection(host, int(port))
+                else:
+                    reader, writer = await asyncio.open_connection(
+                        host, int(port), ssl=self.ssl_context, server_hostname=host
+                    )
+        except (OSError, TimeoutError, ValueError) as exc:
+            log.info("HA: cannot connect to master %s: %s", address, exc)
+            return None
+        self._writer = writer
+        self.connected = True
+        self.sessions += 1
+        failed = False
+        try:
+            await self._session(reader, writer)
+        except (OSError, HAProtocolError, ValueError) as exc:
+            log.warning("HA connection to master %s: %s", address, exc)
+        except Exception:  # a bug, or the store failing: logged, and tried again after a pause
+            log.exception("HA connection to master %s failed", address)
+            failed = True
+        finally:
+            self.connected = False
+            self._writer = None
+            writer.close()
             try:
-                async with asyncio.timeout(CONNECT_TIMEOUT_S):
-                    if self.ssl_context is None:
-                        reader, writer = await asyncio.open_connection(host, int(port))
-                    else:
-                        reader, writer = await asyncio.open_connection(
-                            host, int(port), ssl=self.ssl_context, server_hostname=host
-                        )
-            except (OSError, TimeoutError, ValueError) as exc:
-                log.info("HA: cannot connect to master %s: %s", address, exc)
-                await wait_event(self._address_changed, RECONNECT_INTERVAL_S)
-                continue
-            self._writer = writer
-            self.connected = True
-            self.sessions += 1
-            failed = False
-            try:
-                await self._session(reader, writer)
-            except (OSError, HAProtocolError, ValueError) as exc:
-                log.warning("HA connection to master %s: %s", address, exc)
-            except Exception:  # a bug, or the store failing: logged, and tried again after a pause
-                log.exception("HA connection to master %s failed", address)
-                failed = True
-            finally:
-                self.connected = False
-                self._writer = None
-                writer.close()
-                try:
-                    await asyncio.wait_for(writer.wait_closed(), 1)
-                except (OSError, TimeoutError):
-                    pass
-            log.info("HA connection to master %s closed", address)
-            if failed:
-                await wait_event(self._address_changed, RECONNECT_INTERVAL_S)
+                await asyncio.wait_for(writer.wait_closed(), 1)
+            except (OSError, TimeoutError):
+                pass
+        log.info("HA connection to master %s closed", address)
+        return None if failed else 0.0
 
     async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         cfg = self.config
