@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 SUB_ALL = "*"
@@ -16,9 +17,14 @@ def java_hash_code(text: str) -> int:
     return h - 0x100000000 if h & 0x80000000 else h
 
 
+# Tags repeat: the send processor, the store's put path and its rebuilds hash the same few again and
+# again, so the one cache of their codes lives here.
+hash_of_tag = functools.lru_cache(maxsize=65536)(java_hash_code)
+
+
 def tags_code(tags: str | None) -> int:
     """The consume-queue tag code of a message: hash of its tag, 0 when it has none."""
-    return java_hash_code(tags) if tags else 0
+    return hash_of_tag(tags) if tags else 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from rocketq.common import constants as C
 from rocketq.common.record.check import ParsedRecord, is_consumable
-from rocketq.common.tags import java_hash_code
+from rocketq.common.tags import tags_code as tags_code_of_tag
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.delay import DelayLevels
 from rocketq.store.index_service import IndexService
@@ -23,22 +23,6 @@ from rocketq.store.mapped_file import MappedFile
 from rocketq.store.protocols import ArrivalListener
 
 log = logging.getLogger("rocketq.store")
-
-
-_TAG_CODES: dict[str, int] = {}
-_TAG_CACHE_LIMIT = 65536
-
-
-def tags_code_of_tag(tag: str | None) -> int:
-    """Java String.hashCode of the tag (0 without one), cached: tags repeat."""
-    if not tag:
-        return 0
-    code = _TAG_CODES.get(tag)
-    if code is None:
-        code = java_hash_code(tag)
-        if len(_TAG_CODES) < _TAG_CACHE_LIMIT:
-            _TAG_CODES[tag] = code
-    return code
 
 
 class Dispatcher:

@@ -21,10 +21,11 @@ from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
 from rocketq.common.record.properties import encode_properties_bytes
+from rocketq.common.tags import tags_code as tags_code_of_tag
 from rocketq.store.commit_log import CommitLog, RecordTooLargeError, topic_block
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queues import ConsumeQueueTable
-from rocketq.store.dispatch import Dispatcher, tags_code_of_tag
+from rocketq.store.dispatch import Dispatcher
 from rocketq.store.index_service import PENDING_MAX, key_prefix
 from rocketq.store.mapped_file import is_disk_full
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch

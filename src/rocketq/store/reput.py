@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rocketq.common import constants as C
 from rocketq.common.message import MessageExt
-from rocketq.store.dispatch import tags_code_of_tag
+from rocketq.common.tags import tags_code as tags_code_of_tag
 from rocketq.store.message import BrokerMessage
 
 

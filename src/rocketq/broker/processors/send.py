@@ -22,7 +22,6 @@ name is validated only when it is not in the table yet.
 
 from __future__ import annotations
 
-import functools
 import json.encoder
 import logging
 import random
@@ -49,7 +48,7 @@ from rocketq.common.constants import MessageSysFlag, PermName
 from rocketq.common.message import decode_properties
 from rocketq.common.record.codec import decode_batch
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
-from rocketq.common.tags import java_hash_code
+from rocketq.common.tags import hash_of_tag
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -79,8 +78,6 @@ _STORED_CODES = {
 HalfMessageHook = Callable[[BrokerContext, BrokerMessage], BrokerMessage]
 
 _json_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]  # as the JSON codec
-# Tags repeat: their Java hash is worth caching on the hot path.
-_tags_code = functools.lru_cache(maxsize=8192)(java_hash_code)
 
 
 class SendRequest(NamedTuple):
@@ -258,7 +255,7 @@ class SendMessageProcessor(Processor):
             body=request.body,
             flag=header.flag,
             properties=properties,
-            tags_code=_tags_code(tags) if tags else 0,
+            tags_code=hash_of_tag(tags) if tags else 0,
             sys_flag=sys_flag,
             born_timestamp=header.born_timestamp,
             born_host=born_host_of(conn),
