@@ -25,6 +25,23 @@ from rocketq.store.protocols import ArrivalListener
 log = logging.getLogger("rocketq.store")
 
 
+def notify_arrival(
+    listeners: list[ArrivalListener],
+    topic: str,
+    queue_id: int,
+    offset: int,
+    tags_code: int,
+    store_ts: int,
+    props: dict[str, str] | None,
+) -> None:
+    """Tell `listeners` of one record now in its consume queue; a failing listener is logged and skipped."""
+    for listener in listeners:
+        try:
+            listener(topic, queue_id, offset, tags_code, store_ts, props)
+        except Exception:
+            log.exception("message arrival listener failed for %s/%d", topic, queue_id)
+
+
 class Dispatcher:
     """Builds what a record needs besides its bytes; the put path inlines `put` of the unit itself."""
 
@@ -61,11 +78,7 @@ class Dispatcher:
     def notify(
         self, topic: str, queue_id: int, offset: int, tags_code: int, store_ts: int, props: dict[str, str]
     ) -> None:
-        for listener in self.listeners_of(topic):
-            try:
-                listener(topic, queue_id, offset, tags_code, store_ts, props)
-            except Exception:
-                log.exception("message arrival listener failed for %s/%d", topic, queue_id)
+        notify_arrival(self.listeners_of(topic), topic, queue_id, offset, tags_code, store_ts, props)
 
     def redispatch(self, record: ParsedRecord) -> None:
         """Dispatch a record read back from the commit log (recovery); idempotent.

@@ -25,7 +25,7 @@ from rocketq.common.tags import tags_code as tags_code_of_tag
 from rocketq.store.commit_log import CommitLog, RecordTooLargeError, topic_block
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queues import ConsumeQueueTable
-from rocketq.store.dispatch import Dispatcher
+from rocketq.store.dispatch import Dispatcher, notify_arrival
 from rocketq.store.index_service import PENDING_MAX, key_prefix
 from rocketq.store.mapped_file import is_disk_full
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
@@ -161,11 +161,8 @@ class PutService:
                     self._index.drain()  # type: ignore[union-attr]
         if consumable:
             queue.put(queue_offset, phys, size, tags_code)
-            for listener in kept.listeners:
-                try:
-                    listener(topic, queue_id, queue_offset, tags_code, store_ts, props_dict)
-                except Exception:
-                    log.exception("message arrival listener failed for %s/%d", topic, queue_id)
+            if kept.listeners:
+                notify_arrival(kept.listeners, topic, queue_id, queue_offset, tags_code, store_ts, props_dict)
         return PutResult(_PUT_OK, AppendResult(phys, size, msg_id, store_ts, queue_offset, 1))
 
     # -- batch ----------------------------------------------------------------------------------------
@@ -237,11 +234,8 @@ class PutService:
                 keys = props_dict.get(_KEYS)
                 if uniq_key or keys:
                     index_pending.append((kept.key_prefix, phys, store_ts, uniq_key, keys))
-            for listener in listeners:
-                try:
-                    listener(topic, queue_id, offset, tags_code, store_ts, props_dict)
-                except Exception:
-                    log.exception("message arrival listener failed for %s/%d", topic, queue_id)
+            if listeners:
+                notify_arrival(listeners, topic, queue_id, offset, tags_code, store_ts, props_dict)
             ids.append(id_prefix + "%016X" % phys)  # noqa: UP031 (fastest here, measured)
             phys += size
             offset += 1
