@@ -12,18 +12,20 @@ port in use or a store that cannot be opened prints one line and exits 1. `-p` p
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
-import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocketq.broker.config import BrokerConfig, load_broker_configs
 from rocketq.common.config import DaemonArgs, config_help, parse_cli_overrides, parse_daemon_args
+from rocketq.common.daemon import listen_problem, serve_until_signalled
 from rocketq.common.errors import ConfigError, RocketQError
 from rocketq.common.logs import setup_daemon_logging
 from rocketq.remoting.errors import RemotingError
+
+if TYPE_CHECKING:
+    from rocketq.store.config import MessageStoreConfig
 
 log = logging.getLogger("rocketq.broker")
 
@@ -51,17 +53,7 @@ def _config_help() -> str:
     return config_help(BrokerConfig, MessageStoreConfig)
 
 
-def _listen_problem(exc: RemotingError, cfg: BrokerConfig) -> str:
-    where = f"{cfg.bind_address or cfg.broker_ip1}:{cfg.listen_port}"
-    cause = exc.__cause__
-    if isinstance(cause, OSError) and cause.errno == errno.EADDRINUSE:
-        return f"cannot listen on {where}: the port is already in use"
-    if isinstance(cause, OSError) and cause.errno == errno.EADDRNOTAVAIL:
-        return f"cannot listen on {where}: the address is not available on this host"
-    return f"cannot listen on {where}: {exc}"
-
-
-async def serve(broker_config: BrokerConfig, store_config: Any) -> int:
+async def serve(broker_config: BrokerConfig, store_config: MessageStoreConfig) -> int:
     """Run a broker until SIGTERM/SIGINT; the exit code."""
     from rocketq.broker.controller import BrokerController, BrokerStartError
 
@@ -73,7 +65,8 @@ async def serve(broker_config: BrokerConfig, store_config: Any) -> int:
     try:
         await controller.start()
     except (RemotingError, BrokerStartError) as exc:
-        problem = _listen_problem(exc, broker_config) if isinstance(exc, RemotingError) else str(exc)
+        where = f"{broker_config.bind_address or broker_config.broker_ip1}:{broker_config.listen_port}"
+        problem = listen_problem(exc, where) if isinstance(exc, RemotingError) else str(exc)
         log.error("start-up failed: %s", problem)
         await _quiet_shutdown(controller)
         print(f"rocketq broker: {problem}", file=sys.stderr, flush=True)
@@ -83,20 +76,11 @@ async def serve(broker_config: BrokerConfig, store_config: Any) -> int:
         await _quiet_shutdown(controller)
         print(f"rocketq broker: start-up failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     log.info("The broker[%s, %s] boot success.", broker_config.broker_name, controller.broker_addr)
-    if controller.metrics is not None:  # before READY: the harness reads stdout up to that line
-        print(f"METRICS broker {controller.metrics.exporter.addr}", flush=True)
-    print(f"READY broker {controller.broker_addr}", flush=True)
-    await stop.wait()
-    log.info("shutting down the broker")
-    try:
-        await asyncio.wait_for(controller.shutdown(), SHUTDOWN_TIMEOUT_S)
-    except TimeoutError:
-        log.warning("shutdown took longer than %.0fs; stopping anyway", SHUTDOWN_TIMEOUT_S)
+    metrics_addr = controller.metrics.exporter.addr if controller.metrics is not None else None
+    await serve_until_signalled(
+        "broker", controller.broker_addr, metrics_addr, controller.shutdown, SHUTDOWN_TIMEOUT_S, log, "broker"
+    )
     return 0
 
 

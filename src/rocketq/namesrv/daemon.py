@@ -10,10 +10,7 @@ value prints one line naming it and exits 2; a port that cannot be bound prints 
 
 from __future__ import annotations
 
-import asyncio
-import errno
 import logging
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +22,7 @@ from rocketq.common.config import (
     parse_daemon_args,
     read_config_file,
 )
+from rocketq.common.daemon import listen_problem, serve_until_signalled
 from rocketq.common.errors import ConfigError
 from rocketq.common.logs import setup_daemon_logging
 from rocketq.namesrv.config import NamesrvConfig
@@ -61,16 +59,6 @@ def setup_logging(config: NamesrvConfig) -> Path:
     return setup_daemon_logging(Path(config.log_dir).expanduser() / "namesrv.log", config, "logDir")
 
 
-def _listen_problem(exc: RemotingError, config: NamesrvConfig) -> str:
-    cause = exc.__cause__
-    where = f"{config.bind_address}:{config.listen_port}"
-    if isinstance(cause, OSError) and cause.errno == errno.EADDRINUSE:
-        return f"cannot listen on {where}: the port is already in use"
-    if isinstance(cause, OSError) and cause.errno == errno.EADDRNOTAVAIL:
-        return f"cannot listen on {where}: the address is not available on this host"
-    return f"cannot listen on {where}: {exc}"
-
-
 def _ready_host(bind_address: str) -> str:
     if bind_address in ("", "0.0.0.0"):
         return "127.0.0.1"
@@ -92,26 +80,19 @@ async def serve(config: NamesrvConfig) -> int:
         await controller.start()
     except RemotingError as exc:
         await controller.shutdown()
-        print(f"rocketq namesrv: {_listen_problem(exc, config)}", file=sys.stderr, flush=True)
+        problem = listen_problem(exc, f"{config.bind_address}:{config.listen_port}")
+        print(f"rocketq namesrv: {problem}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
     except MetricsExporterError as exc:
         await controller.shutdown()
         print(f"rocketq namesrv: {exc}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     log.info("The Name Server boot success. listen %s:%d", config.bind_address, controller.port)
-    if controller.metrics is not None:  # before READY: the harness reads stdout up to that line
-        print(f"METRICS namesrv {controller.metrics.exporter.addr}", flush=True)
-    print(f"READY namesrv {_ready_host(config.bind_address)}:{controller.port}", flush=True)
-    await stop.wait()
-    log.info("shutting down the Name Server")
-    try:
-        await asyncio.wait_for(controller.shutdown(), SHUTDOWN_TIMEOUT_S)
-    except TimeoutError:
-        log.warning("shutdown took longer than %.0fs; stopping anyway", SHUTDOWN_TIMEOUT_S)
+    metrics_addr = controller.metrics.exporter.addr if controller.metrics is not None else None
+    ready_addr = f"{_ready_host(config.bind_address)}:{controller.port}"
+    await serve_until_signalled(
+        "namesrv", ready_addr, metrics_addr, controller.shutdown, SHUTDOWN_TIMEOUT_S, log, "Name Server"
+    )
     log.info("the Name Server stopped")
     return 0
 
