@@ -35,7 +35,7 @@ from rocketq.client.route import (
 from rocketq.common import constants as C
 from rocketq.common.errors import ClientError
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.common.service import PeriodicService, ServiceState, spawn
+from rocketq.common.service import PeriodicService, ServiceState, spawn, start_all, stop_all
 from rocketq.common.tls import client_context
 from rocketq.remoting.errors import BrokerResponseError, RemotingError, TopicNotExistError
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
@@ -152,8 +152,7 @@ class ClientInstance:
             PeriodicService("persist-offsets", _ms(cfg.persist_consumer_offset_interval_ms), self.persist_all_offsets, _ms(10_000)),
             self.rebalance_service,
         ]
-        for service in self._services:
-            await service.start()
+        await start_all(self._services)
         log.info("client instance %s started (namesrv %s)", self.client_id, cfg.namesrv_addr)
 
     async def shutdown(self) -> None:
@@ -163,8 +162,7 @@ class ClientInstance:
         _REGISTRY.discard(self)
         self.producers.pop(C.CLIENT_INNER_PRODUCER_GROUP, None)
         self._inner = None
-        for service in reversed(self._services):
-            await service.stop()
+        await stop_all(self._services)
         await self.remoting.shutdown()
         self.state = ServiceState.SHUTDOWN_ALREADY
         log.info("client instance %s shut down", self.client_id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from typing import Any, TypeVar
 
 log = logging.getLogger("rocketq.service")
@@ -56,6 +56,18 @@ def spawn(name: str, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
     _BACKGROUND.add(task)
     task.add_done_callback(_log_crash)
     return task
+
+
+async def start_all(services: Iterable[Service]) -> None:
+    """Start `services` in order (stop them with stop_all, which goes the other way)."""
+    for service in services:
+        await service.start()
+
+
+async def stop_all(services: Sequence[Service]) -> None:
+    """Stop `services` in the reverse of their start order."""
+    for service in reversed(services):
+        await service.stop()
 
 
 class ServiceState(enum.StrEnum):

@@ -28,7 +28,7 @@ from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
 from rocketq.common.record.codec import decode_record
 from rocketq.common.record.layout import RecordDecodeError
-from rocketq.common.service import PeriodicService
+from rocketq.common.service import PeriodicService, start_all, stop_all
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.delay import DelayLevels
 from rocketq.store.message import BrokerMessage
@@ -236,13 +236,11 @@ class ScheduleMessageService:
             )  # fmt: skip
         interval = self.persist_interval_ms / 1000
         self._services = [*self._levels.values(), PeriodicService("schedule-persist", interval, self._persist_round, interval)]
-        for service in self._services:
-            await service.start()
+        await start_all(self._services)
 
     async def shutdown(self) -> None:
         services, self._services = self._services, []
-        for service in reversed(services):
-            await service.stop()
+        await stop_all(services)
         self._levels = {}
         try:
             self.persist()

@@ -43,7 +43,7 @@ from rocketq.client.trace.hooks import ConsumeTraceHook, new_dispatcher
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import Message, MessageExt, MessageQueue
-from rocketq.common.service import PeriodicService, ServiceState, spawn
+from rocketq.common.service import PeriodicService, ServiceState, spawn, start_all, stop_all
 from rocketq.remoting.errors import BrokerResponseError, RemotingError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ProcessQueueInfo
@@ -208,8 +208,7 @@ class PushConsumer:
             # Java checks every consumeTimeout minutes; the interval follows the (possibly ms) timeout.
             every = self.config.effective_consume_timeout_ms() / 1000
             self._services.append(PeriodicService(f"clean-expired-{self.group}", every, self._clean_expired, every))
-        for service in self._services:
-            await service.start()
+        await start_all(self._services)
         for topic in list(self.rebalance.subscriptions):
             await inst.update_topic_route(topic)
         await check_in_brokers(inst, self.group, self.rebalance.subscriptions.values())
@@ -236,8 +235,7 @@ class PushConsumer:
         self._state = ServiceState.STOPPING
         inst = self._instance
         assert inst is not None
-        for service in reversed(self._services):
-            await service.stop()
+        await stop_all(self._services)
         await self.pull_service.stop()
         await self.consume_service.shutdown(max(self.config.await_termination_ms_when_shutdown, 3000))
         if self._trace is not None:

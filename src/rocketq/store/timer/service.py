@@ -33,7 +33,7 @@ from rocketq.common.message import MessageExt
 from rocketq.common.persist import atomic_write_bytes, read_with_backup
 from rocketq.common.record.codec import decode_record
 from rocketq.common.record.layout import RecordDecodeError
-from rocketq.common.service import PeriodicService
+from rocketq.common.service import PeriodicService, start_all, stop_all
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.message import BrokerMessage
 from rocketq.store.reput import real_destination, reput_message
@@ -268,13 +268,11 @@ class TimerMessageService:
         self.store.add_arrival_listener(self._on_arrival, TIMER_TOPIC)
         flush_s = self.flush_interval_ms / 1000
         self._services = [self._delivery, PeriodicService("timer-persist", flush_s, self._persist_round, flush_s)]
-        for service in self._services:
-            await service.start()
+        await start_all(self._services)
 
     async def shutdown(self) -> None:
         services, self._services = self._services, []
-        for service in reversed(services):
-            await service.stop()
+        await stop_all(services)
         try:
             self.persist()
         except OSError as exc:
