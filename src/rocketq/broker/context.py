@@ -18,7 +18,7 @@ from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.remoting.errors import RemotingSendRequestError
 from rocketq.remoting.protocol.command import RemotingCommand
 
-if TYPE_CHECKING:  # the modules below import this one (the context is what they are built with)
+if TYPE_CHECKING:  # for annotations only: most of these modules import this one (they are built with a context)
     from rocketq.broker.clients import ConsumerManager, ProducerManager
     from rocketq.broker.config import BrokerConfig
     from rocketq.broker.long_polling import PullRequestHoldService
