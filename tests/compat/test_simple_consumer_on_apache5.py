@@ -17,14 +17,15 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 from apache_support import CLASSPATH_5_FILE, COMMIT_LOG_FILE_BYTES, ApacheCluster, running
-from interop import create_topic
+from interop import create_topic, python_receive
 from java_support import skip_or_fail_when_missing
 
-from rocketq.client import Message, Producer, SimpleConsumer
+from rocketq.client import Admin, Message, Producer, SimpleConsumer
 from rocketq.remoting.errors import BrokerResponseError
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.testing.cluster import LocalCluster
 from rocketq.testing.simple_consumer import receive_until
+from rocketq.testing.waiting import wait_for
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 if (_skip := skip_or_fail_when_missing(CLASSPATH_5_FILE)) is not None:
@@ -107,3 +108,27 @@ async def test_long_polling_receive_returns_when_a_message_arrives(ns: str) -> N
         [msg] = await asyncio.wait_for(waiting, 30)
         assert msg.body == b"wake"
         await consumer.ack(msg)
+
+
+@pytest.mark.timeout(120)
+async def test_never_acked_past_the_groups_maximum(ns: str, request: pytest.FixtureRequest) -> None:
+    """Ours moves it to %DLQ%<group>; Apache's 5.x broker alone revives it again and again (its proxy's
+    PopMessageResultFilter sends it to the DLQ, and no proxy is in between here)."""
+    topic, group = "SimpleNeverAcked", "sg-never-acked"
+    await create_topic(ns, topic, queues=1)
+    async with Admin(namesrv_addr=ns) as admin:
+        await admin.update_subscription_group(group, retry_max_times=1)
+    await send(ns, topic, [Message(topic, b"never-acked")])
+    deliveries: list[int] = []
+    async with SimpleConsumer(group, namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000) as consumer:
+
+        async def delivered(times: int) -> bool:
+            deliveries.extend(m.reconsume_times for m in await consumer.receive(16, 1_000))
+            return times in deliveries
+
+        await wait_for(lambda: delivered(1), timeout_s=30, interval_s=0, what="the first redelivery")
+        if is_apache(request):
+            await wait_for(lambda: delivered(2), timeout_s=30, interval_s=0, what="a redelivery past the maximum")
+            return
+    [dead] = await python_receive(ns, "cg-never-acked-dlq", f"%DLQ%{group}", 1)
+    assert dead.body == b"never-acked" and deliveries == [0, 1]
