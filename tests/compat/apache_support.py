@@ -27,11 +27,19 @@ from java_support import CLASSPATH_FILE, JAVA, JAVA_DIR
 
 from rocketq.testing.ports import free_port, port_is_free
 
-JVM_OPTIONS = [
-    "-Xms128m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+# What a 4.x broker (and the old Netty of a 4.x client) needs on Java 9+.
+OPEN_JAVA_BASE = [
     "--add-opens", "java.base/java.nio=ALL-UNNAMED",
     "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
+]  # fmt: skip
+JVM_OPTIONS = ["-Xms128m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               *OPEN_JAVA_BASE]
+# For benchmarks (bench/peers_plugin.py, bench/apache_benchmark.py): Apache's runbroker.sh sizes the heap at 8 GiB; a
+# 1 GiB heap fits a small machine. The --add-opens / --add-exports as above.
+BENCH_JVM_OPTIONS = [
+    "-server", "-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=1g", "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow",
+    *OPEN_JAVA_BASE,
 ]  # fmt: skip
 # Test stores are small (rocketq's cluster harness uses the same commit-log file size).
 # Apache's 5.x NameServer and broker (java5/pom.xml: a Maven project of its own, its classpath apart from 4.x's).
