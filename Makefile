@@ -59,7 +59,7 @@ $(JAVA5_STAMP): $(JAVA5_PROJECT)/pom.xml
 	@if command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 		timeout 1200 mvn -B -q -Dmaven.repo.local=$(CURDIR)/$(JAVA_PROJECT)/.m2 -f $(JAVA5_PROJECT)/pom.xml generate-resources \
 			&& touch $(JAVA5_STAMP) \
-			|| { rm -f $(JAVA5_STAMP); echo "mvn could not resolve $(JAVA5_PROJECT) (exit $$?; 124 = still running after 20 minutes): see the artifacts it names above"; exit 1; }; \
+			|| { rc=$$?; rm -f $(JAVA5_STAMP); echo "mvn could not resolve $(JAVA5_PROJECT) (exit $$rc; 124 = still running after 20 minutes): see the artifacts it names above"; exit 1; }; \
 	else \
 		echo "java/mvn not found: the SimpleConsumer tests against Apache's 5.x broker will skip"; \
 	fi
