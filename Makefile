@@ -89,7 +89,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict src/rocketq/client/blocking.py src/rocketq/client/_blocking_classes.py
 	$(PY) -m rocketq.client.blocking_gen --check
 
-test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) lint docs
+test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) $(JAVA5_STAMP) lint docs
 	$(PY) -m pytest $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory unit-pure
 
