@@ -25,7 +25,9 @@ from typing import Any
 
 from java_support import CLASSPATH_FILE, JAVA, JAVA_DIR
 
+from rocketq.client import Admin
 from rocketq.testing.ports import free_port, port_is_free
+from rocketq.testing.waiting import wait_for
 
 # What a 4.x broker (and the old Netty of a 4.x client) needs on Java 9+.
 OPEN_JAVA_BASE = [
@@ -197,6 +199,13 @@ async def running(cluster: ApacheCluster) -> AsyncIterator[ApacheCluster]:
     printed when start-up or the body fails."""
     try:
         await asyncio.to_thread(cluster.start)
+        # A 5.x broker prints "boot success" before its first REGISTER_BROKER is through (4.x registers first).
+        async with Admin(namesrv_addr=cluster.namesrv_addr) as admin:
+
+            async def registered() -> bool:
+                return bool((await admin.cluster_info()).cluster_addr_table)
+
+            await wait_for(registered, timeout_s=START_TIMEOUT_S, what="Apache's broker registered with its NameServer")
         yield cluster
     except BaseException:
         print(cluster.log_tails())
