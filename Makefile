@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test lint unit unit-pure integration fault soak bench venv clean spark-venv java lowest docs
+.PHONY: run test lint unit unit-pure integration fault soak bench venv clean spark-venv java bench-java lowest docs
 
 # constraints.txt pins every version for reproducible runs; pyproject.toml holds the supported ranges.
 $(STAMP): pyproject.toml constraints.txt setup.py src/rocketq/common/record/_crecord.pyx
@@ -50,7 +50,31 @@ $(JAVA_STAMP): $(JAVA_PROJECT)/pom.xml $(wildcard $(JAVA_PROJECT)/src/main/java/
 		echo "javac/mvn not found: the Java client and mqadmin tests (tests/compat/test_java_*.py) will skip"; \
 	fi
 
-java: $(JAVA_STAMP)
+# Apache's 5.x NameServer and broker (POP over remoting) for tests/compat/test_simple_consumer_on_apache5.py: a Maven
+# project of its own (tests/compat/java5) so the 4.x classpath stays as it is; nothing to compile, only
+# target/classpath.txt. Same local repository, same bound, same message when Maven cannot get something.
+JAVA5_PROJECT := tests/compat/java5
+JAVA5_STAMP   := $(JAVA5_PROJECT)/target/classpath.txt
+$(JAVA5_STAMP): $(JAVA5_PROJECT)/pom.xml
+	@if command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
+		timeout 1200 mvn -B -q -Dmaven.repo.local=$(CURDIR)/$(JAVA_PROJECT)/.m2 -f $(JAVA5_PROJECT)/pom.xml generate-resources \
+			&& touch $(JAVA5_STAMP) \
+			|| { rc=$$?; rm -f $(JAVA5_STAMP); echo "mvn could not resolve $(JAVA5_PROJECT) (exit $$rc; 124 = still running after 20 minutes): see the artifacts it names above"; exit 1; }; \
+	else \
+		echo "java/mvn not found: the SimpleConsumer tests against Apache's 5.x broker will skip"; \
+	fi
+
+java: $(JAVA_STAMP) $(JAVA5_STAMP)
+
+# Apache's benchmark tools (rocketmq-example 4.7.0 with its own rocketmq-client 4.7.0) for bench/apache_benchmark.py;
+# not part of `make test`.
+BENCH_JAVA_PROJECT := bench/apache_benchmark
+$(BENCH_JAVA_PROJECT)/target/classpath.txt: $(BENCH_JAVA_PROJECT)/pom.xml
+	timeout 1200 mvn -B -q -Dmaven.repo.local=$(CURDIR)/$(JAVA_PROJECT)/.m2 -f $(BENCH_JAVA_PROJECT)/pom.xml generate-resources \
+		&& touch $@ \
+		|| { rm -f $@; echo "mvn could not resolve $(BENCH_JAVA_PROJECT): see the artifacts it names above"; exit 1; }
+
+bench-java: $(BENCH_JAVA_PROJECT)/target/classpath.txt
 
 # Starts a NameServer and a broker on the embedded default store (under run-data/) and shows
 # a producer and a consumer exchanging messages; Ctrl-C (or the end of the demo) stops both.
@@ -65,7 +89,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict src/rocketq/client/blocking.py src/rocketq/client/_blocking_classes.py
 	$(PY) -m rocketq.client.blocking_gen --check
 
-test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) lint docs
+test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) $(JAVA5_STAMP) lint docs
 	$(PY) -m pytest $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory unit-pure
 

@@ -151,13 +151,9 @@ class RocketqAdapter(Adapter):
 APACHE_NAMESRV_PORT = 29876
 APACHE_BROKER_PORT = 29911
 JAVA_PROJECT = ROOT / "tests" / "compat" / "java"
-# Apache's runbroker.sh sizes the heap at 8 GiB; a 1 GiB heap fits this machine. The --add-opens /
-# --add-exports let a 4.x broker unmap its files on Java 9+ (what Apache's later start scripts add).
-APACHE_JVM = [
-    "-server", "-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=1g", "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow",
-    "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
-]  # fmt: skip
+# 1 GiB heap, G1, and the options a 4.x broker needs on Java 9+ (tests/compat/apache_support.py says why).
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
+from apache_support import BENCH_JVM_OPTIONS as APACHE_JVM  # noqa: E402
 
 
 class ApacheRocketmqServer(RocketqServer):

@@ -1,4 +1,5 @@
-"""Apache RocketMQ's own NameServer and broker (4.9.7, from the Maven jars of java/pom.xml) as subprocesses.
+"""Apache RocketMQ's own NameServer and broker (4.9.7, from the Maven jars of java/pom.xml; or 5.3.3 from
+java5/pom.xml, `ApacheCluster(..., classpath_file=CLASSPATH_5_FILE)`) as subprocesses.
 
 The same classes its start scripts run (NamesrvStartup, BrokerStartup -c FILE), with a small heap, the serial
 GC, and the options Java 9+ needs for a 4.x broker (--add-opens java.nio / sun.nio.ch and --add-exports
@@ -11,25 +12,40 @@ deadline; stop is SIGTERM (its shutdown hook flushes the store and unregisters),
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from java_support import CLASSPATH_FILE, JAVA, JAVA_DIR
 
+from rocketq.client import Admin
 from rocketq.testing.ports import free_port, port_is_free
+from rocketq.testing.waiting import wait_for
 
-JVM_OPTIONS = [
-    "-Xms128m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+# What a 4.x broker (and the old Netty of a 4.x client) needs on Java 9+.
+OPEN_JAVA_BASE = [
     "--add-opens", "java.base/java.nio=ALL-UNNAMED",
     "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
 ]  # fmt: skip
+JVM_OPTIONS = ["-Xms128m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               *OPEN_JAVA_BASE]
+# For benchmarks (bench/peers_plugin.py, bench/apache_benchmark.py): Apache's runbroker.sh sizes the heap at 8 GiB; a
+# 1 GiB heap fits a small machine. The --add-opens / --add-exports as above.
+BENCH_JVM_OPTIONS = [
+    "-server", "-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=1g", "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow",
+    *OPEN_JAVA_BASE,
+]  # fmt: skip
 # Test stores are small (rocketq's cluster harness uses the same commit-log file size).
+# Apache's 5.x NameServer and broker (java5/pom.xml: a Maven project of its own, its classpath apart from 4.x's).
+CLASSPATH_5_FILE = JAVA_DIR.parent / "java5" / "target" / "classpath.txt"
 COMMIT_LOG_FILE_BYTES = 16 * 1024 * 1024
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
@@ -47,7 +63,8 @@ def broker_port() -> int:
 class JavaDaemon:
     """One Apache daemon: its output (one log file) read by a thread, stopped by its pid."""
 
-    def __init__(self, name: str, main_class: str, config: dict[str, Any], work_dir: Path, ready: str) -> None:
+    def __init__(self, name: str, main_class: str, config: dict[str, Any], work_dir: Path, ready: str,
+                 classpath_file: Path = CLASSPATH_FILE, jvm_options: list[str] = JVM_OPTIONS) -> None:
         self.name = name
         self.work_dir = work_dir
         work_dir.mkdir(parents=True, exist_ok=True)
@@ -63,7 +80,7 @@ class JavaDaemon:
         self._ready = ready
         assert JAVA is not None
         argv = [
-            JAVA, *JVM_OPTIONS, "-cp", CLASSPATH_FILE.read_text(encoding="utf-8").strip(),
+            JAVA, *jvm_options, "-cp", classpath_file.read_text(encoding="utf-8").strip(),
             f"-Duser.home={work_dir}", f"-Drocketmq.home.dir={work_dir}",
             main_class, "-c", str(conf),
         ]  # fmt: skip
@@ -106,10 +123,14 @@ class JavaDaemon:
 
 
 class ApacheCluster:
-    """Apache's NameServer and one broker (broker-a of DefaultCluster) on a store under `store_dir`."""
+    """Apache's NameServer and one broker (broker-a of DefaultCluster) on a store under `store_dir`; the jars of
+    `classpath_file` (4.9.7 by default, CLASSPATH_5_FILE for 5.x) with `jvm_options`."""
 
-    def __init__(self, work_dir: Path, store_dir: Path, **broker_config: Any) -> None:
+    def __init__(self, work_dir: Path, store_dir: Path, classpath_file: Path = CLASSPATH_FILE,
+                 jvm_options: list[str] = JVM_OPTIONS, **broker_config: Any) -> None:
         self.work_dir = work_dir
+        self.classpath_file = classpath_file
+        self.jvm_options = jvm_options
         self.store_dir = store_dir
         self.broker_config = broker_config
         self.namesrv: JavaDaemon | None = None
@@ -128,7 +149,8 @@ class ApacheCluster:
     def start(self) -> ApacheCluster:
         self.namesrv_port = free_port()
         self.namesrv = JavaDaemon("namesrv", "org.apache.rocketmq.namesrv.NamesrvStartup",
-                                  {"listenPort": self.namesrv_port}, self.work_dir / "namesrv", "The Name Server boot success")
+                                  {"listenPort": self.namesrv_port}, self.work_dir / "namesrv", "The Name Server boot success",
+                                  classpath_file=self.classpath_file, jvm_options=self.jvm_options)
         self.namesrv.wait_ready()
         self.start_broker()
         return self
@@ -155,7 +177,7 @@ class ApacheCluster:
             **self.broker_config,
         }  # fmt: skip
         self.broker = JavaDaemon("broker", "org.apache.rocketmq.broker.BrokerStartup", config, self.work_dir / "broker",
-                                 "boot success")
+                                 "boot success", classpath_file=self.classpath_file, jvm_options=self.jvm_options)
         self.broker.wait_ready()
 
     def stop_broker(self) -> int:
@@ -169,3 +191,24 @@ class ApacheCluster:
 
     def log_tails(self) -> str:
         return "\n".join(f"==== Apache {d.name} ({d.log_path})\n{d.tail()}" for d in (self.namesrv, self.broker) if d)
+
+
+@contextlib.asynccontextmanager
+async def running(cluster: ApacheCluster) -> AsyncIterator[ApacheCluster]:
+    """`cluster` started (in a thread: start-up blocks for seconds) and closed at the end; its daemons' log tails
+    printed when start-up or the body fails."""
+    try:
+        await asyncio.to_thread(cluster.start)
+        # A 5.x broker prints "boot success" before its first REGISTER_BROKER is through (4.x registers first).
+        async with Admin(namesrv_addr=cluster.namesrv_addr) as admin:
+
+            async def registered() -> bool:
+                return bool((await admin.cluster_info()).cluster_addr_table)
+
+            await wait_for(registered, timeout_s=START_TIMEOUT_S, what="Apache's broker registered with its NameServer")
+        yield cluster
+    except BaseException:
+        print(cluster.log_tails())
+        raise
+    finally:
+        await asyncio.to_thread(cluster.close)

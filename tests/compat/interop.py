@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rocketq.client import ConsumeFromWhere, LitePullConsumer, Message, MessageExt, Producer
+from rocketq.client import Admin, ConsumeFromWhere, LitePullConsumer, Message, MessageExt, Producer
+from rocketq.testing.waiting import wait_for
 
 
 async def python_receive(ns: str, group: str, topic: str, count: int, timeout_s: float = 30) -> list[MessageExt]:
@@ -23,3 +24,10 @@ async def python_receive(ns: str, group: str, topic: str, count: int, timeout_s:
 async def python_send(ns: str, group: str, messages: list[Message]) -> list[Any]:
     async with Producer(group, namesrv_addr=ns) as producer:
         return [await producer.send(m) for m in messages]
+
+
+async def create_topic(ns: str, topic: str, queues: int = 4) -> None:
+    """`topic` on the DefaultCluster's brokers (ours or Apache's), once the NameServer routes it."""
+    async with Admin(namesrv_addr=ns) as admin:
+        await admin.create_topic(topic, cluster="DefaultCluster", read_queues=queues, write_queues=queues)
+        await wait_for(lambda: admin.topic_route(topic), timeout_s=15, what=f"route of {topic}")

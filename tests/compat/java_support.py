@@ -37,18 +37,20 @@ JAVA = shutil.which("java")
 JVM_OPTIONS = ["-Xmx256m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
 
-def missing() -> str | None:
-    """Why the Java programs cannot run here, or None."""
+def missing(classpath_file: Path | None = None) -> str | None:
+    """Why the Java programs (and the jars `classpath_file` lists, when given) cannot run here, or None."""
     if JAVA is None:
         return "java is not installed (the Java client tests need a JDK >= 8 and Maven: see docs/compat.md)"
     if not CLASSPATH_FILE.is_file() or not (CLASSES / "rocketq" / "compat" / "Driver.class").is_file():
         return "the Java test programs are not built: run `make java` (mvn package in tests/compat/java)"
+    if classpath_file is not None and not classpath_file.is_file():
+        return f"the jars of {classpath_file.parent.parent.name}/pom.xml are not resolved: run `make java`"
     return None
 
 
-def skip_or_fail_when_missing() -> pytest.MarkDecorator | None:
+def skip_or_fail_when_missing(classpath_file: Path | None = None) -> pytest.MarkDecorator | None:
     """A skip mark with the reason when Java is missing; under CI a missing Java is an error, not a skip."""
-    reason = missing()
+    reason = missing(classpath_file)
     if reason is None:
         return None
     if os.environ.get("ROCKETQ_REQUIRE_JAVA") or os.environ.get("CI"):

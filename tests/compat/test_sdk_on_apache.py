@@ -8,15 +8,14 @@ each for the module (topics and groups differ per scenario). The SDK speaks JSON
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from apache_support import COMMIT_LOG_FILE_BYTES, ApacheCluster
-from interop import python_receive
+from apache_support import COMMIT_LOG_FILE_BYTES, ApacheCluster, running
+from interop import create_topic, python_receive
 from java_support import skip_or_fail_when_missing
 
 from rocketq.client import (
@@ -54,21 +53,8 @@ async def ns(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         async with LocalCluster(work, broker_overrides={**BROKER, "mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES}) as ours:
             yield ours.namesrv_addr
         return
-    apache = ApacheCluster(work / "apache", work / "store", **BROKER)
-    try:
-        await asyncio.to_thread(apache.start)
+    async with running(ApacheCluster(work / "apache", work / "store", **BROKER)) as apache:
         yield apache.namesrv_addr
-    except BaseException:
-        print(apache.log_tails())
-        raise
-    finally:
-        await asyncio.to_thread(apache.close)
-
-
-async def create_topic(ns: str, topic: str, queues: int = 4) -> None:
-    async with Admin(namesrv_addr=ns) as admin:
-        await admin.create_topic(topic, cluster="DefaultCluster", read_queues=queues, write_queues=queues)
-        await wait_for(lambda: admin.topic_route(topic), timeout_s=15, what=f"route of {topic}")
 
 
 @pytest.mark.timeout(120)

@@ -95,3 +95,29 @@ def limit_address_space(pid: int, limit_bytes: int) -> None:
         resource.prlimit(pid, resource.RLIMIT_AS, (limit_bytes, limit_bytes))
     except (ImportError, AttributeError, OSError, ValueError):
         pass
+
+
+def _stat_fields(pid: int) -> list[str]:
+    # The command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'.
+    return Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace").rsplit(")", 1)[1].split()
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) of `pid` and its live descendants; 0 for a process gone meanwhile."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                children.setdefault(int(_stat_fields(int(entry))[1]), []).append(int(entry))  # field 4: ppid
+            except OSError:
+                continue
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = _stat_fields(current)
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15), in clock ticks
+        todo.extend(children.get(current, []))
+    return total / os.sysconf("SC_CLK_TCK")

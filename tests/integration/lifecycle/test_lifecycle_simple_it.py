@@ -11,6 +11,7 @@ from lifecycle_it_helpers import create_topic, dlq_messages
 from rocketq.client import Admin, Message, MessageExt, Producer, SimpleConsumer
 from rocketq.common import constants as C
 from rocketq.remoting.errors import BrokerResponseError
+from rocketq.testing.simple_consumer import receive_until
 from rocketq.testing.waiting import wait_for
 
 NO_MESSAGE = 208
@@ -21,17 +22,6 @@ async def send(ns: str, topic: str, *bodies: bytes) -> None:
     async with Producer(f"pg-{topic}", namesrv_addr=ns) as producer:
         for body in bodies:
             await producer.send(Message(topic, body, keys=body.decode()))
-
-
-async def receive_until(consumer: SimpleConsumer, n: int, invisible_ms: int, timeout_s: float = 15) -> list[MessageExt]:
-    got: list[MessageExt] = []
-
-    async def more() -> bool:
-        got.extend(await consumer.receive(16, invisible_ms))
-        return len(got) >= n
-
-    await wait_for(more, timeout_s=timeout_s, interval_s=0, what=f"{n} received message(s)")
-    return got
 
 
 @pytest.mark.timeout(60)
