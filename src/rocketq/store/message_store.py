@@ -271,6 +271,7 @@ class MessageStore:
     def _disk_full(self, exc: OSError, what: str) -> PutResult:
         """A put found no room (a reservation failed with ENOSPC): refuse it, and the next ones."""
         self.space.mark_full(exc, what)
+        self.space.refused(f"the broker's disk is full: {self.space.reason}")
         return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, self.space.remark())
 
     async def _cleanup_round(self) -> None:
@@ -330,13 +331,23 @@ class MessageStore:
 
     # -- puts ----------------------------------------------------------------------------------------
     def _refuse(self) -> PutResult | None:
+        """SERVICE_NOT_AVAILABLE, or None when the put may go on (DefaultMessageStore.checkStoreStatus).
+
+        Refusals are logged here, sampled as Java samples them (DiskSpace.refused); the broker does not
+        log them again.
+        """
+        space = self.space
         if self._state not in ("open", "running"):
-            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "the message store is not open")
-        if self.config.broker_role is BrokerRole.SLAVE:
-            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "a slave does not accept messages")
-        if self.space.full and self.space.check():  # full: read the disk again (cheap, puts are refused)
-            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, self.space.remark())
-        return None
+            remark = "the message store is not open"
+        elif self.config.broker_role is BrokerRole.SLAVE:
+            remark = "a slave does not accept messages"
+        elif space.full and space.check():  # full: read the disk again (cheap, puts are refused)
+            space.refused(f"the broker's disk is full: {space.reason}")
+            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, space.remark())
+        else:
+            return None
+        space.refused(remark)
+        return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, remark)
 
     async def put_message(self, msg: BrokerMessage) -> PutResult:
         """Append one message; under SYNC_FLUSH wait for its flush unless WAIT=false. Never raises."""

@@ -4,6 +4,7 @@ keeps back, and the consume-queue checkpoint that advances every queue flush rou
 from __future__ import annotations
 
 import errno
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ import pytest
 
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.consume_queue import ConsumeQueue, encode_unit, find_written_end
-from rocketq.store.disk_space import SERVICE_NOT_AVAILABLE_REMARK, DiskSpace
+from rocketq.store.disk_space import REFUSAL_LOG_EVERY, SERVICE_NOT_AVAILABLE_REMARK, DiskSpace
 from rocketq.store.flush import flush_queues
 from rocketq.store.index_file import IndexFile
 from rocketq.store.mapped_file import MappedFile, read_range
@@ -154,3 +155,37 @@ def test_a_queue_that_starts_in_the_middle_of_a_file_loads_its_end(tmp_path: Pat
     queue.load()
     assert queue.max_offset == 2002 and queue.unit(2001) == (12445, 100, 0)
     queue.close()
+
+
+async def test_refused_puts_on_a_full_disk_log_one_line_in_refusal_log_every(
+    make_store: StoreFactory, message: MessageFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """DefaultMessageStore.checkStoreStatus logs the first refused put of a run and then one in 50,000."""
+    store = make_store()
+    room = [False]
+
+    def probe() -> None:
+        if not room[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    store.space.probe = probe
+    store.space.mark_full(OSError(errno.ENOSPC, "No space left on device"), "commit log")
+    caplog.set_level(logging.INFO, logger="rocketq")
+
+    def refusal_lines() -> int:
+        return sum("not writable" in r.getMessage() for r in caplog.records)
+
+    for _ in range(1000):
+        assert (await store.put_message(message())).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert refusal_lines() == 1 and len(caplog.records) <= 2  # and nothing else per put
+    store.space.refusals = REFUSAL_LOG_EVERY - 1  # skip ahead: the next refusal is the 50,000th
+    for _ in range(3):
+        await store.put_message(message())
+    assert refusal_lines() == 2
+    room[0] = True
+    store.space._probed_at = 0.0
+    assert (await store.put_message(message())).is_ok and store.space.refusals == 0  # a new run starts
+    store.space.mark_full(OSError(errno.ENOSPC, "No space left on device"), "commit log")
+    room[0] = False
+    await store.put_message(message())
+    assert refusal_lines() == 3
