@@ -19,6 +19,7 @@ Statuses follow Java: get_min_offset_in_queue() is -1 for a queue that does not 
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -49,7 +50,7 @@ from rocketq.store.flush import (
     flush_queues,
 )
 from rocketq.store.get_service import GetService
-from rocketq.store.ha.replica import ReplicaWriter
+from rocketq.store.ha.replica import ReplicaWriter, dispatch_whole_records
 from rocketq.store.index_file import RESERVE_WINDOW as INDEX_RESERVE_WINDOW
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file_queue import FileAllocator
@@ -203,6 +204,13 @@ class MessageStore:
             self._flusher = CommitLogFlusher(self.commit_log, self.checkpoint)
             if self.commit_log.space_error is not None:  # no room for the file to append to
                 self.space.mark_full(self.commit_log.space_error, "commit log")
+            if self.recovery.redispatch_stopped_at is not None:
+                # A full disk stopped recovery's re-dispatch: the queues end there until the probe
+                # (when the disk has room) dispatches the rest; puts stay refused until then, since
+                # their queue offsets follow the queues' ends.
+                self.commit_log.dispatch_end = self.recovery.redispatch_stopped_at
+                assert self.recovery.space_error is not None
+                self.space.mark_full(self.recovery.space_error, "consume queues (recovery)")
             self.space.check()
             create_abort_file(cfg.abort_path)
             self.checkpoint.flush()
@@ -259,6 +267,12 @@ class MessageStore:
         created), the index entries a full disk kept back written."""
         if self._state not in ("open", "running"):
             return
+        if self.commit_log.dispatch_end is not None and self._replica is None and self._writable:
+            dispatch_whole_records(self.commit_log, self.dispatcher)  # what recovery could not dispatch
+            if self.commit_log.dispatch_end < self.commit_log.max_offset:  # a record it cannot read
+                raise OSError(errno.EIO, f"the commit log cannot be dispatched past {self.commit_log.dispatch_end}")
+            log.info("store: the records recovery could not dispatch for lack of room are dispatched")
+            self.commit_log.dispatch_end = None  # dispatch is inline again
         self.commit_log.ensure_room(self.commit_log.max_record_size)
         if self.index is not None:
             self.index.drain()
