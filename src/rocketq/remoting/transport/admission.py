@@ -30,7 +30,7 @@ _PAUSE_TURN = 4  # a large frame took its turn at reading: every other connectio
 # Bytes of a large frame a connection reads before it lets the io loop's other connections read (one
 # loop turn): the kernel's copy into a frame's buffer is the broker's biggest cost while many large
 # frames arrive, and a bystander's request waits for the loop turn in progress.
-READ_TURN_BYTES = 1 << 20
+READ_TURN_BYTES = 256 * 1024
 
 
 class ConnectionSettings:
