@@ -58,7 +58,9 @@ class Figures:
         line = (
             f"{name}: broker RssAnon {self.baseline_kib / 1024:.0f} MiB -> peak {self.peak_kib / 1024:.0f} MiB "
             f"(+{self.growth_mib:.0f} MiB), VmHWM {status_kib(broker.pid, 'VmHWM') / 1024:.0f} MiB; bystander "
-            f"{len(self.latencies_ms)} sync sends, p99 {self.p99_ms():.1f} ms, max {max(self.latencies_ms):.1f} ms"
+            f"{len(self.latencies_ms)} sync sends, p50 {sorted(self.latencies_ms)[len(self.latencies_ms) // 2]:.1f} ms, "
+            f"p99 {self.p99_ms():.1f} ms, max {max(self.latencies_ms):.1f} ms, "
+            f"{sum(t > 50 for t in self.latencies_ms)} over 50 ms"
         )
         print(line)
         return line

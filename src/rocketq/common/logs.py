@@ -11,7 +11,7 @@ import logging
 import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -32,11 +32,52 @@ class DaemonLogConfig(RocketConfig):
     """How many rolled-over files (<name>.1 ... <name>.N) are kept."""
 
 
+class DaemonFileHandler(RotatingFileHandler):
+    """The log file, which may sit on a full disk: a line that cannot be written is dropped, and only the
+    first of a run of failures is reported (one line on stderr) instead of logging's traceback for each;
+    the daemon never stops or waits for its log. The buffered bytes of a failed write go out with the
+    next write that succeeds."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.failing = False  # the last write failed
+        self._failed_now = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._failed_now = False
+        super().emit(record)  # calls handleError when the write (or the roll-over) fails
+        if self.failing and not self._failed_now:
+            self.failing = False
+            _to_stderr(f"log file {self.baseFilename} is written again\n")
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:  # the lines still buffered when the disk is full are lost with the file
+            pass
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self._failed_now = True
+        if not self.failing:
+            self.failing = True
+            _to_stderr(
+                f"log file {self.baseFilename} cannot be written ({sys.exc_info()[1]!r}); "
+                "its lines are dropped until it can be\n"
+            )
+
+
+def _to_stderr(text: str) -> None:
+    try:
+        sys.stderr.write(text)
+    except (OSError, ValueError):  # no stderr either: nothing more to do
+        pass
+
+
 def setup_daemon_logging(log_file: Path, config: DaemonLogConfig, what: str) -> Path:
     """Log to stderr and to `log_file` (rotated by size); ConfigError when its directory is unusable."""
     try:
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        file_handler = RotatingFileHandler(
+        file_handler = DaemonFileHandler(
             log_file, maxBytes=config.log_file_max_size_bytes, backupCount=config.log_file_backups, encoding="utf-8"
         )
     except OSError as exc:

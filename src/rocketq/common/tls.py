@@ -112,7 +112,7 @@ def _peer(sock: socket.socket) -> str:
 async def accept_connection(
     loop: asyncio.AbstractEventLoop,
     sock: socket.socket,
-    protocol_factory: Callable[[], asyncio.Protocol],
+    protocol_factory: Callable[[], asyncio.BaseProtocol],
     tls: ServerTls,
 ) -> None:
     """Set up one accepted socket as plain or TLS by its first byte; close it if it may not stay."""
@@ -152,7 +152,7 @@ class AcceptTasks:
         self,
         loop: asyncio.AbstractEventLoop,
         sock: socket.socket,
-        protocol_factory: Callable[[], asyncio.Protocol],
+        protocol_factory: Callable[[], asyncio.BaseProtocol],
         tls: ServerTls,
     ) -> None:
         task = loop.create_task(accept_connection(loop, sock, protocol_factory, tls))
@@ -193,7 +193,7 @@ async def accept_forever(
 async def serve(
     host: str,
     port: int,
-    protocol_factory: Callable[[], asyncio.Protocol],
+    protocol_factory: Callable[[], asyncio.BaseProtocol],
     tls: ServerTls,
     backlog: int = 1024,
 ) -> TlsListener:
@@ -210,7 +210,7 @@ async def serve(
 class TlsListener:
     """A listening socket whose connections are chosen plain or TLS (serve() starts it)."""
 
-    def __init__(self, sock: socket.socket, protocol_factory: Callable[[], asyncio.Protocol], tls: ServerTls) -> None:
+    def __init__(self, sock: socket.socket, protocol_factory: Callable[[], asyncio.BaseProtocol], tls: ServerTls) -> None:
         self.sock = sock
         self.port: int = sock.getsockname()[1]
         self.protocol_factory = protocol_factory

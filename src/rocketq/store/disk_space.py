@@ -38,6 +38,9 @@ SERVICE_NOT_AVAILABLE_REMARK = (
     "service not available now. It may be caused by one of the following reasons: the broker's disk is "
     "full [{util}], messages are put to the slave, message store has been shut down, etc."
 )
+# DefaultMessageStore.checkStoreStatus logs one refused put in 50,000 (its printTimes counter), the first
+# of each run of refusals: a producer retrying against a full disk must not fill the log (on that disk).
+REFUSAL_LOG_EVERY = 50_000
 NEAR_RATIO_POINTS = 0.05
 PROBE_INTERVAL_S = 0.1
 NEAR_CHECK_INTERVAL_S = 0.01
@@ -82,6 +85,7 @@ class DiskSpace:
         self.probe: Callable[[], None] | None = None  # raises OSError while the writer has no room
         self._failed = False  # a reservation failed and no probe has succeeded since
         self._probed_at = 0.0
+        self.refusals = 0  # puts refused since the store was last writable (Java's printTimes)
 
     def _paths(self) -> list[Path]:
         cfg = self.config
@@ -146,11 +150,28 @@ class DiskSpace:
         self._failed = False
         return ""
 
+    def refused(self, why: str) -> None:
+        """Count a refused put; the first of a run of refusals and every REFUSAL_LOG_EVERY-th is logged."""
+        count = self.refusals
+        self.refusals = count + 1
+        if count % REFUSAL_LOG_EVERY == 0:
+            log.warning(
+                "the message store is not writable (%s); %d puts refused so far, one in %d is logged",
+                why,
+                count + 1,
+                REFUSAL_LOG_EVERY,
+            )
+
     def _set(self, reason: str) -> None:
         if reason and not self.full:
             log.error("the disk is full, the store refuses messages until it has room: %s", reason)
         elif not reason and self.full:
-            log.info("the disk has room again, the store accepts messages (was: %s)", self.reason)
+            log.info(
+                "the disk has room again, the store accepts messages (was: %s; %d puts refused)",
+                self.reason,
+                self.refusals,
+            )
+            self.refusals = 0
         self.full = bool(reason)
         self.reason = reason
 

@@ -19,6 +19,7 @@ Statuses follow Java: get_min_offset_in_queue() is -1 for a queue that does not 
 
 from __future__ import annotations
 
+import errno
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
@@ -47,7 +48,7 @@ from rocketq.store.flush import (
     flush_queues,
 )
 from rocketq.store.get_service import GetService
-from rocketq.store.ha.replica import ReplicaWriter
+from rocketq.store.ha.replica import ReplicaWriter, dispatch_whole_records
 from rocketq.store.index_file import RESERVE_WINDOW as INDEX_RESERVE_WINDOW
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file_queue import FileAllocator
@@ -147,6 +148,13 @@ class MessageStore:
             self._flusher = CommitLogFlusher(self.commit_log, self.checkpoint)
             if self.commit_log.space_error is not None:  # no room for the file to append to
                 self.space.mark_full(self.commit_log.space_error, "commit log")
+            if self.recovery.redispatch_stopped_at is not None:
+                # A full disk stopped recovery's re-dispatch: the queues end there until the probe
+                # (when the disk has room) dispatches the rest; puts stay refused until then, since
+                # their queue offsets follow the queues' ends.
+                self.commit_log.dispatch_end = self.recovery.redispatch_stopped_at
+                assert self.recovery.space_error is not None
+                self.space.mark_full(self.recovery.space_error, "consume queues (recovery)")
             self.space.check()
             create_abort_file(cfg.abort_path)
             self.checkpoint.flush()
@@ -203,6 +211,12 @@ class MessageStore:
         created), the index entries a full disk kept back written."""
         if self._state not in _OPEN_STATES:
             return
+        if self.commit_log.dispatch_end is not None and self._replica is None and self._writable:
+            dispatch_whole_records(self.commit_log, self.dispatcher)  # what recovery could not dispatch
+            if self.commit_log.dispatch_end < self.commit_log.max_offset:  # a record it cannot read
+                raise OSError(errno.EIO, f"the commit log cannot be dispatched past {self.commit_log.dispatch_end}")
+            log.info("store: the records recovery could not dispatch for lack of room are dispatched")
+            self.commit_log.dispatch_end = None  # dispatch is inline again
         self.commit_log.ensure_room(self.commit_log.max_record_size)
         if self.index is not None:
             self.index.drain()
@@ -215,6 +229,7 @@ class MessageStore:
     def _disk_full(self, exc: OSError, what: str) -> PutResult:
         """A put found no room (a reservation failed with ENOSPC): refuse it, and the next ones."""
         self.space.mark_full(exc, what)
+        self.space.refused(f"the broker's disk is full: {self.space.reason}")
         return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, self.space.remark())
 
     async def _cleanup_round(self) -> None:
@@ -274,13 +289,23 @@ class MessageStore:
 
     # -- puts ----------------------------------------------------------------------------------------
     def _refuse(self) -> PutResult | None:
+        """SERVICE_NOT_AVAILABLE, or None when the put may go on (DefaultMessageStore.checkStoreStatus).
+
+        Refusals are logged here, sampled as Java samples them (DiskSpace.refused); the broker does not
+        log them again.
+        """
+        space = self.space
         if self._state not in _OPEN_STATES:
-            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "the message store is not open")
-        if self.config.broker_role is BrokerRole.SLAVE:
-            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, "a slave does not accept messages")
-        if self.space.full and self.space.check():  # full: read the disk again (cheap, puts are refused)
-            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, self.space.remark())
-        return None
+            remark = "the message store is not open"
+        elif self.config.broker_role is BrokerRole.SLAVE:
+            remark = "a slave does not accept messages"
+        elif space.full and space.check():  # full: read the disk again (cheap, puts are refused)
+            space.refused(f"the broker's disk is full: {space.reason}")
+            return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, space.remark())
+        else:
+            return None
+        space.refused(remark)
+        return PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, None, remark)
 
     async def put_message(self, msg: BrokerMessage) -> PutResult:
         """Append one message; under SYNC_FLUSH wait for its flush unless WAIT=false. Never raises."""

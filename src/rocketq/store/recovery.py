@@ -17,6 +17,10 @@ offsets of our checkpoint instead of timestamps. Rules:
    re-dispatch start back to the end of the last sound unit before it, and re-dispatch rewrites every
    unit that disagrees with its record (rule 2 only adds missing ones for a unit that agrees).
 A half-written record therefore never becomes readable: it fails rule 1 and is cut by rule 3.
+6. On a full disk a re-dispatch that needs a consume-queue unit no reservation covers fails its
+   reservation (ENOSPC) before anything is written: re-dispatch stops there (logged once), the scan
+   goes on to find the end, and the report's `redispatch_stopped_at` tells the store to start with
+   the disk marked full, reads served, and to dispatch the rest once there is room.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.dispatch import Dispatcher
 from rocketq.store.errors import StoreCorruptError
 from rocketq.store.index_service import IndexService
-from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file import MappedFile, is_disk_full
 
 log = logging.getLogger("rocketq.store")
 
@@ -59,6 +63,8 @@ class RecoveryReport:
     problem: str = ""
     damaged_queues: int = 0  # queues whose last units did not match the commit log
     units_repaired: int = 0  # consume-queue units rewritten from the commit log
+    redispatch_stopped_at: int | None = None  # a full disk stopped re-dispatch at this record (rule 6)
+    space_error: OSError | None = None  # why
 
 
 def recover(
@@ -199,7 +205,7 @@ def _scan(
     pos = 0
     while True:
         offset = mapped.file_from_offset + pos
-        parse = offset >= redispatch_from
+        parse = offset >= redispatch_from and report.redispatch_stopped_at is None
         hole = _runs_into_hole(mapped, pos, data_end)
         if hole is not None:
             mapped.set_positions(pos)
@@ -212,9 +218,15 @@ def _scan(
             if record is None and _phys_offset_at(mapped, pos) != offset:
                 return offset, f"PHYSICALOFFSET says {_phys_offset_at(mapped, pos)}", index
             report.records_scanned += 1
-            if record is not None:
-                dispatcher.redispatch(record)
-                report.records_redispatched += 1
+            if record is not None and report.redispatch_stopped_at is None:
+                try:
+                    dispatcher.redispatch(record)
+                except OSError as exc:
+                    if not is_disk_full(exc):
+                        raise
+                    _stop_redispatch(report, offset, exc)
+                else:
+                    report.records_redispatched += 1
             pos += result.size
             mapped.set_positions(pos)
         elif result.kind is RecordCheck.BLANK:
@@ -231,6 +243,17 @@ def _scan(
         else:
             mapped.set_positions(pos)
             return offset, result.problem, index
+
+
+def _stop_redispatch(report: RecoveryReport, offset: int, exc: OSError) -> None:
+    report.redispatch_stopped_at = offset
+    report.space_error = exc
+    log.error(
+        "recovery: no room to re-dispatch the record at commit-log offset %d (%s); the store starts with "
+        "its queues behind the commit log, serves reads, and dispatches the rest once the disk has room",
+        offset,
+        exc,
+    )
 
 
 def _runs_into_hole(mapped: MappedFile, pos: int, data_end: int) -> str | None:

@@ -19,12 +19,10 @@ class Echo:
         return cmd.make_response(0, "ok", body=cmd.body)
 
 
-async def call(port: int, ctx: object) -> RemotingCommand:
+async def call(port: int, ctx: object, body: bytes = b"x" * 100_000) -> RemotingCommand:
     client = RemotingClient(ssl_context=ctx)  # type: ignore[arg-type]
     try:
-        return await client.invoke_sync(
-            f"127.0.0.1:{port}", RemotingCommand(code=1, body=b"x" * 100_000), 3000
-        )
+        return await client.invoke_sync(f"127.0.0.1:{port}", RemotingCommand(code=1, body=body), 10_000)
     finally:
         await client.shutdown()
 
@@ -40,9 +38,11 @@ async def test_permissive_serves_plain_and_tls_on_one_port(tmp_path: Path, selec
     server.register_processor(1, Echo())
     await server.start()
     try:
+        # 3 MiB: a large frame each way, received into its own buffers through the TLS layer too.
         for ctx in (None, client_context(ca.ca)):
-            response = await call(server.port, ctx)
-            assert response.remark == "ok" and response.body == b"x" * 100_000
+            for body in (b"x" * 100_000, bytes(range(256)) * 12_288):
+                response = await call(server.port, ctx, body)
+                assert response.remark == "ok" and response.body == body
     finally:
         await server.shutdown()
 

@@ -172,11 +172,14 @@ async def test_batch_refusals() -> None:
         (PutMessageStatus.OS_PAGECACHE_BUSY, ResponseCode.SYSTEM_ERROR),
     ],
 )
-async def test_store_status_mapping(status: PutMessageStatus, code: int) -> None:
+async def test_store_status_mapping(status: PutMessageStatus, code: int, caplog: pytest.LogCaptureFixture) -> None:
     proc, store, conn = setup()
     store.next_status = status
     resp = await proc.process_request(conn, request(header()))
     assert resp is not None and resp.code == code
+    # A refusal of the store is logged by the store (one in REFUSAL_LOG_EVERY), not again per put here.
+    logged = "refused with" in caplog.text
+    assert logged is (status is not PutMessageStatus.SERVICE_NOT_AVAILABLE and not status.is_ok)
     if status.is_ok:  # stored, the flush lagged: the full header still comes back
         assert (resp.ext_fields or {})["queueOffset"] == "0" and resp.remark is None
     else:

@@ -12,7 +12,7 @@ import pytest
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.common.config import config_help, parse_daemon_args, parse_properties
-from rocketq.common.logs import DaemonLogConfig, setup_daemon_logging
+from rocketq.common.logs import DaemonFileHandler, DaemonLogConfig, setup_daemon_logging
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.store.config import MessageStoreConfig
 
@@ -83,6 +83,22 @@ def test_log_level_and_size_rotation(tmp_path: Path) -> None:
             if handler not in before:
                 logger.removeHandler(handler)
                 handler.close()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full (a device whose writes fail with ENOSPC)")
+def test_a_log_file_on_a_full_disk_drops_lines_and_says_so_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every write to /dev/full fails with ENOSPC, as on a full disk: the handler neither raises nor prints
+    logging's traceback per line; one line on stderr says the file cannot be written."""
+    handler = DaemonFileHandler("/dev/full", maxBytes=0)
+    try:
+        for i in range(200):
+            handler.emit(logging.LogRecord("rocketq.test", logging.WARNING, __file__, 1, "line %d", (i,), None))
+        assert handler.failing
+    finally:
+        handler.close()
+    err = capsys.readouterr().err
+    assert err.count("cannot be written") == 1 and "No space left on device" in err
+    assert "Traceback" not in err and "Logging error" not in err
 
 
 @pytest.mark.parametrize("command", ["namesrv", "broker", "admin", "bench", "cluster"])

@@ -4,6 +4,8 @@ keeps back, and the consume-queue checkpoint that advances every queue flush rou
 from __future__ import annotations
 
 import errno
+import logging
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,14 +13,14 @@ import pytest
 
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.consume_queue import ConsumeQueue, encode_unit, find_written_end
-from rocketq.store.disk_space import SERVICE_NOT_AVAILABLE_REMARK, DiskSpace
+from rocketq.store.disk_space import REFUSAL_LOG_EVERY, SERVICE_NOT_AVAILABLE_REMARK, DiskSpace
 from rocketq.store.flush import flush_queues
 from rocketq.store.index_file import IndexFile
 from rocketq.store.mapped_file import MappedFile, read_range
 from rocketq.store.status import PutMessageStatus
 
 if TYPE_CHECKING:
-    from conftest import MessageFactory, StoreFactory
+    from conftest import Crash, MessageFactory, ReadAll, StoreFactory
 
 
 def store_config(root: Path) -> MessageStoreConfig:
@@ -154,3 +156,77 @@ def test_a_queue_that_starts_in_the_middle_of_a_file_loads_its_end(tmp_path: Pat
     queue.load()
     assert queue.max_offset == 2002 and queue.unit(2001) == (12445, 100, 0)
     queue.close()
+
+
+async def test_refused_puts_on_a_full_disk_log_one_line_in_refusal_log_every(
+    make_store: StoreFactory, message: MessageFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """DefaultMessageStore.checkStoreStatus logs the first refused put of a run and then one in 50,000."""
+    store = make_store()
+    room = [False]
+
+    def probe() -> None:
+        if not room[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    store.space.probe = probe
+    store.space.mark_full(OSError(errno.ENOSPC, "No space left on device"), "commit log")
+    caplog.set_level(logging.INFO, logger="rocketq")
+
+    def refusal_lines() -> int:
+        return sum("not writable" in r.getMessage() for r in caplog.records)
+
+    for _ in range(1000):
+        assert (await store.put_message(message())).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert refusal_lines() == 1 and len(caplog.records) <= 2  # and nothing else per put
+    store.space.refusals = REFUSAL_LOG_EVERY - 1  # skip ahead: the next refusal is the 50,000th
+    for _ in range(3):
+        await store.put_message(message())
+    assert refusal_lines() == 2
+    room[0] = True
+    store.space._probed_at = 0.0
+    assert (await store.put_message(message())).is_ok and store.space.refusals == 0  # a new run starts
+    store.space.mark_full(OSError(errno.ENOSPC, "No space left on device"), "commit log")
+    room[0] = False
+    await store.put_message(message())
+    assert refusal_lines() == 3
+
+
+async def test_a_recovery_with_no_room_for_the_queues_starts_serving_reads_and_dispatches_the_rest_later(
+    make_store: StoreFactory,
+    message: MessageFactory,
+    read_all: ReadAll,
+    crash: Crash,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a crash the queues are rebuilt from the commit log, and no consume-queue unit can be
+    reserved (a full disk): recovery stops re-dispatching instead of failing the start, the store opens
+    with the disk marked full (reads served, puts refused), and the probe dispatches the rest once
+    there is room; the next put continues the queue where the commit log has it."""
+    store = make_store()
+    for _ in range(30):
+        assert (await store.put_message(message())).is_ok
+    before = read_all(store, "TopicA", 0)
+    crash(store)
+    shutil.rmtree(store.config.consume_queue_dir)  # every unit must be written again, into new files
+    real_reserve = MappedFile.reserve
+
+    def reserve(self: MappedFile, upto: int, **kwargs: object) -> None:
+        if "consumequeue" in self.path.parts:
+            _no_space(self, upto)
+        real_reserve(self, upto, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MappedFile, "reserve", reserve)
+    again = make_store()  # before: OSError out of recovery, a broker that cannot start
+    assert again.recovery is not None and again.recovery.redispatch_stopped_at == 0
+    assert again.space.full and again.get_max_offset_in_queue("TopicA", 0) == 0
+    assert again.dispatch_behind_bytes() == again.get_max_phy_offset()
+    assert (await again.put_message(message())).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    again.space._probed_at = 0.0
+    assert again.space.check()  # still no room: still behind, still refusing
+    monkeypatch.undo()
+    again.space._probed_at = 0.0
+    assert not again.space.check()
+    assert read_all(again, "TopicA", 0) == before and again.dispatch_behind_bytes() == 0
+    result = await again.put_message(message())
+    assert result.is_ok and result.append is not None and result.append.logical_offset == 30

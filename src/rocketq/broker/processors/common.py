@@ -38,10 +38,11 @@ FAQ_SUFFIX = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 class RequestError(Exception):
     """A request the broker refuses: answered with `code` and `remark`, nothing else happens."""
 
-    def __init__(self, code: int, remark: str) -> None:
+    def __init__(self, code: int, remark: str, *, logged: bool = False) -> None:
         super().__init__(remark)
         self.code = int(code)
         self.remark = remark
+        self.logged = logged  # already logged where it was decided (the store samples refused puts)
 
 
 class Connection(Protocol):
@@ -73,7 +74,7 @@ def decode_header(header_cls: Any, request: RemotingCommand) -> Any:
 def error_response(conn: Connection, request: RemotingCommand, err: RequestError) -> RemotingCommand:
     """Answer a refused request, logging it once."""
     level = logging.INFO if err.code in _QUIET_CODES else logging.WARNING
-    if log.isEnabledFor(level):
+    if not err.logged and log.isEnabledFor(level):
         log.log(level, "code %d from %s refused with %d: %s", request.code, conn.remote_addr, err.code, err.remark)
     return request.make_response(err.code, err.remark)
 

@@ -363,7 +363,8 @@ class SendMessageProcessor(Processor):
     def _answer(self, request: RemotingCommand, result: PutResult, queue_id: int) -> RemotingCommand:
         code = _STORED_CODES.get(result.status)
         if code is None or result.append is None:
-            raise RequestError(*self._failure(result))
+            # The store logs its refusals (SERVICE_NOT_AVAILABLE) itself, one in REFUSAL_LOG_EVERY.
+            raise RequestError(*self._failure(result), logged=result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE)
         cfg = self.ctx.broker_config
         append = result.append
         # SendMessageResponseHeader(msg_id, queue_id, queue_offset, msg_region=region, trace_on=...)

@@ -12,6 +12,7 @@ import struct
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import FrameError
 from rocketq.remoting.protocol.header_codec import HEADER_CODECS, codec_for
+from rocketq.remoting.protocol.large_frame import COLLECT_ABOVE_BYTES, PREFIX_BYTES, LargeFrame
 
 # Netty counts its 16 MiB limit including the 4-byte length field (LengthFieldBasedFrameDecoder).
 MAX_FRAME_BYTES = 16 * 1024 * 1024
@@ -63,59 +64,67 @@ def decode_frame_payload(payload: bytes | bytearray | memoryview) -> RemotingCom
     return cmd
 
 
-# An incomplete frame at least this long gets a buffer of its announced size, filled read by read:
-# growing one bytearray read by read to 16 MiB copies it over and over (the allocator moves it), and
-# copying it whole when it completes stalls the event loop for every other connection.
-_COLLECT_ABOVE_BYTES = 1 << 20
-
-
 class FrameDecoder:
-    """Incremental decoder: buffer bytes, cut whole frames, decode them."""
+    """Incremental decoder: buffer bytes, cut whole frames, decode them.
 
-    __slots__ = ("_big", "_buf", "_failed", "_filled", "_head", "_want", "max_frame_length")
+    Two ways in: `feed(data)` takes a read the caller owns (asyncio.Protocol.data_received); for an
+    asyncio.BufferedProtocol, `receive_buffer()` says where the next read of a large frame goes (None:
+    into the caller's own read buffer, then `feed` it) and `received(n)` counts what was read there.
+    """
+
+    __slots__ = ("_buf", "_failed", "_large", "max_frame_length")
 
     def __init__(self, max_frame_length: int = MAX_FRAME_LENGTH) -> None:
         self._buf = bytearray()
         self._failed: FrameError | None = None
-        self._big: bytearray | None = None  # a large incomplete frame (while _want > 0)
-        self._head = b""  # its first bytes, until more arrive (the buffer is made only then)
-        self._filled = 0  # bytes of it received
-        self._want = 0  # bytes of that frame, its length field included
+        self._large: LargeFrame | None = None  # a large incomplete frame (rocketq.remoting.protocol.large_frame)
         self.max_frame_length = max_frame_length
 
     @property
     def buffered(self) -> int:
-        return self._filled if self._want else len(self._buf)
+        large = self._large
+        return large.filled if large is not None else len(self._buf)
 
     @property
     def pending_length(self) -> int:
         """The length field of the incomplete frame at the buffer's head (0 before 4 bytes are in)."""
-        if self._want:
-            return self._want - 4
+        large = self._large
+        if large is not None:
+            return large.length
         buf = self._buf
         return _LENGTH.unpack_from(buf, 0)[0] if len(buf) >= 4 else 0
 
-    def _fill(self, data: bytes | bytearray | memoryview) -> memoryview | None:
-        """Copy a read into the large frame; None while it is incomplete, else the bytes past its end."""
-        big = self._big
-        if big is None:
-            # Made at the second read, not when the length field arrives: a connection whose frame
-            # does not fit in the server's input budget is paused then and never allocates it.
-            big = self._big = bytearray(self._want)
-            big[: len(self._head)] = self._head
-            self._head = b""
-        view = memoryview(data)
-        n = min(len(view), self._want - self._filled)
-        big[self._filled : self._filled + n] = view[:n]
-        self._filled += n
-        return None if self._filled < self._want else view[n:]
+    def receive_buffer(self) -> memoryview | None:
+        """Where the next read should go: the free part of the large frame being received, else None."""
+        large = self._large
+        if large is None or self._failed is not None:
+            return None
+        return large.buffer()
 
-    def _take_large(self) -> memoryview:
-        """The completed large frame's payload (after its length field); the decoder is back to normal."""
-        big, self._big = self._big, None
-        self._want = self._filled = 0
-        assert big is not None  # a complete frame had a second read (a whole one is never collected)
-        return memoryview(big)[4:]
+    def received(self, nbytes: int) -> list[RemotingCommand]:
+        """`nbytes` were read into the last receive_buffer(); the command they complete, if they do."""
+        if self._failed is not None:
+            raise self._failed
+        large = self._large
+        assert large is not None
+        large.filled += nbytes
+        return [self._take_large()] if large.complete else []
+
+    def _take_large(self) -> RemotingCommand:
+        large, self._large = self._large, None
+        assert large is not None
+        try:
+            return large.take()
+        except Exception as exc:
+            failed = self._poison(exc)
+            if failed is exc:
+                raise
+            raise failed from exc
+
+    def _poison(self, exc: Exception) -> FrameError:
+        """Fail the decoder for good; the FrameError to raise (invariant: nothing but FrameError escapes)."""
+        self._failed = exc if isinstance(exc, FrameError) else FrameError(f"undecodable frame: {exc!r}")
+        return self._failed
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
         """Append `data` and return every command it completes; raises FrameError and nothing else."""
@@ -124,14 +133,17 @@ class FrameDecoder:
         buf = self._buf
         out: list[RemotingCommand] = []
         source: bytes | bytearray | memoryview
+        large = self._large
+        if large is not None:
+            view = memoryview(data)
+            used = large.write(view)
+            if not large.complete:
+                return []
+            first = self._take_large()
+            return [first, *self.feed(view[used:])] if used < len(view) else [first]
         try:
-            if self._want:
-                rest = self._fill(data)
-                if rest is None:
-                    return []
-                first = decode_frame_payload(self._take_large())
-                return [first, *self.feed(bytes(rest))] if rest else [first]
-            if not buf and type(data) is bytes and len(data) >= 8:
+            kind = type(data)
+            if not buf and (kind is bytes or kind is memoryview) and len(data) >= 8:
                 # Fast path: one read that is exactly one frame (request/response ping-pong). The
                 # header and body are cut from `data` by slicing (one copy of the body, as the general
                 # path makes); anything else (several frames, a partial one, a bad length or type)
@@ -146,7 +158,8 @@ class FrameDecoder:
                     codec = _codecs_get(tag >> 24)
                     if codec is not None:
                         cmd = codec.decode(data[8:header_end])
-                        cmd.body = data[header_end:]
+                        body = data[header_end:]
+                        cmd.body = body if type(body) is bytes else bytes(body)
                         return [cmd]
             # Common case: nothing buffered, so frames are cut straight from `data` and only an
             # incomplete tail is copied into the buffer.
@@ -156,24 +169,23 @@ class FrameDecoder:
             else:
                 source = data
             pos = self._cut(source, out)
-        except FrameError as exc:
-            self._failed = exc
-            raise
-        except Exception as exc:  # invariant: nothing but FrameError escapes
-            self._failed = FrameError(f"undecodable frame: {exc!r}")
-            raise self._failed from exc
-        if source is buf:
-            if pos:
-                del buf[:pos]
-        elif pos < len(data):
-            buf += memoryview(data)[pos:]
-        if len(buf) >= 4:
-            (length,) = _LENGTH.unpack_from(buf, 0)
-            if length >= _COLLECT_ABOVE_BYTES:  # validated by _cut: at most max_frame_length
-                self._head = bytes(buf)
-                self._filled = len(buf)
-                self._want = length + 4
+            if source is buf:
+                if pos:
+                    del buf[:pos]
+            elif pos < len(data):
+                buf += memoryview(data)[pos:]
+            if len(buf) >= PREFIX_BYTES and _LENGTH.unpack_from(buf, 0)[0] >= COLLECT_ABOVE_BYTES:
+                # Validated by _cut (at most max_frame_length). The rest of it goes into its own buffers.
+                self._large = large = LargeFrame(buf)
+                rest = memoryview(buf)[PREFIX_BYTES:]
+                large.write(rest)  # less than the frame: it was incomplete
+                rest.release()
                 buf.clear()
+        except Exception as exc:
+            failed = self._poison(exc)
+            if failed is exc:
+                raise
+            raise failed from exc
         return out
 
     def _cut(self, source: bytes | bytearray | memoryview, out: list[RemotingCommand]) -> int:

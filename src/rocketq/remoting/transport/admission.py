@@ -25,6 +25,12 @@ log = logging.getLogger("rocketq.remoting")
 # Why reading is paused (bits of _paused): a frame waits for input budget; requests wait in the backlog.
 _PAUSE_INPUT = 1
 _PAUSE_BACKLOG = 2
+_PAUSE_TURN = 4  # a large frame took its turn at reading: every other connection reads first
+
+# Bytes of a large frame a connection reads before it lets the io loop's other connections read (one
+# loop turn): the kernel's copy into a frame's buffer is the broker's biggest cost while many large
+# frames arrive, and a bystander's request waits for the loop turn in progress.
+READ_TURN_BYTES = 256 * 1024
 
 
 class ConnectionSettings:
@@ -69,7 +75,7 @@ class ConnectionSettings:
         self.rcvbuf = rcvbuf
 
 
-class AdmissionControl(asyncio.Protocol):
+class AdmissionControl(asyncio.BufferedProtocol):
     """Limit state and checks; Connection supplies the transport, the loops and the owner."""
 
     __slots__ = (
@@ -80,6 +86,7 @@ class AdmissionControl(asyncio.Protocol):
         "_partial_since",
         "_paused",
         "_reserved",
+        "_turn_bytes",
     )
 
     # Set by Connection.
@@ -106,6 +113,7 @@ class AdmissionControl(asyncio.Protocol):
         self._reserved = 0  # input budget held for the frame being received
         self._partial_since = 0.0  # io-loop time the incomplete frame at the buffer's head began
         self._limit_logged = False
+        self._turn_bytes = 0  # bytes read into large frames since this connection last gave way
 
     # -- to the owner -----------------------------------------------------------------------------
     def _to_owner(self, fn: Any, *args: Any) -> None:
@@ -216,6 +224,20 @@ class AdmissionControl(asyncio.Protocol):
     def _resume_reading(self) -> None:
         if self.transport is not None and not self._closing and not self._paused:
             self.transport.resume_reading()
+
+    def _read_turn(self, nbytes: int) -> None:
+        """Count bytes read into a large frame; past READ_TURN_BYTES, pause until the next loop turn."""
+        self._turn_bytes += nbytes
+        if self._turn_bytes < READ_TURN_BYTES or self._paused & _PAUSE_TURN or self.io_loop is None:
+            return
+        self._turn_bytes = 0
+        self._paused |= _PAUSE_TURN
+        self._pause_reading()
+        self.io_loop.call_soon(self._next_turn)
+
+    def _next_turn(self) -> None:
+        self._paused &= ~_PAUSE_TURN
+        self._resume_reading()
 
     def _reserve_input(self, length: int) -> None:
         budget = self.settings.budget

@@ -1,4 +1,4 @@
-"""One asyncio.Protocol per TCP connection: frame decoding, write coalescing, flow control, idle timer.
+"""One asyncio.BufferedProtocol per TCP connection: frame decoding, write coalescing, flow control, idle timer.
 
 Port of what Netty's pipeline does for org.apache.rocketmq.remoting.netty.NettyRemotingServer/Client
 (NettyDecoder, NettyEncoder, IdleStateHandler, NettyConnectManageHandler), shaped like uvicorn's
@@ -7,9 +7,12 @@ everything it decodes to its *owner* (RemotingServer / RemotingClient) on the ow
 owner's state (response table, processors, listeners) is only ever touched by one thread.
 
 Strategy:
-- Reads: `data_received` feeds the sans-IO FrameDecoder; the commands of one read are handed over as
-  one batch (one cross-thread hop per read, not per command). A FrameError is logged once, reported
-  to the owner (on_exception) and closes this connection only.
+- Reads: the transport reads into the io loop's read buffer (get_buffer/buffer_updated) and the
+  sans-IO FrameDecoder cuts the frames out of it, or, once a large frame's prefix is in, straight into
+  that frame's own buffers, so a 15 MiB body is neither zeroed nor copied on the loop
+  (rocketq.remoting.protocol.large_frame). The commands of one read are handed over as one batch
+  (one cross-thread hop per read, not per command). A FrameError is logged once, reported to the
+  owner (on_exception) and closes this connection only.
 - Writes: the owner encodes on its own loop. While the owner handles a batch of commands from one
   read it corks the connection, so the responses its processors produce at once leave as one write.
   Otherwise a frame is written at once if something was read since our last write (request/response
@@ -40,6 +43,7 @@ import asyncio
 import itertools
 import logging
 import socket
+import threading
 from collections import deque
 from typing import Any, Protocol, cast
 
@@ -47,7 +51,7 @@ from rocketq.remoting.errors import RemotingConnectError, RemotingSendRequestErr
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import FrameError
 from rocketq.remoting.protocol.frame import FrameDecoder, encode_frame, encode_frame_parts
-from rocketq.remoting.transport.admission import AdmissionControl, ConnectionSettings
+from rocketq.remoting.transport.admission import READ_TURN_BYTES, AdmissionControl, ConnectionSettings
 from rocketq.remoting.transport.limits import RESERVE_ABOVE_BYTES
 
 log = logging.getLogger("rocketq.remoting")
@@ -59,6 +63,17 @@ __all__ = ["Connection", "ConnectionOwner", "ConnectionSettings", "format_addr"]
 # Bodies at least this large are queued as their own buffer instead of being copied into the frame.
 _SEPARATE_BODY_BYTES = 64 * 1024
 
+# One read buffer per io-loop thread: each read is decoded (what is kept of it copied) before the next.
+_READ_BUFFER_BYTES = 256 * 1024
+_per_thread = threading.local()
+
+
+def _read_buffer() -> memoryview:
+    try:
+        return cast(memoryview, _per_thread.read_buffer)
+    except AttributeError:
+        view = _per_thread.read_buffer = memoryview(bytearray(_READ_BUFFER_BYTES))
+        return view
 
 
 class ConnectionOwner(Protocol):
@@ -98,6 +113,7 @@ class Connection(AdmissionControl):
         "_drain_waiters",
         "_flush_scheduled",
         "_idle_handle",
+        "_into_frame",
         "_last_activity",
         "_lost",
         "_out",
@@ -145,6 +161,7 @@ class Connection(AdmissionControl):
         self._last_activity = 0.0
         self._idle_handle: asyncio.TimerHandle | None = None
         self._read_failed = False
+        self._into_frame = False  # the last get_buffer() handed out a large frame's own buffer
         self._closed_event = asyncio.Event()
         self._out_bytes = 0  # bytes queued in _out (not yet handed to the transport)
         self._init_admission()
@@ -165,7 +182,7 @@ class Connection(AdmissionControl):
         return self._writable
 
 
-    # -- asyncio.Protocol (io loop) ---------------------------------------------------------------
+    # -- asyncio.BufferedProtocol (io loop) ---------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports do not subclass asyncio.Transport; they implement its interface.
         self.transport = cast(asyncio.Transport, transport)
@@ -194,16 +211,46 @@ class Connection(AdmissionControl):
         except OSError as exc:  # a socket option is a tuning, never a reason to drop the peer
             log.debug("socket options on %s not applied: %s", self.remote_addr, exc)
 
+    # Reads (asyncio.BufferedProtocol): a large frame's bytes are received straight into its own
+    # buffers (rocketq.remoting.protocol.large_frame), everything else into the io loop's read buffer,
+    # from which the decoder cuts the frames. uvloop's and asyncio's TCP and TLS transports all call
+    # get_buffer/buffer_updated; data_received serves any transport that does not.
+    def get_buffer(self, sizehint: int) -> memoryview:
+        view = self._decoder.receive_buffer()
+        if view is not None:
+            self._into_frame = True
+            return view[:READ_TURN_BYTES]
+        self._into_frame = False
+        return _read_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._read_failed:
+            return
+        self._wrote_since_read = False
+        try:
+            if self._into_frame:
+                cmds = self._decoder.received(nbytes)
+                self._read_turn(nbytes)
+            else:
+                cmds = self._decoder.feed(_read_buffer()[:nbytes])
+        except FrameError as exc:
+            self._on_frame_error(exc)
+            return
+        self._after_read(cmds)
+
     def data_received(self, data: bytes) -> None:
         if self._read_failed:
             return
         self._wrote_since_read = False
-        decoder = self._decoder
         try:
-            cmds = decoder.feed(data)
+            cmds = self._decoder.feed(data)
         except FrameError as exc:
             self._on_frame_error(exc)
             return
+        self._after_read(cmds)
+
+    def _after_read(self, cmds: list[RemotingCommand]) -> None:
+        decoder = self._decoder
         now = self.io_loop.time()  # type: ignore[union-attr]
         if cmds:
             self._last_activity = now

@@ -23,7 +23,8 @@ class ReplicaWriter:
     def __init__(self, commit_log: CommitLog, dispatcher: Dispatcher) -> None:
         self.commit_log = commit_log
         self.dispatcher = dispatcher
-        commit_log.dispatch_end = commit_log.max_offset  # recovery left queues and log level
+        if commit_log.dispatch_end is None:  # recovery left queues and log level (unless a full disk stopped it)
+            commit_log.dispatch_end = commit_log.max_offset
         self._stalled_at = -1  # where a damaged record stopped the dispatch (logged once)
 
     @property
@@ -45,10 +46,20 @@ class ReplicaWriter:
 
     def dispatch(self) -> int:
         """Dispatch the whole records from the dispatch end on; returns how many."""
-        commit_log = self.commit_log
-        dispatcher = self.dispatcher
-        at = self.dispatched
-        count = 0
+        return dispatch_whole_records(self.commit_log, self.dispatcher, self)
+
+
+def dispatch_whole_records(commit_log: CommitLog, dispatcher: Dispatcher, stall: ReplicaWriter | None = None) -> int:
+    """Dispatch the whole records from `commit_log.dispatch_end` on, moving it along; returns how many.
+
+    A slave's ReplicaWriter, and a master whose recovery a full disk stopped (raises OSError while the
+    disk has no room for the queues: what was dispatched stays dispatched, the end says how far).
+    """
+    at = commit_log.dispatch_end
+    if at is None:
+        return 0
+    count = 0
+    try:
         while True:
             mapped = commit_log.queue.find(at)
             if mapped is None or mapped.closed:
@@ -66,8 +77,8 @@ class ReplicaWriter:
                 continue
             record = result.record
             if result.kind is not RecordCheck.VALID or record is None:
-                if result.kind is RecordCheck.CORRUPT and at != self._stalled_at:
-                    self._stalled_at = at
+                if result.kind is RecordCheck.CORRUPT and stall is not None and at != stall._stalled_at:
+                    stall._stalled_at = at
                     log.error("replicated commit log: the record at %d does not check out: %s", at, result.problem)
                 break
             dispatcher.redispatch(record)
@@ -78,6 +89,6 @@ class ReplicaWriter:
                 dispatcher.notify(record.topic, record.queue_id, record.queue_offset, code, record.store_timestamp, props)
             at += result.size
             count += 1
+    finally:
         commit_log.dispatch_end = at
-        return count
-
+    return count

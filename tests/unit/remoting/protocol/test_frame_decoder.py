@@ -238,8 +238,8 @@ def test_fast_path_errors_poison_the_decoder_like_the_general_path() -> None:
 
 @pytest.mark.parametrize("split", [1, 7, 65_536, 262_144, 3_000_000])
 def test_a_large_frame_is_collected_in_reads_and_joined_once(split: int) -> None:
-    """A frame of 1 MiB or more is kept as the list of its reads until complete; what comes after it in
-    the same read (another frame, part of one) is decoded or kept as usual."""
+    """A large frame (COLLECT_ABOVE_BYTES or more) is copied read by read into its own buffers until
+    complete; what comes after it in the same read (another frame, part of one) is decoded or kept as usual."""
     big = RemotingCommand.request(10, {"k": "v"}, bytes(range(256)) * 8192 + b"tail")  # 2 MiB + 4
     small = RemotingCommand.request(11, None, b"after")
     stream = encode_frame(big) + encode_frame(small) + encode_frame(small)[:5]

@@ -12,6 +12,7 @@ from rocketq.remoting.errors import RemotingConnectError, RemotingSendRequestErr
 from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.frame import FrameDecoder, encode_frame
+from rocketq.remoting.transport.admission import READ_TURN_BYTES
 from rocketq.remoting.transport.connection import Connection, format_addr
 
 
@@ -205,3 +206,29 @@ async def test_no_idle_timer_when_disabled(owner: FakeOwner, transport: MockTran
     connection = Connection(owner, ConnectionSettings(idle_s=0))
     connection.connection_made(transport)  # type: ignore[arg-type]
     assert connection._idle_handle is None
+
+
+async def test_a_large_frame_is_read_into_its_own_buffer_a_turn_at_a_time(
+    conn: Connection, owner: FakeOwner, transport: MockTransport
+) -> None:
+    """BufferedProtocol reads: small frames go through the loop's read buffer; a large frame's bytes go
+    straight into its own buffer, and after READ_TURN_BYTES the connection lets other connections read."""
+    big = RemotingCommand.request(10, None, b"z" * (3 * READ_TURN_BYTES))
+    stream = encode_frame(_cmds(1)[0]) + encode_frame(big)
+    read_buffer = conn.get_buffer(-1).obj  # the loop's read buffer: nothing large is on its way yet
+    pos = 0
+    into_frame = 0
+    while pos < len(stream):
+        if transport.paused:  # its turn ended: the loop's next turn resumes it
+            await asyncio.sleep(0)
+            assert not transport.paused
+        target = conn.get_buffer(-1)
+        n = min(len(target), len(stream) - pos, 300_000)
+        assert n <= READ_TURN_BYTES
+        target[:n] = stream[pos : pos + n]
+        into_frame += target.obj is not read_buffer
+        pos += n
+        conn.buffer_updated(n)
+    received = [c for batch in owner.batches for c in batch]
+    assert [(c.code, c.body) for c in received] == [(10, b""), (10, big.body)]
+    assert into_frame > 0 and transport.pauses >= 2

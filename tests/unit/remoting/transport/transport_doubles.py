@@ -22,6 +22,8 @@ class MockTransport:
         self.aborted = False
         self.buffer_size = 0
         self.limits: tuple[int | None, int | None] = (None, None)
+        self.paused = False
+        self.pauses = 0
 
     def write(self, data: bytes) -> None:
         self.write_calls += 1
@@ -53,6 +55,13 @@ class MockTransport:
 
     def is_closing(self) -> bool:
         return self.closed
+
+    def pause_reading(self) -> None:
+        self.pauses += not self.paused
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
 
 
 class FakeOwner:
