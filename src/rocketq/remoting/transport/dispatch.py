@@ -13,6 +13,11 @@ SYSTEM_BUSY (Java answers those two; its clients drop responses to oneway reques
 RPC hooks: the before-hooks run when the request is dispatched, before it is queued (Java runs them
 in the executor), so a request a hook refuses (RequestRefused: ACL's NO_PERMISSION) never takes a
 queue slot; the after-hooks run just before the answer is written.
+Request timing (rocketmq_rpc_latency, org.apache.rocketmq.remoting.metrics.RemotingMetricsManager):
+with a RequestTimer set, dispatch() reads the clock once and the answer's path hands the start time
+to the timer when the processor's answer is written, so the time includes the wait in the queue, as
+Java's processTimer does. Timing adds no coroutine or task per request (a wrapping processor did,
+and cost more than the counting itself).
 
 An Executor bounds how many processor coroutines are in progress at once (`workers`) and how many
 may wait (`capacity`), on the owner's loop; blocking work goes to its thread pool (`run_blocking`).
@@ -44,6 +49,8 @@ from rocketq.remoting.transport.hooks import RequestRefused, RPCHook, run_after,
 
 log = logging.getLogger("rocketq.remoting")
 
+_clock_ns = time.perf_counter_ns
+
 T = TypeVar("T")
 
 _CoroutineType = CoroutineType
@@ -65,6 +72,17 @@ class RequestProcessor(Protocol):
     """
 
     async def process_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None: ...
+
+
+class RequestTimer(Protocol):
+    """Records how long a request took to answer (rocketq.remoting.metrics.RpcLatency).
+
+    `key` is (request code, response code, result) with result "success", "oneway" or
+    "process_request_failed", as RemotingMetricsManager labels them; `started_ns` is perf_counter_ns()
+    at dispatch. Called on the owner loop for every processor run, so it must be cheap and not block.
+    """
+
+    def record(self, key: tuple[int, int, str], started_ns: int) -> None: ...
 
 
 class ProcessorEntry(NamedTuple):
@@ -355,7 +373,7 @@ def exception_description(exc: BaseException) -> str:
 class Dispatcher:
     """Turns decoded requests into processor runs and responses (owner loop)."""
 
-    __slots__ = ("hooks", "registry", "version")
+    __slots__ = ("hooks", "registry", "timer", "version")
 
     def __init__(
         self, registry: ProcessorRegistry, hooks: Sequence[RPCHook], version: int = CURRENT_VERSION
@@ -363,6 +381,7 @@ class Dispatcher:
         self.registry = registry
         self.hooks = hooks
         self.version = version
+        self.timer: RequestTimer | None = None  # set by RemotingServer.time_requests (metrics on)
 
     def dispatch(self, conn: Any, cmd: RemotingCommand) -> None:
         registry = self.registry
@@ -379,6 +398,7 @@ class Dispatcher:
         # never occupies an executor, and an accepted one keeps the fast path below.
         if self.hooks and not self._before(conn, cmd):
             return
+        started = _clock_ns() if self.timer is not None else 0
         executor = entry.executor
         if executor.running < executor.workers and not executor._queue and not executor._closed:
             # The processor's own coroutine is started here (Executor._start without the _run
@@ -388,27 +408,25 @@ class Dispatcher:
                 coro = entry.processor.process_request(conn, cmd)
                 if type(coro) is not _CoroutineType:  # another awaitable: the general way
                     executor.running -= 1
-                    executor._start(self._run_awaitable, (coro, conn, cmd))
+                    executor._start(self._run_awaitable, (coro, conn, cmd, started))
                     return
                 awaiting = coro.send(None)
             except StopIteration as stop:
                 executor.running -= 1
-                response = stop.value
+                self._respond(conn, cmd, stop.value, started)
             except (MissingHeaderFieldError, BadHeaderValueError) as exc:
                 executor.running -= 1
-                response = self._bad_header_response(conn, cmd, exc)
+                self._respond(conn, cmd, self._bad_header_response(conn, cmd, exc), started, failed=True)
             except Exception as exc:
                 executor.running -= 1
-                response = self._error_response(conn, cmd, exc)
+                self._respond(conn, cmd, self._error_response(conn, cmd, exc), started, failed=True)
             except BaseException:  # as Executor._start: a cancellation or exit out of a processor
                 executor.running -= 1
                 log.exception("executor %s: job crashed", executor.name)
                 return
             else:  # suspended: it continues in a task, holding its slot
-                executor._continue(self._run_rest(coro, awaiting, conn, cmd), awaiting)
-                return
-            self._respond(conn, cmd, response)
-        elif not executor.submit(self._run, entry, conn, cmd):
+                executor._continue(self._run_rest(coro, awaiting, conn, cmd, started), awaiting)
+        elif not executor.submit(self._run, entry, conn, cmd, started):
             if executor.rejected % 10_000 == 1:  # Java samples this warning too
                 log.warning(
                     "%s: too many requests and executor %s busy, request code %s",
@@ -420,7 +438,7 @@ class Dispatcher:
 
     def expire(self, args: tuple[Any, ...], waited_ms: int, queued: int) -> None:
         """An executor's ExpiredHandler: answer a request that waited too long in its queue SYSTEM_BUSY."""
-        _entry, conn, cmd = args
+        _entry, conn, cmd, _started = args
         self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, TIMEOUT_CLEAN_QUEUE_REMARK % (waited_ms, queued))
 
     def _answer_now(self, conn: Any, cmd: RemotingCommand, code: int, remark: str) -> None:
@@ -445,9 +463,9 @@ class Dispatcher:
             return False
         return True
 
-    async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand) -> None:
+    async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand, started: int) -> None:
         """A job: the processor, then its answer or the error's."""
-        await self._run_awaitable(entry.processor.process_request(conn, cmd), conn, cmd)
+        await self._run_awaitable(entry.processor.process_request(conn, cmd), conn, cmd, started)
 
     async def _run_rest(
         self,
@@ -455,12 +473,13 @@ class Dispatcher:
         awaiting: Any,
         conn: Any,
         cmd: RemotingCommand,
+        started: int,
     ) -> None:
         """_run for a processor coroutine that dispatch() started and that suspended on `awaiting`."""
-        await self._run_awaitable(_resume(coro, awaiting), conn, cmd)
+        await self._run_awaitable(_resume(coro, awaiting), conn, cmd, started)
 
     async def _run_awaitable(
-        self, awaitable: Awaitable[RemotingCommand | None], conn: Any, cmd: RemotingCommand
+        self, awaitable: Awaitable[RemotingCommand | None], conn: Any, cmd: RemotingCommand, started: int
     ) -> None:
         """Await what the processor returned, then send its answer (or the error's)."""
         try:
@@ -468,10 +487,11 @@ class Dispatcher:
         except asyncio.CancelledError:
             raise
         except (MissingHeaderFieldError, BadHeaderValueError) as exc:
-            response = self._bad_header_response(conn, cmd, exc)
+            self._respond(conn, cmd, self._bad_header_response(conn, cmd, exc), started, failed=True)
         except Exception as exc:
-            response = self._error_response(conn, cmd, exc)
-        self._respond(conn, cmd, response)
+            self._respond(conn, cmd, self._error_response(conn, cmd, exc), started, failed=True)
+        else:
+            self._respond(conn, cmd, response, started)
 
     @staticmethod
     def _bad_header_response(conn: Any, cmd: RemotingCommand, exc: Exception) -> RemotingCommand:
@@ -483,8 +503,20 @@ class Dispatcher:
         log.error("%s: processing request code %s failed", conn.remote_addr, cmd.code, exc_info=exc)
         return cmd.make_response(ResponseCode.SYSTEM_ERROR, exception_description(exc))
 
-    def _respond(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
+    def _respond(
+        self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None, started: int, failed: bool = False
+    ) -> None:
         conn.request_done()  # the connection's in-flight count (a held long poll is done here too)
+        if started:  # timing on (RemotingMetricsManager's writeResponse); inlined, it runs per request
+            timer = self.timer
+            if timer is not None:
+                if failed:
+                    timer.record((cmd.code, ResponseCode.SYSTEM_ERROR, "process_request_failed"), started)
+                elif response is not None:
+                    timer.record((cmd.code, response.code, "success"), started)
+                elif cmd.flag & 2:  # oneway
+                    timer.record((cmd.code, ResponseCode.SUCCESS, "oneway"), started)
+                # else: a held long-polling pull; the hold service answers it later, untimed
         if self.hooks and response is not None:
             try:
                 run_after(self.hooks, conn.remote_addr, cmd, response)
