@@ -7,8 +7,14 @@ RocketMQ 4.x broker with aclEnable=true accepts our requests, and ours accepts t
 
 from __future__ import annotations
 
-from rocketq.remoting.acl.signing import sign_request
+import json.encoder
+
+from rocketq.remoting.acl.signing import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE, sign_request
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.header_json import EncodedExt
+
+# How the JSON header codec writes a string (its extFields encoder uses this function, no ASCII escaping).
+_json_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 class AclClientRPCHook:
@@ -27,9 +33,19 @@ class AclClientRPCHook:
         return f"AclClientRPCHook(access_key={self.access_key!r})"
 
     def do_before_request(self, remote_addr: str, request: RemotingCommand) -> None:
-        if request.ext_fields is None:
-            request.ext_fields = {}
-        sign_request(request.ext_fields, request.body, self.access_key, self.secret_key, self.security_token)
+        fields = request.ext_fields
+        if fields is None:
+            fields = request.ext_fields = {}
+        # A header that carries its own JSON text (the producer's send header, EncodedExt) keeps it:
+        # the fields signing adds go at its end, as the codec would write them, instead of the whole
+        # map being encoded again (about 2 us a send).
+        text = fields.json if isinstance(fields, EncodedExt) else None
+        if text is not None and (ACCESS_KEY in fields or SECURITY_TOKEN in fields or SIGNATURE in fields):
+            text = None  # a header signed before (a retry): its keys keep their places; encode it afresh
+        sign_request(fields, request.body, self.access_key, self.secret_key, self.security_token)
+        if text is not None and len(text) > 2 and isinstance(fields, EncodedExt):
+            added = (ACCESS_KEY, SECURITY_TOKEN, SIGNATURE) if self.security_token else (ACCESS_KEY, SIGNATURE)
+            fields.json = text[:-1] + "".join(f",{_json_str(k)}:{_json_str(fields[k])}" for k in added) + "}"
 
     def do_after_response(
         self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
