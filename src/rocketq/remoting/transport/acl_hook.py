@@ -20,7 +20,7 @@ _json_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
 class AclClientRPCHook:
     """Signs requests; give it to RemotingClient.register_rpc_hook."""
 
-    __slots__ = ("access_key", "secret_key", "security_token")
+    __slots__ = ("_signed_json", "access_key", "secret_key", "security_token")
 
     def __init__(self, access_key: str, secret_key: str, security_token: str | None = None) -> None:
         if not access_key or not secret_key:
@@ -28,6 +28,10 @@ class AclClientRPCHook:
         self.access_key = access_key
         self.secret_key = secret_key
         self.security_token = security_token
+        # the JSON text of the fields signing adds before Signature (see do_before_request)
+        self._signed_json = f",{_json_str(ACCESS_KEY)}:{_json_str(access_key)}" + (
+            f",{_json_str(SECURITY_TOKEN)}:{_json_str(security_token)}" if security_token else ""
+        )
 
     def __repr__(self) -> str:  # never the secret
         return f"AclClientRPCHook(access_key={self.access_key!r})"
@@ -44,8 +48,8 @@ class AclClientRPCHook:
             text = None  # a header signed before (a retry): its keys keep their places; encode it afresh
         sign_request(fields, request.body, self.access_key, self.secret_key, self.security_token)
         if text is not None and len(text) > 2 and isinstance(fields, EncodedExt):
-            added = (ACCESS_KEY, SECURITY_TOKEN, SIGNATURE) if self.security_token else (ACCESS_KEY, SIGNATURE)
-            fields.json = text[:-1] + "".join(f",{_json_str(k)}:{_json_str(fields[k])}" for k in added) + "}"
+            # in the order sign_request added them; a Base64 signature needs no escaping
+            fields.json = f'{text[:-1]}{self._signed_json},"{SIGNATURE}":"{fields[SIGNATURE]}"}}'
 
     def do_after_response(
         self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
