@@ -45,6 +45,7 @@ from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import CURRENT_VERSION, RPC_TYPE, RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
 from rocketq.remoting.transport.codec_negotiation import OFFER_FIELD, answer_offer
+from rocketq.remoting.transport.eager_step import continue_in_task, resume
 from rocketq.remoting.transport.hooks import RequestRefused, RPCHook, run_after, run_before
 
 log = logging.getLogger("rocketq.remoting")
@@ -141,44 +142,14 @@ JobFn = Callable[..., Coroutine[Any, Any, None]]
 ExpiredHandler = Callable[[tuple[Any, ...], int, int], None]
 
 
-async def _resume(coro: Coroutine[Any, Any, T], awaiting: Any) -> T:
-    """Drive `coro`, already started and suspended on `awaiting`, to its end inside the current task.
-
-    `awaiting` is what the coroutine yielded: an asyncio future (from an `await` deep inside it) or
-    None (a bare yield, as in asyncio.sleep(0)). Once the future settles the coroutine is resumed and
-    its own `await` reads the result or raises the exception, exactly as under a Task. Cancelling
-    this task cancels the awaited future, so the coroutine sees CancelledError where it awaits.
-    """
-    while True:
-        try:
-            if awaiting is None:
-                await asyncio.sleep(0)
-            else:
-                # What Task.__step does with a yielded future: clear the flag its __await__ set.
-                awaiting._asyncio_future_blocking = False
-                await awaiting
-        except asyncio.CancelledError as exc:
-            if awaiting is None or not awaiting.cancelled():  # this task was cancelled, not the future
-                try:
-                    awaiting = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
-                continue
-        except Exception:  # the coroutine's own await re-raises it, with its own traceback
-            pass
-        try:
-            awaiting = coro.send(None)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-
-
 class Executor:
     """Runs jobs (processor coroutines) with at most `workers` in progress and `capacity` waiting.
 
     Java's executor is a thread pool with a bounded queue; here a job is a coroutine on the owner's
     loop. Strategy (what makes the hot path cheap): a job submitted while fewer than `workers` jobs are
-    in progress starts at once, inside `submit` (an "eager" start: no task, no extra loop iteration);
-    most processors finish without suspending and never become a task. A job that suspends (waits for
+    in progress starts at once, inside `submit` (an "eager" start: no task, no extra loop iteration;
+    rocketq.remoting.transport.eager_step); most processors finish without suspending and never
+    become a task. A job that suspends (waits for
     a flush, a lock, a timer) continues in a task and keeps its slot until it ends. Past `workers`,
     jobs wait in the queue and start as slots free up; past `capacity`, `submit` returns False and the
     caller answers SYSTEM_BUSY. Blocking calls go to this executor's thread pool (`run_blocking`).
@@ -224,6 +195,17 @@ class Executor:
     @property
     def queued(self) -> int:
         return len(self._queue)
+
+    def take_slot(self) -> bool:
+        """Take a worker slot for a job its caller starts in place, if one is free and none waits.
+
+        The caller then runs the job and gives the slot back (`running -= 1`) when it ends, or hands
+        a suspended job to `_continue`, whose task gives it back.
+        """
+        if self.running < self.workers and not self._queue and not self._closed:
+            self.running += 1
+            return True
+        return False
 
     def submit(self, fn: JobFn, *args: Any) -> bool:
         """Start or queue the job `fn(*args)` (a coroutine function); False when full or shut down."""
@@ -289,18 +271,14 @@ class Executor:
             self.running -= 1
             log.exception("executor %s: job crashed", self.name)
             return
-        self._continue(_resume(coro, awaiting), awaiting)
+        self._continue(resume(coro, awaiting), awaiting)
 
     def _continue(self, job: Coroutine[Any, Any, None], awaiting: Any) -> None:
         """Run `job`, which finishes a job started in place and suspended on `awaiting`, in a task.
 
         The job already holds its slot (`running`); the task's end frees it.
         """
-        if awaiting is not None:
-            # Clear the flag at once, as Task.__step does: until it is cleared, another job awaiting the
-            # same future (puts sharing a group-commit round) fails with "await wasn't used with future".
-            awaiting._asyncio_future_blocking = False
-        task = asyncio.get_running_loop().create_task(job, name=f"{self.name}-job")
+        task = continue_in_task(job, awaiting, f"{self.name}-job")
         self._tasks.add(task)
         task.add_done_callback(self._job_task_done)
 
@@ -384,8 +362,7 @@ class Dispatcher:
         self.timer: RequestTimer | None = None  # set by RemotingServer.time_requests (metrics on)
 
     def dispatch(self, conn: Any, cmd: RemotingCommand) -> None:
-        registry = self.registry
-        entry = registry._table.get(cmd.code, registry._default)  # lookup(), inlined
+        entry = self.registry.lookup(cmd.code)
         if entry is None:
             remark = f" request type {cmd.code} not supported"
             log.warning("%s:%s", conn.remote_addr, remark)
@@ -400,10 +377,10 @@ class Dispatcher:
             return
         started = _clock_ns() if self.timer is not None else 0
         executor = entry.executor
-        if executor.running < executor.workers and not executor._queue and not executor._closed:
+        if executor.take_slot():
             # The processor's own coroutine is started here (Executor._start without the _run
-            # wrapper: one coroutine less per request); the answers are _run's.
-            executor.running += 1
+            # wrapper: one coroutine less per request; eager_step explains the eager start); the
+            # answers are _run's.
             try:
                 coro = entry.processor.process_request(conn, cmd)
                 if type(coro) is not _CoroutineType:  # another awaitable: the general way
@@ -476,7 +453,7 @@ class Dispatcher:
         started: int,
     ) -> None:
         """_run for a processor coroutine that dispatch() started and that suspended on `awaiting`."""
-        await self._run_awaitable(_resume(coro, awaiting), conn, cmd, started)
+        await self._run_awaitable(resume(coro, awaiting), conn, cmd, started)
 
     async def _run_awaitable(
         self, awaitable: Awaitable[RemotingCommand | None], conn: Any, cmd: RemotingCommand, started: int
