@@ -98,6 +98,7 @@ class Connection(AdmissionControl):
         "_drain_waiters",
         "_flush_scheduled",
         "_idle_handle",
+        "_join_writes",
         "_last_activity",
         "_lost",
         "_out",
@@ -134,6 +135,7 @@ class Connection(AdmissionControl):
         else:
             self._decoder = FrameDecoder(settings.max_frame_length)
         self._same_loop = True
+        self._join_writes = False
         self._out: deque[bytes] = deque()
         self._flush_scheduled = False
         self._corked = False
@@ -171,6 +173,9 @@ class Connection(AdmissionControl):
         self.transport = cast(asyncio.Transport, transport)
         self.io_loop = loop = asyncio.get_running_loop()
         self._same_loop = loop is self.owner_loop
+        # TLS transports make one record (and one SSLObject.write call) per buffer given to writelines:
+        # a batch of answers is joined into one buffer for them instead (see _write_out).
+        self._join_writes = transport.get_extra_info("ssl_object") is not None
         self.remote_addr = format_addr(transport.get_extra_info("peername"))
         self.local_addr = format_addr(transport.get_extra_info("sockname"))
         s = self.settings
@@ -412,7 +417,10 @@ class Connection(AdmissionControl):
                 pop = out.popleft
                 while out:
                     parts.append(pop())
-                transport.writelines(parts)
+                if self._join_writes:
+                    transport.write(b"".join(parts))
+                else:
+                    transport.writelines(parts)
         self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
         if not self._writable:
             self._check_overflow(transport)
