@@ -61,7 +61,7 @@ class BrokerMetrics:
         self.messages_in: dict[tuple[str, str], list[float]] = {}  # (topic, type) -> [messages, bytes, sizes...]
         self.messages_out: dict[tuple[str, str], list[int]] = {}  # (group, topic) -> [messages, bytes]
         self.pulled: dict[tuple[str, str], dict[int, int]] = {}  # (group, topic) -> queue -> next offset
-        self.rpc = rpc  # fed by the processors the controller wrapped (RpcLatency.timed)
+        self.rpc = rpc  # fed by the server's dispatcher (RemotingServer.time_requests)
         cfg = ctx.broker_config
         self.registry = new_registry(self.collect)
         self.exporter = PrometheusExporter(self.registry, cfg.metrics_prom_exporter_host, cfg.metrics_prom_exporter_port)

@@ -54,9 +54,9 @@ class NamesrvController:
         interval_s = config.scan_not_active_broker_interval_ms / 1000
         self.scan = PeriodicService("namesrv-scan-not-active-broker", interval_s, self._scan_once, interval_s)
         self.metrics = NamesrvMetrics(config, self.routes) if config.metrics_enabled else None
-        processor = self.metrics.rpc.timed(self.processor) if self.metrics else self.processor
+        self.server.time_requests(self.metrics.rpc if self.metrics else None)
         for code in self.processor.codes:
-            self.server.register_processor(code, processor)
+            self.server.register_processor(code, self.processor)
         self.server.add_connection_listener(BrokerHousekeeping(self.routes))
 
     @property

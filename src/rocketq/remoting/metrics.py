@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from time import perf_counter_ns
 from typing import Any, Literal
@@ -31,12 +31,12 @@ from pydantic import Field
 
 from rocketq.common.config import RocketConfig
 from rocketq.common.errors import RocketQError
-from rocketq.remoting.protocol.codes import ResponseCode
 
 log = logging.getLogger("rocketq.metrics")
 
 DEFAULT_PROM_EXPORTER_PORT = 5557
 RPC_LATENCY_BUCKETS_MS: tuple[float, ...] = (1, 3, 5, 7, 10, 100, 1000, 2000, 3000)
+_RPC_LATENCY_EDGES_NS = tuple(int(ms * 1_000_000) for ms in RPC_LATENCY_BUCKETS_MS)
 _MAX_REQUEST_HEAD = 8192
 _READ_TIMEOUT_S = 5.0
 
@@ -99,18 +99,55 @@ def _edge(bound: float) -> str:
 
 # -- RPC latency ----------------------------------------------------------------------------------------
 class RpcLatency:
-    """rocketmq_rpc_latency: how long each request code took to answer, by response code."""
+    """rocketmq_rpc_latency: how long each request code took to answer, by response code.
+
+    The dispatcher calls `record` for every request (RemotingServer.time_requests). It only appends
+    the elapsed nanoseconds to a list per (request code, response code, result); the lists are folded
+    into the histogram rows at scrape time, or once one holds FOLD_AT values (so an endpoint nobody
+    scrapes stays bounded): a fold sorts the values and counts each bucket with one bisect per edge
+    and one C-level sum, far cheaper per request than a bisect and two increments each time.
+    """
 
     LABELS = ("protocol_type", "request_code", "response_code", "result")
+    FOLD_AT = 4096
 
     def __init__(self) -> None:
         # keyed (request code, response code, result) as ints and a str, labelled at scrape time
         self.histograms = Histograms(self.LABELS[1:], RPC_LATENCY_BUCKETS_MS)
+        self._pending: dict[tuple[int, int, str], list[int]] = {}
 
-    def timed(self, processor: Any) -> TimedProcessor:
-        return TimedProcessor(processor, self)
+    def record(self, key: tuple[int, int, str], started_ns: int) -> None:
+        """One answered request: `key` is (request code, response code, result), `started_ns` perf_counter_ns() at dispatch."""
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = []
+        pending.append(perf_counter_ns() - started_ns)
+        if len(pending) >= self.FOLD_AT:
+            self._fold(key, pending)
+
+    def _fold(self, key: tuple[int, int, str], pending: list[int]) -> None:
+        values = sorted(pending)
+        pending.clear()
+        table = self.histograms.table
+        row = table.get(key)
+        if row is None:
+            row = table[key] = [0] * (len(RPC_LATENCY_BUCKETS_MS) + 2)
+        below = 0
+        for i, edge_ns in enumerate(_RPC_LATENCY_EDGES_NS):  # a value v lands in the first bucket with v <= edge
+            upto = bisect_right(values, edge_ns)
+            row[i] += upto - below
+            below = upto
+        row[-2] += len(values) - below  # +Inf
+        row[-1] += sum(values) / 1e6
+
+    def fold(self) -> None:
+        """Fold every pending observation into the histogram rows (before they are read)."""
+        for key, pending in self._pending.items():
+            if pending:
+                self._fold(key, pending)
 
     def family(self, common: dict[str, str]) -> HistogramMetricFamily:
+        self.fold()
         labelled = Histograms(self.LABELS, RPC_LATENCY_BUCKETS_MS)
         labelled.table = {
             ("remoting", str(code), str(int(response)), result): row
@@ -120,47 +157,12 @@ class RpcLatency:
 
     def count(self, request_code: int, response_code: int | None = None) -> float:
         """Requests seen of `request_code` (answered with `response_code` if given); for the NameServer's figures."""
+        self.fold()
         total = 0.0
         for (code, response, _result), row in self.histograms.table.items():
             if code == request_code and (response_code is None or response == response_code):
                 total += sum(row[:-1])
         return total
-
-
-class TimedProcessor:
-    """Wraps a request processor and records its answer time (RemotingMetricsManager's writeResponse)."""
-
-    __slots__ = ("_inner", "_table", "reject_request")
-
-    def __init__(self, inner: Any, latency: RpcLatency) -> None:
-        self._inner = inner
-        self._table = latency.histograms.table
-        reject = getattr(inner, "reject_request", None)
-        if callable(reject):  # the registry asks the processor itself whether to shed load
-            self.reject_request = reject
-
-    async def process_request(self, conn: Any, request: Any) -> Any:
-        started = perf_counter_ns()
-        try:
-            response = await self._inner.process_request(conn, request)
-        except Exception:
-            self._record((request.code, ResponseCode.SYSTEM_ERROR, "process_request_failed"), started)
-            raise
-        if response is not None:
-            self._record((request.code, response.code, "success"), started)
-        elif request.is_oneway:
-            self._record((request.code, ResponseCode.SUCCESS, "oneway"), started)
-        # else: a held long-polling pull; it is answered later by the hold service, not timed here
-        return response
-
-    def _record(self, key: tuple[int, int, str], started: int) -> None:
-        # Histograms.observe inlined (this runs for every request); label values stay ints until scraped.
-        elapsed_ms = (perf_counter_ns() - started) / 1e6
-        row = self._table.get(key)
-        if row is None:
-            row = self._table[key] = [0] * (len(RPC_LATENCY_BUCKETS_MS) + 2)
-        row[bisect_left(RPC_LATENCY_BUCKETS_MS, elapsed_ms)] += 1
-        row[-1] += elapsed_ms
 
 
 # -- collectors and the exporter ---------------------------------------------------------------------

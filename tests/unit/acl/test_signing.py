@@ -17,9 +17,11 @@ from rocketq.remoting.acl.signing import (
     cal_signature,
     combine_request_content,
     java_key_order,
+    request_signature,
     sign_request,
 )
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.header_json import JSON_CODEC, EncodedExt
 from rocketq.remoting.transport.acl_hook import AclClientRPCHook
 
 JAVA_VECTORS = [
@@ -75,3 +77,27 @@ def test_key_order_is_java_string_order() -> None:
 
 def test_hook_never_shows_the_secret() -> None:
     assert "sekret-value" not in repr(AclClientRPCHook("ak-1234567", "sekret-value"))
+
+
+@pytest.mark.parametrize("token", [None, "tok\u00e9n"])
+def test_the_client_hook_keeps_a_send_header_json_text_in_step_with_the_codec(token: str | None) -> None:
+    ext = EncodedExt(a="grp", b="T\u00f6pic", c='quo"te', n="broker-a")
+    ext.json = '{"a":"grp","b":"T\u00f6pic","c":"quo\\"te","n":"broker-a"}'
+    request = RemotingCommand.request(310, ext_fields=ext, body=b"BODY")
+    AclClientRPCHook("ak-\u00fcser", "secretKey1", token).do_before_request("127.0.0.1:9876", request)
+    assert ext.json is not None  # kept, with the signing fields appended
+    plain = RemotingCommand.request(310, ext_fields=dict(ext), body=b"BODY")
+    plain.opaque = request.opaque
+    assert JSON_CODEC.encode(request) == JSON_CODEC.encode(plain)  # what encoding the map writes
+    assert ext[SIGNATURE] == cal_signature(combine_request_content(ext, b"BODY"), "secretKey1")
+    # signed again (a retry of the same header): the text is dropped, the map encoded afresh
+    AclClientRPCHook("ak-\u00fcser", "secretKey1", token).do_before_request("127.0.0.1:9876", request)
+    assert ext.json is None
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_keyed_signature_equals_the_joined_content_one(skip: bool) -> None:
+    fields = {"b": "2", "_UNIQUE_KEY_QUERY": "true", "a": "\ud800lone", SIGNATURE: "x"}
+    for body in (None, b"", b"BODY" * 300):
+        expected = cal_signature(combine_request_content(fields, body, skip_unique_query=skip), "secretKey1")
+        assert request_signature(fields, body, "secretKey1", skip_unique_query=skip) == expected

@@ -9,6 +9,7 @@ groups. CIDR is not Java's, so not accepted. A bad pattern raises AclError namin
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Callable
 
@@ -17,8 +18,13 @@ from rocketq.remoting.acl.errors import AclError
 Matcher = Callable[[str], bool]
 
 
+@functools.lru_cache(maxsize=4096)
 def _expand(addr: str) -> str | None:
-    """The canonical text of an IP address (IPv6 fully expanded, upper case), None if not one."""
+    """The canonical text of an IP address (IPv6 fully expanded, upper case), None if not one.
+
+    Cached: a whitelist is matched on every request, and ipaddress costs microseconds per parse,
+    while a broker sees few client addresses.
+    """
     try:
         ip = ipaddress.ip_address(addr.strip())
     except ValueError:

@@ -16,7 +16,7 @@ from rocketq.common.constants import RMQ_SYS_TRACE_TOPIC, UNIQUE_MSG_QUERY_FLAG
 from rocketq.remoting.acl import permission as P
 from rocketq.remoting.acl.errors import AclError
 from rocketq.remoting.acl.plain_config import Account, AclTables
-from rocketq.remoting.acl.signing import ACCESS_KEY, SIGNATURE, cal_signature, combine_request_content
+from rocketq.remoting.acl.signing import ACCESS_KEY, SIGNATURE, request_signature
 from rocketq.remoting.protocol.bodies.heartbeat import HeartbeatData
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -47,13 +47,11 @@ def _signature_ok(cmd: RemotingCommand, fields: dict[str, str], account: Account
     if not signature or not signature.isascii():  # a Base64 text is ASCII
         return False
     # Java's validator leaves _UNIQUE_KEY_QUERY out of the content (see the module doc)
-    data = combine_request_content(fields, cmd.body, skip_unique_query=True)
-    if hmac.compare_digest(cal_signature(data, account.secret_key), signature):
+    secret_key = account.secret_key
+    if hmac.compare_digest(request_signature(fields, cmd.body, secret_key, skip_unique_query=True), signature):
         return True
     if UNIQUE_MSG_QUERY_FLAG in fields:
-        return hmac.compare_digest(
-            cal_signature(combine_request_content(fields, cmd.body), account.secret_key), signature
-        )
+        return hmac.compare_digest(request_signature(fields, cmd.body, secret_key), signature)
     return False
 
 

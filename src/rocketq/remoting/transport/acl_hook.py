@@ -7,14 +7,20 @@ RocketMQ 4.x broker with aclEnable=true accepts our requests, and ours accepts t
 
 from __future__ import annotations
 
-from rocketq.remoting.acl.signing import sign_request
+import json.encoder
+
+from rocketq.remoting.acl.signing import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE, sign_request
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.header_json import EncodedExt
+
+# How the JSON header codec writes a string (its extFields encoder uses this function, no ASCII escaping).
+_json_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 class AclClientRPCHook:
     """Signs requests; give it to RemotingClient.register_rpc_hook."""
 
-    __slots__ = ("access_key", "secret_key", "security_token")
+    __slots__ = ("_signed_json", "access_key", "secret_key", "security_token")
 
     def __init__(self, access_key: str, secret_key: str, security_token: str | None = None) -> None:
         if not access_key or not secret_key:
@@ -22,14 +28,28 @@ class AclClientRPCHook:
         self.access_key = access_key
         self.secret_key = secret_key
         self.security_token = security_token
+        # the JSON text of the fields signing adds before Signature (see do_before_request)
+        self._signed_json = f",{_json_str(ACCESS_KEY)}:{_json_str(access_key)}" + (
+            f",{_json_str(SECURITY_TOKEN)}:{_json_str(security_token)}" if security_token else ""
+        )
 
     def __repr__(self) -> str:  # never the secret
         return f"AclClientRPCHook(access_key={self.access_key!r})"
 
     def do_before_request(self, remote_addr: str, request: RemotingCommand) -> None:
-        if request.ext_fields is None:
-            request.ext_fields = {}
-        sign_request(request.ext_fields, request.body, self.access_key, self.secret_key, self.security_token)
+        fields = request.ext_fields
+        if fields is None:
+            fields = request.ext_fields = {}
+        # A header that carries its own JSON text (the producer's send header, EncodedExt) keeps it:
+        # the fields signing adds go at its end, as the codec would write them, instead of the whole
+        # map being encoded again (about 2 us a send).
+        text = fields.json if isinstance(fields, EncodedExt) else None
+        if text is not None and (ACCESS_KEY in fields or SECURITY_TOKEN in fields or SIGNATURE in fields):
+            text = None  # a header signed before (a retry): its keys keep their places; encode it afresh
+        sign_request(fields, request.body, self.access_key, self.secret_key, self.security_token)
+        if text is not None and len(text) > 2 and isinstance(fields, EncodedExt):
+            # in the order sign_request added them; a Base64 signature needs no escaping
+            fields.json = f'{text[:-1]}{self._signed_json},"{SIGNATURE}":"{fields[SIGNATURE]}"}}'
 
     def do_after_response(
         self, remote_addr: str, request: RemotingCommand, response: RemotingCommand

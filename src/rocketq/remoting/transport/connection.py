@@ -114,6 +114,7 @@ class Connection(AdmissionControl):
         "_flush_scheduled",
         "_idle_handle",
         "_into_frame",
+        "_join_writes",
         "_last_activity",
         "_lost",
         "_out",
@@ -150,6 +151,7 @@ class Connection(AdmissionControl):
         else:
             self._decoder = FrameDecoder(settings.max_frame_length)
         self._same_loop = True
+        self._join_writes = False
         self._out: deque[bytes] = deque()
         self._flush_scheduled = False
         self._corked = False
@@ -188,6 +190,9 @@ class Connection(AdmissionControl):
         self.transport = cast(asyncio.Transport, transport)
         self.io_loop = loop = asyncio.get_running_loop()
         self._same_loop = loop is self.owner_loop
+        # TLS transports make one record (and one SSLObject.write call) per buffer given to writelines:
+        # a batch of answers is joined into one buffer for them instead (see _write_out).
+        self._join_writes = transport.get_extra_info("ssl_object") is not None
         self.remote_addr = format_addr(transport.get_extra_info("peername"))
         self.local_addr = format_addr(transport.get_extra_info("sockname"))
         s = self.settings
@@ -459,7 +464,10 @@ class Connection(AdmissionControl):
                 pop = out.popleft
                 while out:
                     parts.append(pop())
-                transport.writelines(parts)
+                if self._join_writes:
+                    transport.write(b"".join(parts))
+                else:
+                    transport.writelines(parts)
         self._last_activity = self.io_loop.time()  # type: ignore[union-attr]
         if not self._writable:
             self._check_overflow(transport)

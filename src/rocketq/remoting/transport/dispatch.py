@@ -13,6 +13,11 @@ SYSTEM_BUSY (Java answers those two; its clients drop responses to oneway reques
 RPC hooks: the before-hooks run when the request is dispatched, before it is queued (Java runs them
 in the executor), so a request a hook refuses (RequestRefused: ACL's NO_PERMISSION) never takes a
 queue slot; the after-hooks run just before the answer is written.
+Request timing (rocketmq_rpc_latency, org.apache.rocketmq.remoting.metrics.RemotingMetricsManager):
+with a RequestTimer set, dispatch() reads the clock once and the answer's path hands the start time
+to the timer when the processor's answer is written, so the time includes the wait in the queue, as
+Java's processTimer does. Timing adds no coroutine or task per request (a wrapping processor did,
+and cost more than the counting itself).
 
 An Executor bounds how many processor coroutines are in progress at once (`workers`) and how many
 may wait (`capacity`), on the owner's loop; blocking work goes to its thread pool (`run_blocking`).
@@ -40,9 +45,12 @@ from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import CURRENT_VERSION, RPC_TYPE, RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
 from rocketq.remoting.transport.codec_negotiation import OFFER_FIELD, answer_offer
+from rocketq.remoting.transport.eager_step import continue_in_task, resume
 from rocketq.remoting.transport.hooks import RequestRefused, RPCHook, run_after, run_before
 
 log = logging.getLogger("rocketq.remoting")
+
+_clock_ns = time.perf_counter_ns
 
 T = TypeVar("T")
 
@@ -65,6 +73,17 @@ class RequestProcessor(Protocol):
     """
 
     async def process_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None: ...
+
+
+class RequestTimer(Protocol):
+    """Records how long a request took to answer (rocketq.remoting.metrics.RpcLatency).
+
+    `key` is (request code, response code, result) with result "success", "oneway" or
+    "process_request_failed", as RemotingMetricsManager labels them; `started_ns` is perf_counter_ns()
+    at dispatch. Called on the owner loop for every processor run, so it must be cheap and not block.
+    """
+
+    def record(self, key: tuple[int, int, str], started_ns: int) -> None: ...
 
 
 class ProcessorEntry(NamedTuple):
@@ -123,44 +142,14 @@ JobFn = Callable[..., Coroutine[Any, Any, None]]
 ExpiredHandler = Callable[[tuple[Any, ...], int, int], None]
 
 
-async def _resume(coro: Coroutine[Any, Any, T], awaiting: Any) -> T:
-    """Drive `coro`, already started and suspended on `awaiting`, to its end inside the current task.
-
-    `awaiting` is what the coroutine yielded: an asyncio future (from an `await` deep inside it) or
-    None (a bare yield, as in asyncio.sleep(0)). Once the future settles the coroutine is resumed and
-    its own `await` reads the result or raises the exception, exactly as under a Task. Cancelling
-    this task cancels the awaited future, so the coroutine sees CancelledError where it awaits.
-    """
-    while True:
-        try:
-            if awaiting is None:
-                await asyncio.sleep(0)
-            else:
-                # What Task.__step does with a yielded future: clear the flag its __await__ set.
-                awaiting._asyncio_future_blocking = False
-                await awaiting
-        except asyncio.CancelledError as exc:
-            if awaiting is None or not awaiting.cancelled():  # this task was cancelled, not the future
-                try:
-                    awaiting = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
-                continue
-        except Exception:  # the coroutine's own await re-raises it, with its own traceback
-            pass
-        try:
-            awaiting = coro.send(None)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-
-
 class Executor:
     """Runs jobs (processor coroutines) with at most `workers` in progress and `capacity` waiting.
 
     Java's executor is a thread pool with a bounded queue; here a job is a coroutine on the owner's
     loop. Strategy (what makes the hot path cheap): a job submitted while fewer than `workers` jobs are
-    in progress starts at once, inside `submit` (an "eager" start: no task, no extra loop iteration);
-    most processors finish without suspending and never become a task. A job that suspends (waits for
+    in progress starts at once, inside `submit` (an "eager" start: no task, no extra loop iteration;
+    rocketq.remoting.transport.eager_step); most processors finish without suspending and never
+    become a task. A job that suspends (waits for
     a flush, a lock, a timer) continues in a task and keeps its slot until it ends. Past `workers`,
     jobs wait in the queue and start as slots free up; past `capacity`, `submit` returns False and the
     caller answers SYSTEM_BUSY. Blocking calls go to this executor's thread pool (`run_blocking`).
@@ -206,6 +195,17 @@ class Executor:
     @property
     def queued(self) -> int:
         return len(self._queue)
+
+    def take_slot(self) -> bool:
+        """Take a worker slot for a job its caller starts in place, if one is free and none waits.
+
+        The caller then runs the job and gives the slot back (`running -= 1`) when it ends, or hands
+        a suspended job to `_continue`, whose task gives it back.
+        """
+        if self.running < self.workers and not self._queue and not self._closed:
+            self.running += 1
+            return True
+        return False
 
     def submit(self, fn: JobFn, *args: Any) -> bool:
         """Start or queue the job `fn(*args)` (a coroutine function); False when full or shut down."""
@@ -271,18 +271,14 @@ class Executor:
             self.running -= 1
             log.exception("executor %s: job crashed", self.name)
             return
-        self._continue(_resume(coro, awaiting), awaiting)
+        self._continue(resume(coro, awaiting), awaiting)
 
     def _continue(self, job: Coroutine[Any, Any, None], awaiting: Any) -> None:
         """Run `job`, which finishes a job started in place and suspended on `awaiting`, in a task.
 
         The job already holds its slot (`running`); the task's end frees it.
         """
-        if awaiting is not None:
-            # Clear the flag at once, as Task.__step does: until it is cleared, another job awaiting the
-            # same future (puts sharing a group-commit round) fails with "await wasn't used with future".
-            awaiting._asyncio_future_blocking = False
-        task = asyncio.get_running_loop().create_task(job, name=f"{self.name}-job")
+        task = continue_in_task(job, awaiting, f"{self.name}-job")
         self._tasks.add(task)
         task.add_done_callback(self._job_task_done)
 
@@ -355,7 +351,7 @@ def exception_description(exc: BaseException) -> str:
 class Dispatcher:
     """Turns decoded requests into processor runs and responses (owner loop)."""
 
-    __slots__ = ("hooks", "registry", "version")
+    __slots__ = ("hooks", "registry", "timer", "version")
 
     def __init__(
         self, registry: ProcessorRegistry, hooks: Sequence[RPCHook], version: int = CURRENT_VERSION
@@ -363,10 +359,10 @@ class Dispatcher:
         self.registry = registry
         self.hooks = hooks
         self.version = version
+        self.timer: RequestTimer | None = None  # set by RemotingServer.time_requests (metrics on)
 
     def dispatch(self, conn: Any, cmd: RemotingCommand) -> None:
-        registry = self.registry
-        entry = registry._table.get(cmd.code, registry._default)  # lookup(), inlined
+        entry = self.registry.lookup(cmd.code)
         if entry is None:
             remark = f" request type {cmd.code} not supported"
             log.warning("%s:%s", conn.remote_addr, remark)
@@ -379,36 +375,35 @@ class Dispatcher:
         # never occupies an executor, and an accepted one keeps the fast path below.
         if self.hooks and not self._before(conn, cmd):
             return
+        started = _clock_ns() if self.timer is not None else 0
         executor = entry.executor
-        if executor.running < executor.workers and not executor._queue and not executor._closed:
+        if executor.take_slot():
             # The processor's own coroutine is started here (Executor._start without the _run
-            # wrapper: one coroutine less per request); the answers are _run's.
-            executor.running += 1
+            # wrapper: one coroutine less per request; eager_step explains the eager start); the
+            # answers are _run's.
             try:
                 coro = entry.processor.process_request(conn, cmd)
                 if type(coro) is not _CoroutineType:  # another awaitable: the general way
                     executor.running -= 1
-                    executor._start(self._run_awaitable, (coro, conn, cmd))
+                    executor._start(self._run_awaitable, (coro, conn, cmd, started))
                     return
                 awaiting = coro.send(None)
             except StopIteration as stop:
                 executor.running -= 1
-                response = stop.value
+                self._respond(conn, cmd, stop.value, started)
             except (MissingHeaderFieldError, BadHeaderValueError) as exc:
                 executor.running -= 1
-                response = self._bad_header_response(conn, cmd, exc)
+                self._respond(conn, cmd, self._bad_header_response(conn, cmd, exc), started, failed=True)
             except Exception as exc:
                 executor.running -= 1
-                response = self._error_response(conn, cmd, exc)
+                self._respond(conn, cmd, self._error_response(conn, cmd, exc), started, failed=True)
             except BaseException:  # as Executor._start: a cancellation or exit out of a processor
                 executor.running -= 1
                 log.exception("executor %s: job crashed", executor.name)
                 return
             else:  # suspended: it continues in a task, holding its slot
-                executor._continue(self._run_rest(coro, awaiting, conn, cmd), awaiting)
-                return
-            self._respond(conn, cmd, response)
-        elif not executor.submit(self._run, entry, conn, cmd):
+                executor._continue(self._run_rest(coro, awaiting, conn, cmd, started), awaiting)
+        elif not executor.submit(self._run, entry, conn, cmd, started):
             if executor.rejected % 10_000 == 1:  # Java samples this warning too
                 log.warning(
                     "%s: too many requests and executor %s busy, request code %s",
@@ -420,7 +415,7 @@ class Dispatcher:
 
     def expire(self, args: tuple[Any, ...], waited_ms: int, queued: int) -> None:
         """An executor's ExpiredHandler: answer a request that waited too long in its queue SYSTEM_BUSY."""
-        _entry, conn, cmd = args
+        _entry, conn, cmd, _started = args
         self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, TIMEOUT_CLEAN_QUEUE_REMARK % (waited_ms, queued))
 
     def _answer_now(self, conn: Any, cmd: RemotingCommand, code: int, remark: str) -> None:
@@ -445,9 +440,9 @@ class Dispatcher:
             return False
         return True
 
-    async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand) -> None:
+    async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand, started: int) -> None:
         """A job: the processor, then its answer or the error's."""
-        await self._run_awaitable(entry.processor.process_request(conn, cmd), conn, cmd)
+        await self._run_awaitable(entry.processor.process_request(conn, cmd), conn, cmd, started)
 
     async def _run_rest(
         self,
@@ -455,12 +450,13 @@ class Dispatcher:
         awaiting: Any,
         conn: Any,
         cmd: RemotingCommand,
+        started: int,
     ) -> None:
         """_run for a processor coroutine that dispatch() started and that suspended on `awaiting`."""
-        await self._run_awaitable(_resume(coro, awaiting), conn, cmd)
+        await self._run_awaitable(resume(coro, awaiting), conn, cmd, started)
 
     async def _run_awaitable(
-        self, awaitable: Awaitable[RemotingCommand | None], conn: Any, cmd: RemotingCommand
+        self, awaitable: Awaitable[RemotingCommand | None], conn: Any, cmd: RemotingCommand, started: int
     ) -> None:
         """Await what the processor returned, then send its answer (or the error's)."""
         try:
@@ -468,10 +464,11 @@ class Dispatcher:
         except asyncio.CancelledError:
             raise
         except (MissingHeaderFieldError, BadHeaderValueError) as exc:
-            response = self._bad_header_response(conn, cmd, exc)
+            self._respond(conn, cmd, self._bad_header_response(conn, cmd, exc), started, failed=True)
         except Exception as exc:
-            response = self._error_response(conn, cmd, exc)
-        self._respond(conn, cmd, response)
+            self._respond(conn, cmd, self._error_response(conn, cmd, exc), started, failed=True)
+        else:
+            self._respond(conn, cmd, response, started)
 
     @staticmethod
     def _bad_header_response(conn: Any, cmd: RemotingCommand, exc: Exception) -> RemotingCommand:
@@ -483,8 +480,20 @@ class Dispatcher:
         log.error("%s: processing request code %s failed", conn.remote_addr, cmd.code, exc_info=exc)
         return cmd.make_response(ResponseCode.SYSTEM_ERROR, exception_description(exc))
 
-    def _respond(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
+    def _respond(
+        self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None, started: int, failed: bool = False
+    ) -> None:
         conn.request_done()  # the connection's in-flight count (a held long poll is done here too)
+        if started:  # timing on (RemotingMetricsManager's writeResponse); inlined, it runs per request
+            timer = self.timer
+            if timer is not None:
+                if failed:
+                    timer.record((cmd.code, ResponseCode.SYSTEM_ERROR, "process_request_failed"), started)
+                elif response is not None:
+                    timer.record((cmd.code, response.code, "success"), started)
+                elif cmd.flag & 2:  # oneway
+                    timer.record((cmd.code, ResponseCode.SUCCESS, "oneway"), started)
+                # else: a held long-polling pull; the hold service answers it later, untimed
         if self.hooks and response is not None:
             try:
                 run_after(self.hooks, conn.remote_addr, cmd, response)

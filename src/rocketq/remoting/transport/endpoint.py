@@ -18,7 +18,13 @@ from rocketq.remoting.errors import RemotingConnectError, RemotingTooMuchRequest
 from rocketq.remoting.protocol.command import RPC_ONEWAY, RemotingCommand, next_opaque
 from rocketq.remoting.protocol.errors import FrameError
 from rocketq.remoting.transport.connection import Connection
-from rocketq.remoting.transport.dispatch import Dispatcher, Executor, ProcessorRegistry, RequestProcessor
+from rocketq.remoting.transport.dispatch import (
+    Dispatcher,
+    Executor,
+    ProcessorRegistry,
+    RequestProcessor,
+    RequestTimer,
+)
 from rocketq.remoting.transport.hooks import RPCHook, run_after, run_before
 from rocketq.remoting.transport.response_table import Permits, ResponseFuture, ResponseTable
 
@@ -82,6 +88,10 @@ class RemotingEndpoint:
     def register_request_hook(self, hook: RPCHook) -> None:
         """Run `hook` around the requests we serve only (a verifier, such as ACL's)."""
         self.request_hooks.append(hook)
+
+    def time_requests(self, timer: RequestTimer | None) -> None:
+        """Time every request we serve with `timer` (rocketmq_rpc_latency); None stops timing."""
+        self.dispatcher.timer = timer
 
     def add_connection_listener(self, listener: ConnectionListener) -> None:
         self.listeners.append(listener)

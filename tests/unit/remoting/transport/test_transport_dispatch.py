@@ -441,3 +441,42 @@ async def test_a_cancellation_out_of_a_processor_is_logged_not_answered(
     _dispatcher((10, Raising(asyncio.CancelledError()), executor)).dispatch(conn, _request(10))
     assert conn.sent == [] and executor.running == 0
     assert "job crashed" in caplog.text
+
+
+# --- request timing (rocketmq_rpc_latency) -------------------------------------------------------------
+class Timer:
+    def __init__(self) -> None:
+        self.keys: list[tuple[int, int, str]] = []
+
+    def record(self, key: tuple[int, int, str], started_ns: int) -> None:
+        assert started_ns > 0
+        self.keys.append(key)
+
+
+async def test_the_dispatcher_times_each_processor_answer_by_result() -> None:
+    conn = FakeConnection()
+    gate = Gate()
+    dispatcher = _dispatcher(
+        (10, Answer(RemotingCommand(code=ResponseCode.TOPIC_NOT_EXIST)), None),
+        (11, Raising(ValueError("boom")), None),
+        (12, Answer(response=None), None),  # held, as a long-polling pull: answered later, untimed
+        (13, gate, None),
+    )
+    dispatcher.dispatch(conn, _request(10))  # untimed: no timer yet
+    timer = Timer()
+    dispatcher.timer = timer
+    dispatcher.dispatch(conn, _request(10))
+    dispatcher.dispatch(conn, _request(11))
+    dispatcher.dispatch(conn, _request(12))
+    dispatcher.dispatch(conn, _request(10, oneway=True))  # its answer is dropped, but timed
+    dispatcher.dispatch(conn, _request(13))  # suspends; timed when it answers
+    assert timer.keys == [
+        (10, ResponseCode.TOPIC_NOT_EXIST, "success"),
+        (11, ResponseCode.SYSTEM_ERROR, "process_request_failed"),
+        (10, ResponseCode.TOPIC_NOT_EXIST, "success"),
+    ]
+    gate.gate.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert timer.keys[-1] == (13, ResponseCode.SUCCESS, "success")
+    assert len(conn.sent) == 4  # 10 twice, 11, 13; not the oneway, not the held one
