@@ -51,7 +51,7 @@ from rocketq.common.record.codec import decode_batch
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
 from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
-from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
 from rocketq.remoting.protocol.header_json import EncodedExt
@@ -88,6 +88,7 @@ _MULTI_TAGS_FLAG = int(MessageSysFlag.MULTI_TAGS_FLAG)
 _TAGS = C.PROPERTY_TAGS
 _DELAY = C.PROPERTY_DELAY_TIME_LEVEL
 _RETRY_PREFIX = C.RETRY_GROUP_TOPIC_PREFIX
+_MSGPACK = SerializeType.MSGPACK
 
 
 class SendRequest(NamedTuple):
@@ -376,14 +377,15 @@ class SendMessageProcessor(Processor):
         msg_id, queue_text, offset_text = append.msg_id, str(queue_id), str(append.logical_offset)
         ext = EncodedExt(msgId=msg_id, queueId=queue_text, queueOffset=offset_text)
         region, trace_on = cfg.region_id, cfg.trace_on
-        tail = self._answer_tails.get((region, trace_on))
-        if tail is None:
-            tail = self._answer_tail(region, trace_on)
         if region is not None:
             dict.__setitem__(ext, "MSG_REGION", region)
         if trace_on is not None:
             dict.__setitem__(ext, "TRACE_ON", "true" if trace_on else "false")
-        ext.json = f'{{"msgId":{_json_str(msg_id)},"queueId":"{queue_text}","queueOffset":"{offset_text}"{tail}'
+        if request.serialize_type is not _MSGPACK:  # a msgpack answer (our SDK) never reads the text
+            tail = self._answer_tails.get((region, trace_on))
+            if tail is None:
+                tail = self._answer_tail(region, trace_on)
+            ext.json = f'{{"msgId":{_json_str(msg_id)},"queueId":"{queue_text}","queueOffset":"{offset_text}"{tail}'
         return request.make_response(code, None, ext)
 
     def _answer_tail(self, region: str | None, trace_on: bool | None) -> str:
