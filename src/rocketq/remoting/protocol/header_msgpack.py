@@ -177,9 +177,11 @@ def _load_compiled() -> Any:
         from rocketq.remoting.protocol import _cheader  # type: ignore[attr-defined]
     except ImportError:
         return None
-    if getattr(_cheader, "API_VERSION", None) != CHEADER_API_VERSION:
+    try:
+        built_version = _cheader.API_VERSION
+    except AttributeError:  # pragma: no cover - a module built from a foreign .pyx
         return None
-    return _cheader
+    return _cheader if built_version == CHEADER_API_VERSION else None
 
 
 MSGPACK_CODEC = MsgpackHeaderCodec()
