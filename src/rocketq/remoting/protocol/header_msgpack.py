@@ -165,7 +165,7 @@ class MsgpackHeaderCodec:
 
 encode_py = MsgpackHeaderCodec.encode
 decode_py = MsgpackHeaderCodec.decode
-CHEADER_API_VERSION = 1  # _cheader.pyx's, raised when its functions change
+CHEADER_API_VERSION = 2  # _cheader.pyx's, raised when its functions change
 
 
 def _load_compiled() -> Any:

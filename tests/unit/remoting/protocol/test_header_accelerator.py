@@ -130,3 +130,36 @@ def test_torn_or_corrupted_headers_fail_the_same(cmd: RemotingCommand, data: st.
         good[data.draw(st.integers(0, len(good) - 1))] = data.draw(st.integers(0, 255))
     cut = bytes(good[: data.draw(st.integers(0, len(good)))]) + data.draw(st.binary(max_size=3))
     assert outcome(cheader.decode, cut) == outcome(pure_decode, cut)
+
+
+RESPONSE_VALUES = st.one_of(
+    st.sampled_from(["", "0", "7", "-1", "+5", " 1", "1_0", "٣", "999999999", "2147483648", "9" * 18, "9" * 19,
+                     "true", "TRUE", "True", "tRuE", "false", "x", "İ"]),
+    st.text(max_size=6), st.none(),
+)  # fmt: skip
+RESPONSE_KEYS = ["msgId", "queueId", "queueOffset", "transactionId", "MSG_REGION", "TRACE_ON", "other"]
+
+
+def decoded(fn: Any, ext: Any) -> tuple[str, Any]:
+    from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
+
+    try:
+        return ("ok", fn(ext))
+    except (MissingHeaderFieldError, BadHeaderValueError) as exc:
+        return ("error", str(exc))
+
+
+@given(st.one_of(st.none(), st.dictionaries(st.sampled_from(RESPONSE_KEYS), RESPONSE_VALUES, max_size=len(RESPONSE_KEYS))))
+def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(ext: dict[str, Any] | None) -> None:
+    from rocketq.remoting.protocol.headers.send import SendMessageResponseHeader
+
+    fields = ("msg_id", "queue_id", "queue_offset", "transaction_id", "msg_region", "trace_on")
+    compiled = SendMessageResponseHeader.compile_decoder_into(lambda *values: values, fields)
+    if header_msgpack.compiled is not None:
+        assert isinstance(compiled, cheader.FieldDecoder)
+
+    def typed(e: Any) -> tuple[Any, ...]:
+        h = SendMessageResponseHeader.from_ext_fields(e)
+        return tuple(getattr(h, name) for name in fields)
+
+    assert decoded(compiled, ext) == decoded(typed, ext)
