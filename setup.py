@@ -1,6 +1,7 @@
 """Optional compiled accelerators (aiokafka's pattern: its setup.py and AIOKAFKA_NO_EXTENSIONS).
 
-Everything else is in pyproject.toml. rocketq.common.record._crecord is built from its .pyx with
+Everything else is in pyproject.toml. rocketq.common.record._crecord (the record codec) and
+rocketq.remoting.protocol._cheader (the msgpack header codec) are built from their .pyx with
 Cython when a C compiler is there; when the build fails (no compiler, no Python headers) the install
 goes on without it, says so, and rocketq runs on the pure-Python record functions. ROCKETQ_NO_EXTENSIONS=1
 at install time skips the build.
@@ -15,7 +16,10 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 NO_EXTENSIONS = os.environ.get("ROCKETQ_NO_EXTENSIONS", "") not in ("", "0")
-SOURCE = "src/rocketq/common/record/_crecord.pyx"
+SOURCES = {
+    "rocketq.common.record._crecord": "src/rocketq/common/record/_crecord.pyx",
+    "rocketq.remoting.protocol._cheader": "src/rocketq/remoting/protocol/_cheader.pyx",
+}
 
 
 class OptionalBuildExt(build_ext):
@@ -51,8 +55,8 @@ def extensions() -> list[Extension]:
     except ImportError:
         print("rocketq: Cython not installed, not building the record accelerators", file=sys.stderr)
         return []
-    ext = Extension("rocketq.common.record._crecord", [SOURCE], extra_compile_args=["-O2"])
-    return cythonize([ext], language_level=3, quiet=True)
+    exts = [Extension(name, [source], extra_compile_args=["-O2"]) for name, source in SOURCES.items()]
+    return cythonize(exts, language_level=3, quiet=True)
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -85,20 +85,22 @@ class UniqueIdGenerator:
         self._prefix = (ip_raw + struct.pack(">H", os.getpid() & 0xFFFF) + os.urandom(4)).hex().upper()
         self._counter = itertools.count()
         self._lock = threading.Lock()
-        self._month_start_ms = 0
-        self._next_month_ms = 0
+        self._month = (0, 0)  # (start of this month, start of the next) in ms, replaced as one object
 
-    def _roll_month(self, now_ms: int) -> None:
+    def _roll_month(self, now_ms: int) -> tuple[int, int]:
         now = _dt.datetime.fromtimestamp(now_ms / 1000)
         start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
         nxt = (start + _dt.timedelta(days=32)).replace(day=1)
-        self._month_start_ms = int(start.timestamp() * 1000)
-        self._next_month_ms = int(nxt.timestamp() * 1000)
+        self._month = month = (int(start.timestamp() * 1000), int(nxt.timestamp() * 1000))
+        return month
 
     def next_id(self, now_ms: int) -> str:
-        with self._lock:
-            if now_ms >= self._next_month_ms:
-                self._roll_month(now_ms)
-            counter = next(self._counter) & 0xFFFF
-        since = (now_ms - self._month_start_ms) & 0xFFFFFFFF
-        return self._prefix + struct.pack(">Ih", since, counter - 0x10000 if counter >= 0x8000 else counter).hex().upper()
+        # As Java's MessageClientIDSetter: only the month roll is locked; the counter (itertools.count,
+        # one C call) is atomic under the GIL.
+        month = self._month
+        if now_ms >= month[1]:
+            with self._lock:
+                month = self._month if now_ms < self._month[1] else self._roll_month(now_ms)
+        counter = next(self._counter) & 0xFFFF
+        # time-in-month as 8 hex digits, then the counter as Java's short (its two bytes, 4 hex digits)
+        return f"{self._prefix}{(now_ms - month[0]) & 0xFFFFFFFF:08X}{counter:04X}"

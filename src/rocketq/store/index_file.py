@@ -28,6 +28,7 @@ import zlib
 from operator import mul
 from pathlib import Path
 
+from rocketq.common.record.accel import compiled
 from rocketq.store.mapped_file import MADV_POPULATE_READ, MappedFile, populate, read_range
 
 INDEX_HEADER = struct.Struct(">qqqqii")
@@ -67,6 +68,12 @@ def java_string_hash(text: str, prefix_hash: int = 0) -> int:
     if n >= len(_WEIGHTS):
         _grow(n)
     return (prefix_hash * _SCALE[n] + sum(map(mul, units, _WEIGHTS[n]))) & _M32
+
+
+java_string_hash_py = java_string_hash
+if compiled is not None:  # the same hash from a C loop over the code units (~1 us less per key)
+    compiled.set_java_string_hash_fallback(java_string_hash_py)
+    java_string_hash = compiled.java_string_hash
 
 
 def positive_key_hash(h32: int) -> int:

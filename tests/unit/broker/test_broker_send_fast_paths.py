@@ -74,3 +74,23 @@ async def test_the_answer_is_what_the_typed_response_header_encodes() -> None:
         plain = resp.make_response(0, None, dict(ext))
         plain.opaque, plain.flag = resp.opaque, resp.flag
         assert encode_frame(resp) == encode_frame(plain)
+
+
+async def test_a_msgpack_send_gets_the_same_answer_without_json_text() -> None:
+    from broker_fakes import FakeConnection, FakeStore, make_context
+
+    from rocketq.broker.processors.send import SendMessageProcessor
+    from rocketq.remoting.protocol.codes import SerializeType
+    from rocketq.remoting.protocol.frame import encode_frame
+
+    proc = SendMessageProcessor(make_context(FakeStore()))
+    request = RemotingCommand.request(310, dict(VALID), b"x", serialize_type=SerializeType.MSGPACK)
+    resp = await proc.process_request(FakeConnection("10.0.0.5:4321"), request)
+    assert resp is not None and resp.code == 0 and resp.serialize_type is SerializeType.MSGPACK
+    ext = resp.ext_fields or {}
+    assert list(ext) == ["msgId", "queueId", "queueOffset", "MSG_REGION", "TRACE_ON"]
+    plain = resp.make_response(0, None, dict(ext))
+    plain.opaque, plain.flag = resp.opaque, resp.flag
+    assert encode_frame(resp) == encode_frame(plain)
+    resp.serialize_type = plain.serialize_type = SerializeType.JSON  # were it re-encoded as JSON
+    assert encode_frame(resp) == encode_frame(plain)

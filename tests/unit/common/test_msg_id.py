@@ -35,3 +35,22 @@ def test_unique_id_keeps_16_bits_of_the_pid(monkeypatch: pytest.MonkeyPatch) -> 
 def test_two_generators_in_one_process_differ() -> None:
     a, b = UniqueIdGenerator(), UniqueIdGenerator()
     assert a.next_id(1_700_000_000_000) != b.next_id(1_700_000_000_000)
+
+
+def test_unique_id_tail_is_time_in_month_and_the_counter_as_a_java_short() -> None:
+    import datetime
+    import struct
+
+    gen = UniqueIdGenerator("10.0.0.1")
+    now = 1_700_000_000_000
+    month_start = datetime.datetime.fromtimestamp(now / 1000).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    since = now - int(month_start.timestamp() * 1000)
+    for counter in range(0x10002):  # past 0x7FFF (a negative short) and past the 16-bit wrap
+        got = gen.next_id(now)
+        c = counter & 0xFFFF
+        want = struct.pack(">Ih", since, c - 0x10000 if c >= 0x8000 else c).hex().upper()
+        if counter in (0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0x10001):
+            assert got[-12:] == want
+    # a later month rolls the time base: the time part starts again near zero
+    next_month = int((month_start + datetime.timedelta(days=40)).replace(day=1).timestamp() * 1000)
+    assert gen.next_id(next_month + 5)[-12:-4] == "00000005"

@@ -102,3 +102,24 @@ def test_lazy_views_both_paths(msgs: list[Message], data: st.DataObject) -> None
                      "born_timestamp", "store_timestamp", "reconsume_times", "prepared_transaction_offset", "flag",
                      "born_host", "store_host", "offset_msg_id", "body", "properties"):  # fmt: skip
             assert outcome(getattr, a, name) == outcome(getattr, b, name), name
+
+
+@given(st.text(max_size=40), st.integers(-(2**40), 2**40))
+def test_java_string_hash_is_the_pure_functions(text: str, prefix: int) -> None:
+    from rocketq.store.index_file import java_string_hash_py
+
+    crecord.set_java_string_hash_fallback(java_string_hash_py)  # done at import unless switched off
+    assert crecord.java_string_hash(text, prefix) == java_string_hash_py(text, prefix)
+    assert crecord.java_string_hash(text) == java_string_hash_py(text)
+
+
+def test_java_string_hash_of_known_keys_and_a_lone_surrogate() -> None:
+    from rocketq.store.index_file import java_string_hash_py
+
+    crecord.set_java_string_hash_fallback(java_string_hash_py)
+    assert crecord.java_string_hash("abc") == 96354  # "abc".hashCode() in Java
+    assert crecord.java_string_hash("😀") == java_string_hash_py("😀") == (0xD83D * 31 + 0xDE00)
+    with pytest.raises(UnicodeEncodeError):
+        crecord.java_string_hash("a\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        java_string_hash_py("a\ud800")

@@ -243,3 +243,22 @@ async def test_store_not_open_or_slave_refuses_puts(
     assert closed.get_message("g", "TopicA", 0, 0, 1).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
     slave = make_store(brokerRole="SLAVE")
     assert (await slave.put_message(message())).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+
+
+async def test_a_none_property_is_left_out_and_an_empty_map_stores_no_properties(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    # The put path encodes the common case (every value a str) inline and falls back for the rest.
+    store = make_store()
+    msg = message(body=b"p", tags="TagA")
+    msg.properties["GONE"] = None  # type: ignore[assignment]
+    plain = message(body=b"q")
+    plain.properties.clear()
+    for m in (msg, plain):
+        result = await store.put_message(m)
+        assert result.status is PutMessageStatus.PUT_OK and result.append is not None
+    first, _ = decode_record(store.select_one_message_by_offset(0) or b"")
+    assert first.properties == {"TAGS": "TagA"}
+    raw = store.select_one_message_by_offset(first.store_size) or b""
+    second, _ = decode_record(raw)
+    assert second.properties == {} and second.body == b"q"

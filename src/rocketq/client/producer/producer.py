@@ -48,13 +48,29 @@ from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.record.codec import encode_batch
 from rocketq.common.service import ServiceState, spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingConnectError, RemotingError
-from rocketq.remoting.protocol.header_json import EncodedExt
+from rocketq.remoting.protocol.header_json import DeferredJsonExt
 
 log = logging.getLogger("rocketq.client.producer")
 
 _json_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]  # as the JSON codec
 _RETRYABLE = {RetryClass.SWITCH_BROKER, RetryClass.REFRESH_ROUTE, RetryClass.AFTER_BACKOFF, RetryClass.IMMEDIATE}
 _ID_GENERATORS: dict[str, UniqueIdGenerator] = {}
+
+
+def _send_header_json(
+    head: str, queue_id: str, sys_flag: str, now: str, flag: str, properties: str, reconsume: str, unit_mode: str,
+    max_reconsume: str | None, batch: str, tail: str,
+) -> str:
+    """The JSON text of a send header (Producer._header's keys, same order), when a JSON codec asks for it."""
+    if max_reconsume is None:
+        return (
+            f'{head}{queue_id}","f":"{sys_flag}","g":"{now}","h":"{flag}","i":{_json_str(properties)},'
+            f'"j":"{reconsume}","k":"{unit_mode}","m":"{batch}","n":{tail}'
+        )
+    return (
+        f'{head}{queue_id}","f":"{sys_flag}","g":"{now}","h":"{flag}","i":{_json_str(properties)},'
+        f'"j":"{reconsume}","k":"{unit_mode}","l":"{max_reconsume}","m":"{batch}","n":{tail}'
+    )
 
 
 def id_generator(ip: str) -> UniqueIdGenerator:
@@ -279,13 +295,14 @@ class Producer:
         """The extFields of the short-keyed header Java producers send by default (SEND_MESSAGE_V2 /
         SEND_BATCH_MESSAGE): exactly SendMessageRequestHeaderV2(...).to_ext_fields(), same keys in the
         same order, built directly because this runs on every send (the frozen dataclass and its
-        generic encoder cost about 3 us a message). They come with their JSON text (EncodedExt), what
-        the JSON header codec would write for them, from a per-topic head formatted once (another 2 us)."""
+        generic encoder cost about 3 us a message). They come with their JSON text, what the JSON header
+        codec would write for them, from a per-topic head formatted once (another 2 us), formatted only
+        if the header leaves as JSON (DeferredJsonExt: not on a connection that agreed on msgpack)."""
         queue_id, sys_flag, now, flag = str(mq.queue_id), str(p.sys_flag), str(self._clock.now_ms()), str(p.flag)
         reconsume = "0" if p.reconsume_times is None else str(p.reconsume_times)
         batch = "true" if p.batch else "false"
         broker = mq.broker_name
-        ext = EncodedExt(
+        ext = DeferredJsonExt(
             a=self.group, b=topic, c=self._create_topic_key, d=self._default_queue_nums_text, e=queue_id,
             f=sys_flag, g=now, h=flag, i=p.properties, j=reconsume, k=self._unit_mode_text,
         )  # fmt: skip
@@ -300,19 +317,13 @@ class Producer:
         if p.max_reconsume_times is None:
             dict.__setitem__(ext, "m", batch)
             dict.__setitem__(ext, "n", broker)
-            ext.json = (
-                f'{head}{queue_id}","f":"{sys_flag}","g":"{now}","h":"{flag}","i":{_json_str(p.properties)},'
-                f'"j":"{reconsume}","k":"{self._unit_mode_text}","m":"{batch}","n":{tail}'
-            )
+            ext.defer(_send_header_json, head, queue_id, sys_flag, now, flag, p.properties, reconsume, self._unit_mode_text, None, batch, tail)
         else:
             max_reconsume = str(p.max_reconsume_times)
             dict.__setitem__(ext, "l", max_reconsume)
             dict.__setitem__(ext, "m", batch)
             dict.__setitem__(ext, "n", broker)
-            ext.json = (
-                f'{head}{queue_id}","f":"{sys_flag}","g":"{now}","h":"{flag}","i":{_json_str(p.properties)},'
-                f'"j":"{reconsume}","k":"{self._unit_mode_text}","l":"{max_reconsume}","m":"{batch}","n":{tail}'
-            )
+            ext.defer(_send_header_json, head, queue_id, sys_flag, now, flag, p.properties, reconsume, self._unit_mode_text, max_reconsume, batch, tail)
         return ext
 
     def _json_head(self, topic: str) -> str:

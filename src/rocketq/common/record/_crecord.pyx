@@ -13,7 +13,7 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from rocketq.common.record.layout import RecordDecodeError
 
 # What rocketq.common.record.accel expects: a module built from an older .pyx is not used.
-API_VERSION = 3
+API_VERSION = 4
 
 cdef int MAX_TOPIC_BYTES = 127
 cdef int SYSFLAG_POS = 36
@@ -276,3 +276,33 @@ def lazy_properties(msg):
     except UnicodeDecodeError:
         return _properties_fallback(msg)  # raises the error naming the record
     return decode_properties(text)
+
+
+def java_string_hash(str text, prefix_hash=0):
+    """rocketq.store.index_file.java_string_hash: Java's String.hashCode() of `text` (its UTF-16 code
+    units) as an unsigned 32-bit value, continuing from the hash of a prefix. The index hashes a key
+    or two of every stored message with it (the message's UNIQ_KEY at least)."""
+    cdef uint32_t h = <uint32_t>(prefix_hash & 0xFFFFFFFF)
+    cdef Py_UCS4 ch
+    cdef uint32_t c
+    for ch in text:
+        c = <uint32_t>ch
+        if c < 0xD800:
+            h = h * 31 + c
+        elif c < 0xE000:  # a lone surrogate: the pure function's UTF-16 encode refuses it
+            return _java_string_hash_py(text, prefix_hash)
+        elif c < 0x10000:
+            h = h * 31 + c
+        else:  # a surrogate pair, as Java stores it
+            c -= 0x10000
+            h = h * 31 + (0xD800 + (c >> 10))
+            h = h * 31 + (0xDC00 + (c & 0x3FF))
+    return h
+
+
+cdef object _java_string_hash_py = None
+
+
+def set_java_string_hash_fallback(fn):
+    global _java_string_hash_py
+    _java_string_hash_py = fn

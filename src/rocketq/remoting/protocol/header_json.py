@@ -145,6 +145,29 @@ class EncodedExt(dict[str, str]):
         super().update(*args, **kwargs)
 
 
+class DeferredJsonExt(EncodedExt):
+    """An EncodedExt whose JSON text is formatted when a JSON codec first reads `json`: `make(*args)`,
+    given by `defer`. The producer's send header is one: on a connection that agreed on msgpack headers
+    (our SDK and our broker) nothing reads it, and the ~1 us of formatting a send is saved. Setting
+    `json` (to None, as every mutator does, or to a text) replaces what was deferred."""
+
+    def defer(self, make: Callable[..., str], *args: Any) -> None:
+        self.__dict__["_make"] = (make, args)
+
+    @property  # type: ignore[override]
+    def json(self) -> str | None:
+        state = self.__dict__
+        made = state.get("_make")
+        if made is not None:
+            state["_text"], state["_make"] = made[0](*made[1]), None
+        return state.get("_text")  # type: ignore[no-any-return]
+
+    @json.setter
+    def json(self, value: str | None) -> None:
+        self.__dict__["_make"] = None
+        self.__dict__["_text"] = value
+
+
 def _to_int(obj: dict[str, Any], key: str, value: Any) -> int:
     """A header number that was not a plain JSON integer: numeric strings/floats coerced, else an error."""
     if value is None:
@@ -166,7 +189,7 @@ class JsonHeaderCodec:
         ext = cmd.ext_fields
         if ext is None:
             ext_part = ""
-        elif type(ext) is EncodedExt and ext.json is not None:
+        elif isinstance(ext, EncodedExt) and ext.json is not None:  # DeferredJsonExt too
             ext_part = ',"extFields":' + ext.json
         else:
             ext_part = ',"extFields":' + _encode_ext(ext if ext_is_clean(ext) else stringify_ext(ext))

@@ -22,6 +22,7 @@ booleans are coerced like JSON's) and every problem is a HeaderDecodeError.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -162,4 +163,41 @@ class MsgpackHeaderCodec:
         return {k: ext_value_to_str(v) for k, v in ext.items() if v is not None}
 
 
+encode_py = MsgpackHeaderCodec.encode
+decode_py = MsgpackHeaderCodec.decode
+CHEADER_API_VERSION = 2  # _cheader.pyx's, raised when its functions change
+
+
+def _load_compiled() -> Any:
+    """The compiled twin (_cheader, built from _cheader.pyx), unless ROCKETQ_NO_EXTENSIONS is set or it
+    was not built; the same switch and version check as rocketq.common.record.accel."""
+    if os.environ.get("ROCKETQ_NO_EXTENSIONS", "") not in ("", "0"):
+        return None
+    try:
+        from rocketq.remoting.protocol import _cheader  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    try:
+        built_version = _cheader.API_VERSION
+    except AttributeError:  # pragma: no cover - a module built from a foreign .pyx
+        return None
+    return _cheader if built_version == CHEADER_API_VERSION else None
+
+
 MSGPACK_CODEC = MsgpackHeaderCodec()
+
+
+def configure_compiled(module: Any) -> None:
+    """Give the compiled functions their fallbacks: they hand anything outside the subset they read and
+    write (errors included) to the pure ones, so results and errors are the same with and without them."""
+    module.configure(
+        lambda cmd: encode_py(MSGPACK_CODEC, cmd), lambda data: decode_py(MSGPACK_CODEC, data),
+        RemotingCommand, _LANGUAGES, _OTHER, _MSGPACK,
+    )  # fmt: skip
+
+
+compiled = _load_compiled()
+if compiled is not None:
+    configure_compiled(compiled)
+    MsgpackHeaderCodec.encode = staticmethod(compiled.encode)  # type: ignore[assignment,method-assign]
+    MsgpackHeaderCodec.decode = staticmethod(compiled.decode)  # type: ignore[assignment,method-assign]

@@ -32,6 +32,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
+from rocketq.remoting.protocol.header_msgpack import (
+    compiled as _cheader,  # the compiled codec module, or None
+)
 
 __all__ = ["CommandHeader", "Int32", "jfield"]
 
@@ -277,7 +280,17 @@ class CommandHeader:
         def decode_ext(ext: Mapping[str, str] | None) -> T:
             return typing.cast(T, decode(_EMPTY if ext is None else ext))
 
-        return decode_ext
+        specs = cls._codec().specs
+        if _cheader is None or any(spec.kind not in ("str", "bool", *_FAST_DIGITS) for spec in specs):
+            return decode_ext
+        # The compiled twin (rocketq.remoting.protocol._cheader.FieldDecoder) decodes fields in their
+        # common form and hands anything else to decode_ext: the same values, the same errors.
+        index = {spec.attr: i for i, spec in enumerate(specs)}
+        fields = [(s.java, s.kind, _FAST_DIGITS.get(s.kind, 0), s.required, s.default) for s in specs]
+        return typing.cast(
+            Callable[[Mapping[str, str] | None], T],
+            _cheader.FieldDecoder(fields, [index[attr] for attr in attrs], build, decode_ext),
+        )
 
     @classmethod
     def from_ext_fields(cls, ext: Mapping[str, str] | None) -> Self:

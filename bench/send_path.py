@@ -1,0 +1,98 @@
+"""The broker's send path in one process, without sockets: CPU per SEND_MESSAGE_V2 of the part of the
+work that the header codec, the send processor and the store do.
+
+    .venv/bin/python bench/send_path.py                             # accelerators as installed
+    ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_path.py     # pure Python
+    PYTHONPATH=<older tree>/src .venv/bin/python bench/send_path.py # an older tree, same driver
+
+Each message is a msgpack-headed SEND_MESSAGE_V2 frame (1 KiB body, a producer's usual properties)
+built beforehand; the loop decodes the frame, hands it to SendMessageProcessor.process_request over a
+real MessageStore (ASYNC_FLUSH, a temporary directory, an arrival listener as long polling adds) and
+encodes the answer frame. What it leaves out is the transport: reads, the dispatcher, writes (see
+bench/remoting.py for those). The figure is the event-loop thread's CPU time (time.thread_time) per
+message, best and first quartile of rounds of --round messages, so that load from other processes
+hits it as little as possible. The broker context is the unit tests' (tests/unit/broker/broker_fakes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "broker"))
+
+from broker_fakes import FakeConnection, make_context
+
+from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.remoting.protocol.codes import SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
+from rocketq.store.config import MessageStoreConfig
+from rocketq.store.message_store import MessageStore
+
+BODY = b"x" * 1024  # the unit tests' context allows 1 KiB bodies
+WARM_UP = 2000
+
+
+def frames(count: int) -> list[memoryview]:
+    out = []
+    for i in range(count):
+        ext = {
+            "a": "pg", "b": "BenchTopic", "c": "TBW102", "d": "4", "e": str(i % 4), "f": "0",
+            "g": "1700000000000", "h": "0", "i": f"UNIQ_KEY\x017F0000010000{i:020X}\x02WAIT\x01true",
+            "j": "0", "k": "false", "m": "false", "n": "broker-a",
+        }  # fmt: skip
+        cmd = RemotingCommand.request(310, ext, BODY, serialize_type=SerializeType.MSGPACK)
+        out.append(memoryview(encode_frame(cmd))[4:])  # as the frame decoder hands them over
+    return out
+
+
+async def main(count: int, round_size: int) -> None:
+    root = tempfile.mkdtemp(prefix="rocketq-send-path-")
+    store = MessageStore(MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": "ASYNC_FLUSH"}))
+    await store.start()
+    store.add_arrival_listener(lambda *args: None)
+    try:
+        proc = SendMessageProcessor(make_context(store))
+        conn = FakeConnection("10.0.0.5:4321")
+        work = frames(WARM_UP + count)
+        process = proc.process_request
+
+        async def run(batch: list[memoryview]) -> None:
+            for frame in batch:
+                resp = await process(conn, decode_frame_payload(frame))
+                assert resp is not None and resp.code == 0, resp
+                encode_frame(resp)
+
+        await run(work[:WARM_UP])
+        await asyncio.sleep(0.5)  # the allocator's first reservations
+        gc.collect()
+        rounds = []
+        for start in range(WARM_UP, WARM_UP + count - round_size + 1, round_size):
+            t0 = time.thread_time()
+            await run(work[start : start + round_size])
+            rounds.append(1e6 * (time.thread_time() - t0) / round_size)
+        rounds.sort()
+        print(f"send path: {rounds[0]:.2f} us CPU per message (best of {len(rounds)} rounds), first quartile {rounds[len(rounds) // 4]:.2f}")
+    finally:
+        await store.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=20000)
+    parser.add_argument("--round", type=int, default=2500, dest="round_size")
+    args = parser.parse_args()
+    try:
+        import uvloop
+
+        uvloop.run(main(args.count, args.round_size))
+    except ImportError:
+        asyncio.run(main(args.count, args.round_size))

@@ -1,0 +1,437 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Compiled twin of the msgpack header codec (header_msgpack.py), the header of every request and
+answer between our SDK and our broker. Built by setup.py when Cython and a C compiler are there; picked
+by header_msgpack.py at import time unless ROCKETQ_NO_EXTENSIONS=1.
+
+It reads and writes the msgpack subset those headers use (a map of short str keys to ints and strs,
+extFields a map of str to str) straight from and into the frame's bytes, without the intermediate dict
+of msgpack.unpackb / Packer.pack and the Python-level checks of every entry. Anything outside that
+subset (other value types, ints past 32 bits, a torn or invalid header, non-str extFields values,
+strings that do not encode) is handed to the pure-Python function, so the result, or the error, is
+always exactly the pure path's: tests/unit/remoting/test_header_accelerator.py compares both.
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.dict cimport PyDict_Next, PyDict_SetItem
+from cpython.object cimport PyObject
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.string cimport memcpy
+
+API_VERSION = 2
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+
+# Set by configure(): the pure functions (the fallback), the command class and the enum tables.
+cdef object _pure_encode = None
+cdef object _pure_decode = None
+cdef object _command = None
+cdef object _languages_get = None
+cdef object _other = None
+cdef object _msgpack_type = None
+cdef object _EMPTY = b""
+
+
+def configure(pure_encode, pure_decode, command, languages, other, msgpack_type):
+    global _pure_encode, _pure_decode, _command, _languages_get, _other, _msgpack_type
+    _pure_encode, _pure_decode, _command = pure_encode, pure_decode, command
+    _languages_get, _other, _msgpack_type = languages.get, other, msgpack_type
+
+
+class _Fallback(Exception):
+    """Outside the compiled subset: the pure function decides."""
+
+
+# -- decode ------------------------------------------------------------------------------------------
+cdef struct Reader:
+    const uint8_t* p
+    Py_ssize_t pos
+    Py_ssize_t end
+
+
+cdef inline int _need(Reader* r, Py_ssize_t n) except -1:
+    if r.end - r.pos < n:
+        raise _Fallback()
+    return 0
+
+
+cdef inline uint64_t _be(Reader* r, int n) except? 0:
+    cdef uint64_t v = 0
+    cdef int i
+    _need(r, n)
+    for i in range(n):
+        v = (v << 8) | r.p[r.pos + i]
+    r.pos += n
+    return v
+
+
+cdef Py_ssize_t _map_len(Reader* r) except -1:
+    _need(r, 1)
+    cdef uint8_t b = r.p[r.pos]
+    r.pos += 1
+    if 0x80 <= b <= 0x8F:
+        return b & 0x0F
+    if b == 0xDE:
+        return <Py_ssize_t>_be(r, 2)
+    if b == 0xDF:
+        return <Py_ssize_t>_be(r, 4)
+    raise _Fallback()
+
+
+cdef object _str(Reader* r):
+    """A msgpack str (fixstr, str8/16/32) as a Python str; anything else is outside the subset."""
+    _need(r, 1)
+    cdef uint8_t b = r.p[r.pos]
+    cdef Py_ssize_t n
+    r.pos += 1
+    if 0xA0 <= b <= 0xBF:
+        n = b & 0x1F
+    elif b == 0xD9:
+        n = <Py_ssize_t>_be(r, 1)
+    elif b == 0xDA:
+        n = <Py_ssize_t>_be(r, 2)
+    elif b == 0xDB:
+        n = <Py_ssize_t>_be(r, 4)
+    else:
+        raise _Fallback()
+    _need(r, n)
+    try:
+        text = PyUnicode_DecodeUTF8(<const char*>(r.p + r.pos), n, NULL)
+    except UnicodeDecodeError:
+        raise _Fallback()
+    r.pos += n
+    return text
+
+
+cdef object _value(Reader* r):
+    """An int or a str; other types go to the pure path."""
+    _need(r, 1)
+    cdef uint8_t b = r.p[r.pos]
+    if b <= 0x7F:
+        r.pos += 1
+        return <long>b
+    if b >= 0xE0:
+        r.pos += 1
+        return <long>(<signed char>b)
+    if (0xA0 <= b <= 0xBF) or 0xD9 <= b <= 0xDB:
+        return _str(r)
+    r.pos += 1
+    if b == 0xCC:
+        return <long>_be(r, 1)
+    if b == 0xCD:
+        return <long>_be(r, 2)
+    if b == 0xCE:
+        return <long long>_be(r, 4)
+    if b == 0xCF:
+        return _be(r, 8)
+    if b == 0xD0:
+        return <long>(<signed char>_be(r, 1))
+    if b == 0xD1:
+        return <long>(<short>_be(r, 2))
+    if b == 0xD2:
+        return <long>(<int>_be(r, 4))
+    if b == 0xD3:
+        return <long long>(<int64_t>_be(r, 8))
+    raise _Fallback()
+
+
+cdef object _decode(const uint8_t* p, Py_ssize_t n):
+    cdef Reader r
+    r.p, r.pos, r.end = p, 0, n
+    cdef Py_ssize_t count = _map_len(&r), i, j, ext_count
+    code = None
+    language = version = opaque = flag = 0
+    remark = ext = None
+    for i in range(count):
+        key = _str(&r)
+        if key == "x":
+            ext_count = _map_len(&r)
+            ext = {}
+            for j in range(ext_count):
+                k = _str(&r)
+                PyDict_SetItem(ext, k, _str(&r))
+            continue
+        value = _value(&r)
+        if key == "c":
+            code = value
+        elif key == "l":
+            language = value
+        elif key == "v":
+            version = value
+        elif key == "o":
+            opaque = value
+        elif key == "f":
+            flag = value
+        elif key == "r":
+            remark = value
+        # other keys: ignored, as the pure path's map lookups ignore them
+    if r.pos != n:  # trailing bytes: unpackb's ExtraData
+        raise _Fallback()
+    if (
+        type(code) is not int or type(language) is not int or type(version) is not int
+        or type(opaque) is not int or type(flag) is not int
+        or (remark is not None and type(remark) is not str)
+    ):
+        raise _Fallback()
+    return _command(code, _languages_get(language, _other), version, opaque, flag, remark, ext, _EMPTY, _msgpack_type, n)
+
+
+def decode(data):
+    """MsgpackHeaderCodec.decode: a RemotingCommand, or HeaderDecodeError (from the pure path)."""
+    cdef Py_buffer view
+    try:
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    except Exception:  # not a contiguous buffer: the pure path says what is wrong
+        return _pure_decode(data)
+    try:
+        return _decode(<const uint8_t*>view.buf, view.len)
+    except _Fallback:
+        pass
+    finally:
+        PyBuffer_Release(&view)
+    return _pure_decode(data)
+
+
+# -- encode ------------------------------------------------------------------------------------------
+cdef inline Py_ssize_t _int_size(long long v):
+    if 0 <= v < 0x80 or -32 <= v < 0:
+        return 1
+    if -0x80 <= v < 0x100:
+        return 2
+    if -0x8000 <= v < 0x10000:
+        return 3
+    return 5
+
+
+cdef inline Py_ssize_t _str_size(Py_ssize_t n):
+    if n < 32:
+        return 1 + n
+    if n < 0x100:
+        return 2 + n
+    if n < 0x10000:
+        return 3 + n
+    return 5 + n
+
+
+cdef inline Py_ssize_t _map_size(Py_ssize_t n):
+    return 1 if n < 16 else (3 if n < 0x10000 else 5)
+
+
+cdef inline uint8_t* _put_be(uint8_t* out, uint64_t v, int n):
+    cdef int i
+    for i in range(n - 1, -1, -1):
+        out[i] = v & 0xFF
+        v >>= 8
+    return out + n
+
+
+cdef inline uint8_t* _put_int(uint8_t* out, long long v):
+    # msgpack's smallest form, as its Packer writes it (positive: fixint, uint8/16/32; negative:
+    # negative fixint, int8/16/32); _encode only lets ints of the 32-bit range through.
+    if v >= 0:
+        if v < 0x80:
+            out[0] = <uint8_t>v
+            return out + 1
+        if v < 0x100:
+            out[0] = 0xCC
+            return _put_be(out + 1, v, 1)
+        if v < 0x10000:
+            out[0] = 0xCD
+            return _put_be(out + 1, v, 2)
+        out[0] = 0xCE
+        return _put_be(out + 1, v, 4)
+    if v >= -32:
+        out[0] = <uint8_t>(v & 0xFF)
+        return out + 1
+    if v >= -0x80:
+        out[0] = 0xD0
+        return _put_be(out + 1, <uint64_t>v, 1)
+    if v >= -0x8000:
+        out[0] = 0xD1
+        return _put_be(out + 1, <uint64_t>v, 2)
+    out[0] = 0xD2
+    return _put_be(out + 1, <uint64_t>v, 4)
+
+
+cdef inline uint8_t* _put_str(uint8_t* out, const char* s, Py_ssize_t n):
+    if n < 32:
+        out[0] = 0xA0 | n
+        out += 1
+    elif n < 0x100:
+        out[0] = 0xD9
+        out = _put_be(out + 1, n, 1)
+    elif n < 0x10000:
+        out[0] = 0xDA
+        out = _put_be(out + 1, n, 2)
+    else:
+        out[0] = 0xDB
+        out = _put_be(out + 1, n, 4)
+    memcpy(out, s, n)
+    return out + n
+
+
+cdef inline uint8_t* _put_map(uint8_t* out, Py_ssize_t n):
+    if n < 16:
+        out[0] = 0x80 | n
+        return out + 1
+    if n < 0x10000:
+        out[0] = 0xDE
+        return _put_be(out + 1, n, 2)
+    out[0] = 0xDF
+    return _put_be(out + 1, n, 4)
+
+
+cdef inline long long _small_int(object v) except? -1:
+    # bool is an int the Packer writes as true/false: the pure path's business.
+    if type(v) is not int and (not isinstance(v, int) or type(v) is bool):
+        raise _Fallback()
+    cdef long long x
+    try:
+        x = v
+    except OverflowError:
+        raise _Fallback()
+    if not (-0x80000000 <= x < 0x100000000):
+        raise _Fallback()
+    return x
+
+
+cdef object _encode(cmd):
+    cdef long long ints[5]
+    ints[0] = _small_int(cmd.code)
+    ints[1] = _small_int(cmd.language)
+    ints[2] = _small_int(cmd.version)
+    ints[3] = _small_int(cmd.opaque)
+    ints[4] = _small_int(cmd.flag)
+    remark = cmd.remark
+    ext = cmd.ext_fields
+    cdef Py_ssize_t size = 1 + 5 * 2, n, pos = 0, remark_n = 0, entries = 0
+    cdef const char* remark_s = NULL
+    cdef const char* s
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef int i
+    for i in range(5):
+        size += _int_size(ints[i])
+    if remark is not None:
+        if type(remark) is not str:
+            raise _Fallback()
+        remark_s = PyUnicode_AsUTF8AndSize(remark, &remark_n)
+        size += 2 + _str_size(remark_n)
+    if ext is not None:
+        if not isinstance(ext, dict):
+            raise _Fallback()
+        entries = len(ext)
+        size += 2 + _map_size(entries)
+        while PyDict_Next(ext, &pos, &k, &v):
+            if type(<object>k) is not str or type(<object>v) is not str:
+                raise _Fallback()
+            PyUnicode_AsUTF8AndSize(<object>k, &n)
+            size += _str_size(n)
+            PyUnicode_AsUTF8AndSize(<object>v, &n)
+            size += _str_size(n)
+    out_obj = PyBytes_FromStringAndSize(NULL, size)
+    cdef uint8_t* out = <uint8_t*>PyBytes_AS_STRING(out_obj)
+    out = _put_map(out, 5 + (remark is not None) + (ext is not None))
+    cdef const char* names = b"clvof"
+    for i in range(5):
+        out = _put_str(out, names + i, 1)
+        out = _put_int(out, ints[i])
+    if remark is not None:
+        out = _put_str(out, b"r", 1)
+        out = _put_str(out, remark_s, remark_n)
+    if ext is not None:
+        out = _put_str(out, b"x", 1)
+        out = _put_map(out, entries)
+        pos = 0
+        while PyDict_Next(ext, &pos, &k, &v):
+            s = PyUnicode_AsUTF8AndSize(<object>k, &n)
+            out = _put_str(out, s, n)
+            s = PyUnicode_AsUTF8AndSize(<object>v, &n)
+            out = _put_str(out, s, n)
+    return out_obj
+
+
+def encode(cmd):
+    """MsgpackHeaderCodec.encode: the header bytes, exactly what msgpack's Packer writes for the map."""
+    try:
+        return _encode(cmd)
+    except (_Fallback, UnicodeEncodeError):
+        return _pure_encode(cmd)
+
+
+# -- typed header fields ---------------------------------------------------------------------------------
+cdef extern from "Python.h":
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    int PyUnicode_IS_ASCII(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    void* PyUnicode_DATA(object text)
+
+cdef int _STR = 0, _INT = 1, _BOOL = 2
+
+
+cdef class FieldDecoder:
+    """A typed header's decoder for a hot path (CommandHeader.compile_decoder_into): `build(*picked values)`
+    from the extFields when every field is in its common form (present when required; numbers plain ASCII
+    digits short enough to be in range; booleans ASCII), else the pure decoder decides (and raises the
+    error naming the field). The values are exactly what the pure decoder gives for such fields."""
+
+    cdef tuple keys
+    cdef tuple kinds
+    cdef tuple digits
+    cdef tuple required
+    cdef tuple defaults
+    cdef tuple pick
+    cdef object build
+    cdef object fallback
+
+    def __init__(self, fields, pick, build, fallback):
+        # fields: every field of the header, in its order (all are checked, as the pure decoder does);
+        # pick: the indexes of the values handed to build.
+        self.keys = tuple(f[0] for f in fields)
+        self.kinds = tuple({"str": _STR, "bool": _BOOL}.get(f[1], _INT) for f in fields)
+        self.digits = tuple(f[2] for f in fields)
+        self.required = tuple(f[3] for f in fields)
+        self.defaults = tuple(f[4] for f in fields)
+        self.pick = tuple(pick)
+        self.build = build
+        self.fallback = fallback
+
+    def __call__(self, ext):
+        if ext is None or not isinstance(ext, dict):
+            return self.fallback(ext)
+        cdef Py_ssize_t i, j, n = len(self.keys), length
+        cdef PyObject* raw
+        cdef int kind
+        cdef long long number
+        cdef const char* chars
+        values = [None] * n
+        for i in range(n):
+            raw = PyDict_GetItemWithError(ext, self.keys[i])
+            if raw is NULL or <object>raw is None:  # ext.get(key) is None: absent
+                if self.required[i]:
+                    return self.fallback(ext)
+                values[i] = self.defaults[i]
+                continue
+            value = <object>raw
+            kind = self.kinds[i]
+            if kind == _STR:
+                values[i] = value
+                continue
+            if type(value) is not str or not PyUnicode_IS_ASCII(value):
+                return self.fallback(ext)
+            length = PyUnicode_GET_LENGTH(value)
+            chars = <const char*>PyUnicode_DATA(value)
+            if kind == _BOOL:  # str.lower() == "true", for ASCII text
+                values[i] = length == 4 and (chars[0] | 0x20) == 116 and (chars[1] | 0x20) == 114 and (chars[2] | 0x20) == 117 and (chars[3] | 0x20) == 101
+                continue
+            if length == 0 or length > <Py_ssize_t>self.digits[i]:
+                return self.fallback(ext)
+            number = 0
+            for j in range(length):
+                if not (48 <= chars[j] <= 57):
+                    return self.fallback(ext)
+                number = number * 10 + (chars[j] - 48)
+            values[i] = number
+        return self.build(*[values[k] for k in self.pick])

@@ -1,0 +1,165 @@
+"""The compiled msgpack header codec (rocketq.remoting.protocol._cheader) against its pure-Python twin:
+the same commands give byte-identical headers, the same bytes (valid, foreign, torn or corrupted) give
+equal commands or the same HeaderDecodeError."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import msgpack
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rocketq.remoting.protocol import header_msgpack
+from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.errors import HeaderDecodeError
+from rocketq.remoting.protocol.header_json import EncodedExt
+
+cheader = pytest.importorskip("rocketq.remoting.protocol._cheader", reason="accelerators not built")
+CODEC = header_msgpack.MSGPACK_CODEC
+header_msgpack.configure_compiled(cheader)  # done at import unless ROCKETQ_NO_EXTENSIONS is set
+
+# Ints at every msgpack width boundary, both signs, past 32 and 64 bits too (those go to the pure path).
+edge_ints = st.sampled_from(
+    [0, 1, 31, 32, 127, 128, 255, 256, 65535, 65536, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**63, 2**64,
+     -1, -32, -33, -128, -129, -32768, -32769, -(2**31), -(2**31) - 1, -(2**63)]
+)  # fmt: skip
+ints = st.one_of(edge_ints, st.integers(-(2**40), 2**40))
+texts = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["", "x" * 31, "x" * 32, "é" * 16, "x" * 255, "x" * 256, "x" * 70000, "\ud800", "UNIQ_KEY\x01a\x02"]),
+)
+ext_values = st.one_of(texts, texts, st.integers(-5, 5), st.booleans(), st.none(), st.floats(allow_nan=False))
+exts = st.one_of(
+    st.none(),
+    st.dictionaries(texts, texts, max_size=20),
+    st.dictionaries(st.text(max_size=5), ext_values, max_size=6),
+    st.dictionaries(st.text(max_size=2), texts, min_size=16, max_size=20),
+)
+
+
+def outcome(fn: Any, *args: Any) -> tuple[str, Any]:
+    try:
+        return ("ok", fn(*args))
+    except HeaderDecodeError as exc:
+        return ("error", str(exc))
+    except Exception as exc:  # encode: what the Packer raises, the same either way
+        return ("raised", type(exc).__name__)
+
+
+def pure_encode(cmd: RemotingCommand) -> bytes:
+    return header_msgpack.encode_py(CODEC, cmd)
+
+
+def pure_decode(data: Any) -> RemotingCommand:
+    return header_msgpack.decode_py(CODEC, data)
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> RemotingCommand:
+    language = draw(st.one_of(st.sampled_from(list(LanguageCode)), ints))
+    ext = draw(exts)
+    if ext is not None and draw(st.booleans()):
+        encoded = EncodedExt(ext)
+        encoded.json = "{}"  # the builder's promise (plain strs) is not checked by the compiled path
+        ext = encoded
+    return RemotingCommand(
+        draw(ints), language, draw(ints), draw(ints), draw(ints), draw(st.one_of(st.none(), texts)), ext,
+        b"", SerializeType.MSGPACK,
+    )
+
+
+def test_the_codec_uses_the_compiled_functions_unless_switched_off() -> None:
+    if os.environ.get("ROCKETQ_NO_EXTENSIONS", "") not in ("", "0"):
+        assert header_msgpack.compiled is None and CODEC.encode.__func__ is header_msgpack.encode_py  # type: ignore[attr-defined]
+        return
+    assert header_msgpack.compiled is cheader
+    assert CODEC.encode is cheader.encode and CODEC.decode is cheader.decode
+
+
+@given(commands())
+def test_encode_is_byte_identical(cmd: RemotingCommand) -> None:
+    assert outcome(cheader.encode, cmd) == outcome(pure_encode, cmd)
+
+
+@given(commands())
+def test_what_either_encodes_decodes_to_the_same_command(cmd: RemotingCommand) -> None:
+    try:
+        data = pure_encode(cmd)
+    except Exception:
+        return
+    assert outcome(cheader.decode, data) == outcome(pure_decode, data)
+    assert outcome(cheader.decode, memoryview(bytearray(data))) == outcome(pure_decode, data)
+
+
+def test_a_send_header_round_trips() -> None:
+    ext = {"a": "pg", "b": "T", "g": "1700000000000", "i": "UNIQ_KEY\x01AB\x02WAIT\x01true", "n": "broker-a"}
+    cmd = RemotingCommand.request(310, ext, serialize_type=SerializeType.MSGPACK)
+    data = cheader.encode(cmd)
+    assert data == pure_encode(cmd)
+    back = cheader.decode(data)
+    assert back == pure_decode(data)
+    assert back.ext_fields == ext and back.code == 310 and back.language is LanguageCode.PYTHON
+    assert back.header_length == len(data)
+
+
+msgpack_objects = st.recursive(
+    st.one_of(st.none(), st.booleans(), ints.filter(lambda i: -(2**63) <= i < 2**64), texts.filter(lambda t: "\ud800" not in t),
+              st.binary(max_size=8), st.floats()),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["c", "l", "v", "o", "f", "r", "x", "z"]), inner, max_size=7)),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@given(msgpack_objects)
+def test_any_msgpack_value_decodes_or_fails_the_same(obj: Any) -> None:
+    data = msgpack.packb(obj, use_bin_type=True)
+    assert outcome(cheader.decode, data) == outcome(pure_decode, data)
+
+
+@given(commands(), st.data())
+def test_torn_or_corrupted_headers_fail_the_same(cmd: RemotingCommand, data: st.DataObject) -> None:
+    try:
+        good = bytearray(pure_encode(cmd))
+    except Exception:
+        return
+    if good and data.draw(st.booleans()):
+        good[data.draw(st.integers(0, len(good) - 1))] = data.draw(st.integers(0, 255))
+    cut = bytes(good[: data.draw(st.integers(0, len(good)))]) + data.draw(st.binary(max_size=3))
+    assert outcome(cheader.decode, cut) == outcome(pure_decode, cut)
+
+
+RESPONSE_VALUES = st.one_of(
+    st.sampled_from(["", "0", "7", "-1", "+5", " 1", "1_0", "٣", "999999999", "2147483648", "9" * 18, "9" * 19,
+                     "true", "TRUE", "True", "tRuE", "false", "x", "İ"]),
+    st.text(max_size=6), st.none(),
+)  # fmt: skip
+RESPONSE_KEYS = ["msgId", "queueId", "queueOffset", "transactionId", "MSG_REGION", "TRACE_ON", "other"]
+
+
+def decoded(fn: Any, ext: Any) -> tuple[str, Any]:
+    from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
+
+    try:
+        return ("ok", fn(ext))
+    except (MissingHeaderFieldError, BadHeaderValueError) as exc:
+        return ("error", str(exc))
+
+
+@given(st.one_of(st.none(), st.dictionaries(st.sampled_from(RESPONSE_KEYS), RESPONSE_VALUES, max_size=len(RESPONSE_KEYS))))
+def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(ext: dict[str, Any] | None) -> None:
+    from rocketq.remoting.protocol.headers.send import SendMessageResponseHeader
+
+    fields = ("msg_id", "queue_id", "queue_offset", "transaction_id", "msg_region", "trace_on")
+    compiled = SendMessageResponseHeader.compile_decoder_into(lambda *values: values, fields)
+    if header_msgpack.compiled is not None:
+        assert isinstance(compiled, cheader.FieldDecoder)
+
+    def typed(e: Any) -> tuple[Any, ...]:
+        h = SendMessageResponseHeader.from_ext_fields(e)
+        return tuple(getattr(h, name) for name in fields)
+
+    assert decoded(compiled, ext) == decoded(typed, ext)
