@@ -59,10 +59,13 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
+	# Enabled once the whole tree is formatted (one commit of its own):
+	# $(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/lint-imports
+	# src strict ([tool.mypy] in pyproject.toml), then the tests, checked but not strict (its tests.* overrides)
 	$(VENV)/bin/mypy
-	# the blocking facade is what users' type checkers see: strict, and in step with the async classes
-	$(VENV)/bin/mypy --strict src/rocketq/client/blocking.py src/rocketq/client/_blocking_classes.py
+	$(VENV)/bin/mypy --explicit-package-bases tests
+	# the blocking facade is what users' type checkers see: in step with the async classes
 	$(PY) -m rocketq.client.blocking_gen --check
 
 test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) lint docs

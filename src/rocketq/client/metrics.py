@@ -45,7 +45,7 @@ class ClientMetrics:
             registry=registry,
         )  # fmt: skip
         self._consumers: weakref.WeakSet[Any] = weakref.WeakSet()
-        registry.register(_CachedMessages(self._consumers))  # type: ignore[arg-type]
+        registry.register(_CachedMessages(self._consumers))
 
     def watch_consumer(self, consumer: Any) -> None:
         """A push consumer whose process queues feed the cached-message gauges."""

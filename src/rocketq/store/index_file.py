@@ -66,7 +66,8 @@ def java_string_hash(text: str, prefix_hash: int = 0) -> int:
     n = len(units)
     if n >= len(_WEIGHTS):
         _grow(n)
-    return (prefix_hash * _SCALE[n] + sum(map(mul, units, _WEIGHTS[n]))) & _M32
+    dot: int = sum(map(mul, units, _WEIGHTS[n]))  # operator.mul is typed (Any, Any) -> Any
+    return (prefix_hash * _SCALE[n] + dot) & _M32
 
 
 def positive_key_hash(h32: int) -> int:

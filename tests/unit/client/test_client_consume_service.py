@@ -38,7 +38,7 @@ def msgs(*offsets: int) -> list[MessageExt]:
     return [MessageExt("T", f"m{o}".encode(), queue_offset=o, queue_id=0) for o in offsets]
 
 
-async def run(service: cs._BaseService, pq: ProcessQueue, batch: list[MessageExt]) -> None:
+async def run(service: cs.ConcurrentConsumeService | cs.OrderlyConsumeService, pq: ProcessQueue, batch: list[MessageExt]) -> None:
     dispatch = pq.put_messages(batch)
     service.submit(batch, pq, MQ, dispatch)
     await service.pool.drain()
@@ -50,7 +50,7 @@ def fast_timers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_success_commits_past_consumed_messages() -> None:
-    host, seen = Host(), []
+    host, seen = Host(), list[int]()
 
     async def listener(batch):
         seen.extend(m.queue_offset for m in batch)

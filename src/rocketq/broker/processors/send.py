@@ -78,7 +78,7 @@ _STORED_CODES = {
 
 HalfMessageHook = Callable[[BrokerContext, BrokerMessage], BrokerMessage]
 
-_json_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]  # as the JSON codec
+_json_str: Callable[[str], str] = json.encoder.encode_basestring  # as the JSON codec
 # Tags repeat: their Java hash is worth caching on the hot path.
 _tags_code = functools.lru_cache(maxsize=8192)(java_hash_code)
 
@@ -136,7 +136,7 @@ def born_host_of(conn: Connection) -> tuple[str, int]:
     host = attributes.get("born_host")
     if host is None:
         host = attributes["born_host"] = parse_host(conn.remote_addr)
-    return host  # type: ignore[no-any-return]
+    return host
 
 
 class SendMessageProcessor(Processor):
