@@ -83,14 +83,23 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
+	# Enabled once the whole tree is formatted (one commit of its own):
+	# $(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/lint-imports
+	# src strict ([tool.mypy] in pyproject.toml), then the tests, checked but not strict (its tests.* overrides)
 	$(VENV)/bin/mypy
-	# the blocking facade is what users' type checkers see: strict, and in step with the async classes
-	$(VENV)/bin/mypy --strict src/rocketq/client/blocking.py src/rocketq/client/_blocking_classes.py
+	$(VENV)/bin/mypy --explicit-package-bases tests
+	# the blocking facade is what users' type checkers see: in step with the async classes
 	$(PY) -m rocketq.client.blocking_gen --check
 
+# The whole suite with a coverage report of the pytest process (the daemons it starts as subprocesses are
+# not measured: [tool.coverage] in pyproject.toml). The floor is the figure the suite reached when it was
+# set; raise it when coverage grows. The quick targets below run without coverage.
+COVERAGE_FLOOR ?= 81
+COV_ARGS := --cov --cov-report=term:skip-covered --cov-report=html --cov-fail-under=$(COVERAGE_FLOOR)
+
 test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) $(JAVA5_STAMP) lint docs
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(COV_ARGS) $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory unit-pure
 
 unit: $(STAMP)
@@ -125,5 +134,5 @@ lowest:
 	$(LOWEST)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) $(LOWEST) .pytest_cache .mypy_cache .ruff_cache run-data site build
+	rm -rf $(VENV) $(LOWEST) .pytest_cache .mypy_cache .ruff_cache run-data site build htmlcov .coverage .coverage.*
 	rm -f src/rocketq/common/record/_crecord.c src/rocketq/common/record/_crecord.*.so

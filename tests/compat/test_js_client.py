@@ -183,7 +183,7 @@ class Js:
         await proc.close()
         return sorted(proc.of("sent"), key=lambda e: e["index"])
 
-    def consumer(self, namesrv: str, group: str, topic: str, expression: str = "*", **spec: Any) -> JsProcess:
+    def consumer(self, namesrv: str, group: str, topic: str, expression: str | dict[str, str] = "*", **spec: Any) -> JsProcess:
         return self.start("consume.js", {"namesrv": namesrv, "group": group, "topic": topic, "expression": expression, **spec})
 
     async def close(self) -> None:
@@ -266,7 +266,7 @@ async def test_ali_ons_producer_messages_reach_python_consumer_intact(cluster_fa
     topic = "JsProduced"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
         n = 40
-        specs = []
+        specs: list[dict[str, Any]] = []
         for i in range(n):
             body = bytes([i]) + f"body-{i}".encode() + b"\x00\xff\x01\x02"
             if i == 7:
@@ -310,7 +310,7 @@ async def test_ali_ons_sharding_key_keeps_order_and_delay_level_is_honoured(clus
         # ali-ons picks queue md5(key)[:4] % 4 but treats queue id 0 as "none" (then round-robins): these
         # keys hash to queues 1, 3 and 2.
         orders = ["order-1", "order-3", "order-5"]
-        specs = [
+        specs: list[dict[str, Any]] = [
             {"topic": topic, "tags": "Ord", "keys": [f"o{i}"], "body": b64(f"{orders[i % 3]}:{i}".encode()),
              "shardingKey": orders[i % 3], "properties": {"seq": str(i)}}
             for i in range(18)
@@ -396,7 +396,7 @@ async def test_ali_ons_two_consumers_share_the_queues_of_a_group(cluster_factory
             await wait_for(both_connected, timeout_s=30, what="both consumers connected")
         # Each takes half the queues once its rebalance sees both members (GET_CONSUMER_LIST_BY_GROUP).
         for proc in (one, two):
-            await proc.wait(lambda p=proc: sees_both(p), 30, "a rebalance that sees both members")
+            await proc.wait(lambda p=proc: sees_both(p), 30, "a rebalance that sees both members")  # type: ignore[misc]
         msgs = [Message(topic, f"shared-{i}".encode(), tags="S") for i in range(40)]
         await python_send(ns, "pg-py-shared", msgs)
         wanted = Counter(m.body for m in msgs)
@@ -501,7 +501,7 @@ async def test_ali_ons_namespace_and_start_deliver_time(cluster_factory: Any, js
     async with cluster_with_topic(cluster_factory, js, f"{namespace}%NsTopic") as ns:
         consumer = js.consumer(ns, "cg-ns", "NsTopic", "*", namespace=namespace, retryFirstDeliveryOfTags=["Again"])
         await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
-        specs = [
+        specs: list[dict[str, Any]] = [
             {"topic": "NsTopic", "tags": "Now", "keys": ["n"], "body": b64(b"now")},
             {"topic": "NsTopic", "tags": "Timer", "keys": ["t"], "body": b64(b"timer"), "startDeliverAfterMs": 2000},
             {"topic": "NsTopic", "tags": "Again", "keys": ["a"], "body": b64(b"again")},
@@ -550,7 +550,7 @@ async def test_ali_ons_across_two_brokers(cluster_factory: Any, js: Js) -> None:
         await create_topic(ns, topic)  # 4 queues on each broker
         consumer = js.consumer(ns, group, topic, "Even")
         await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
-        specs = [{"topic": topic, "tags": ["Even", "Odd"][i % 2], "keys": [f"b{i}"], "body": b64(f"two-{i}".encode())}
+        specs: list[dict[str, Any]] = [{"topic": topic, "tags": ["Even", "Odd"][i % 2], "keys": [f"b{i}"], "body": b64(f"two-{i}".encode())}
                  for i in range(40)]
         sent = await js.produce(ns, "pg-js-two", specs)
         assert {s["brokerName"] for s in sent} == {"broker-a", "broker-b"}
@@ -611,7 +611,7 @@ async def test_ali_ons_consume_from_last_offset_and_from_timestamp(cluster_facto
         last = js.consumer(ns, "cg-js-last", topic, "*", consumeFromWhere="CONSUME_FROM_LAST_OFFSET")
         by_time = js.consumer(ns, "cg-js-time", topic, "*", consumeFromWhere="CONSUME_FROM_TIMESTAMP", consumeTimestamp=stamp)
         for proc in (last, by_time):
-            await proc.wait(lambda p=proc: added_queues(p, topic) == 4, 30, "its start offsets of the 4 queues")
+            await proc.wait(lambda p=proc: added_queues(p, topic) == 4, 30, "its start offsets of the 4 queues")  # type: ignore[misc]
         new = [Message(topic, f"new-{i}".encode(), tags="W") for i in range(8)]
         await python_send(ns, "pg-py-where", new)
         await last.wait(lambda: bodies(received(last)) == Counter(m.body for m in new), 40, "the messages sent after its start")
@@ -639,7 +639,7 @@ async def test_ali_ons_ordered_topic_from_the_namesrv_order_config(cluster_facto
             assert (await namesrv.call(RequestCode.PUT_KV_CONFIG, header)).code == ResponseCode.SUCCESS
             route = await namesrv.route(topic, version=121)
             assert route is not None and route.order_topic_conf == "broker-a:2"
-        specs = [{"topic": topic, "tags": "O", "keys": [f"oc{i}"], "body": b64(f"oc-{i}".encode())} for i in range(12)]
+        specs: list[dict[str, Any]] = [{"topic": topic, "tags": "O", "keys": [f"oc{i}"], "body": b64(f"oc-{i}".encode())} for i in range(12)]
         sent = await js.produce(ns, "pg-js-order-conf", specs)
         assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
         assert {int(s["queueId"]) for s in sent} == {0, 1}

@@ -149,7 +149,7 @@ async def test_transactions_with_check_back(ns: str) -> None:
              "unknown": LocalTransactionState.UNKNOW}  # fmt: skip
     async with TransactionProducer("pg-sdk-tx", namesrv_addr=ns, checker=checker, heartbeat_broker_interval_ms=300) as producer:
         for key, state in local.items():
-            await producer.send_in_transaction(Message(topic, key.encode(), keys=[key]), lambda _m, _a, s=state: s)
+            await producer.send_in_transaction(Message(topic, key.encode(), keys=[key]), lambda _m, _a, s=state: s)  # type: ignore[misc]
         await wait_for(lambda: "unknown" in asked, timeout_s=60, what="the broker's check-back of the unknown one")
         got = await python_receive(ns, "cg-sdk-tx-reader", topic, 2, timeout_s=30)
     assert sorted(m.body for m in got) == [b"commit", b"unknown"]
@@ -166,7 +166,7 @@ async def test_broadcast_consumers_each_get_everything(ns: str, tmp_path: Path) 
         c = PushConsumer("cg-sdk-bc", namesrv_addr=ns, consume_from_where=FIRST, message_model=MessageModel.BROADCASTING,
                          offset_store_dir=str(tmp_path / str(i)), instance_name=f"bc-{i}")
         c.subscribe(topic, "*")
-        c.register_listener(lambda msgs, i=i: got[i].extend(m.body for m in msgs))
+        c.register_listener(lambda msgs, i=i: got[i].extend(m.body for m in msgs))  # type: ignore[misc]
         await c.start()
         consumers.append(c)
     try:

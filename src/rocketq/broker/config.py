@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -25,9 +25,7 @@ from rocketq.common.logs import DaemonLogConfig
 from rocketq.remoting.metrics import MetricsExporterConfig
 from rocketq.remoting.security_config import SecurityConfig
 from rocketq.remoting.transport.config import ConnectionLimits
-
-if TYPE_CHECKING:
-    from rocketq.store.config import MessageStoreConfig
+from rocketq.store.config import BrokerRole, MessageStoreConfig
 
 
 class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExporterConfig):
@@ -263,8 +261,6 @@ def load_broker_configs(
 
     Raises ConfigError with one line naming the file, the key and what is wrong with it.
     """
-    from rocketq.store.config import MessageStoreConfig
-
     env = os.environ if environ is None else environ
     merged: dict[str, Any] = {}
     source = "command line"
@@ -288,8 +284,6 @@ def load_broker_configs(
 
 def _check_role(broker: BrokerConfig, store: MessageStoreConfig, source: str) -> BrokerConfig:
     """Java BrokerStartup: a slave's brokerId must be > 0; a master's is made 0."""
-    from rocketq.store.config import BrokerRole
-
     if store.broker_role is BrokerRole.SLAVE and broker.broker_id <= 0:
         raise ConfigError(f"{source}: brokerRole SLAVE needs a brokerId > 0, not {broker.broker_id}")
     if store.broker_role is not BrokerRole.SLAVE and broker.broker_id > 0:

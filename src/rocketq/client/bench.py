@@ -19,11 +19,14 @@ import asyncio
 import contextlib
 import json
 import math
+import signal
 import struct
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from rocketq.client.admin import Admin
@@ -180,28 +183,68 @@ async def latency(args: argparse.Namespace) -> dict[str, Any]:
     return {"sent": total, "received": len(e2e), "rate": args.rate, "e2e_latency": percentiles(e2e[warm:] or e2e)}
 
 
-@contextlib.asynccontextmanager
-async def _cluster(args: argparse.Namespace) -> AsyncIterator[None]:
+# `rocketq cluster up` (the console command, run as `python -m rocketq`) prints this once its NameServer
+# and broker are ready. The SDK starts the cluster through that command rather than importing the
+# test harness behind it, so the client package depends on no test code.
+_CLUSTER_READY = "READY cluster namesrv="
+_CLUSTER_START_S = 60.0
+_CLUSTER_STOP_S = 30.0
+
+
+def _tail(path: Path, lines: int = 10) -> str:
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-lines:])
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], out: Path, err: Path) -> str:
+    """The NameServer address from the READY line of `rocketq cluster up` (its stdout, a file: polled)."""
+    deadline = time.monotonic() + _CLUSTER_START_S
+    while time.monotonic() < deadline:
+        for line in out.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith(_CLUSTER_READY):
+                return line[len(_CLUSTER_READY) :].split()[0]
+        if proc.poll() is not None:
+            raise RuntimeError(f"the local cluster exited with {proc.returncode}:\n{_tail(err)}")
+        time.sleep(0.05)
+    raise RuntimeError(f"the local cluster was not ready after {_CLUSTER_START_S:.0f}s:\n{_tail(err)}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (the command stops its broker and NameServer cleanly), SIGKILL after a bound."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(_CLUSTER_STOP_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def _local_cluster(args: argparse.Namespace) -> Iterator[None]:
+    """With --local: a throw-away NameServer and broker for the run (before the event loop starts)."""
     if not args.local:
         yield
         return
-    from rocketq.testing.cluster import LocalCluster
-
     with tempfile.TemporaryDirectory(prefix="rocketq-bench-") as tmp:
-        async with LocalCluster(tmp) as cluster:
-            args.namesrv_addr = cluster.namesrv_addr
-            async with Admin(namesrv_addr=cluster.namesrv_addr) as admin:
-                await admin.create_topic(args.topic, read_queues=8, write_queues=8)
+        out, err = Path(tmp, "cluster.out"), Path(tmp, "cluster.err")
+        argv = [sys.executable, "-m", "rocketq", "cluster", "up", "--namesrv-port", "0", "--dir", str(Path(tmp, "data"))]
+        with open(out, "wb") as out_file, open(err, "wb") as err_file:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_file, stderr=err_file)
+        try:
+            args.namesrv_addr = _wait_ready(proc, out, err)
             yield
+        finally:
+            _stop(proc)
 
 
 async def _main(args: argparse.Namespace) -> dict[str, Any]:
-    async with _cluster(args):
-        if args.command == "produce":
-            return await produce(args)
-        if args.command == "consume":
-            return await consume(args)
-        return await latency(args)
+    if args.local:
+        async with Admin(namesrv_addr=args.namesrv_addr) as admin:
+            await admin.create_topic(args.topic, read_queues=8, write_queues=8)
+    if args.command == "produce":
+        return await produce(args)
+    if args.command == "consume":
+        return await consume(args)
+    return await latency(args)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -238,7 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from rocketq.remoting.transport.loops import run as run_on_loop
 
-        summary = run_on_loop(_main(args), "auto")
+        with _local_cluster(args):
+            summary = run_on_loop(_main(args), "auto")
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # one clear line, not a traceback

@@ -19,7 +19,7 @@ import os
 import random
 import ssl
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from rocketq.client.api import MQClientAPI
 from rocketq.client.config import ClientConfig
@@ -44,9 +44,6 @@ from rocketq.remoting.protocol.bodies.route import QueueData, TopicRouteData
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.transport.acl_hook import AclClientRPCHook
 from rocketq.remoting.transport.client import RemotingClient
-
-if TYPE_CHECKING:
-    from rocketq.client.producer.producer import Producer
 
 log = logging.getLogger("rocketq.client.instance")
 
@@ -131,7 +128,6 @@ class ClientInstance:
         self._services: list[PeriodicService] = []
         self.rebalance_service = PeriodicService("rebalance", _ms(20_000), self._rebalance_all)
         self.state = ServiceState.CREATE_JUST
-        self._inner: Producer | None = None
         processor = ClientRemotingProcessor(self)
         for code in SERVER_REQUEST_CODES:
             self.remoting.register_processor(code, processor)
@@ -160,8 +156,7 @@ class ClientInstance:
             return
         self.state = ServiceState.STOPPING
         _REGISTRY.discard(self)
-        self.producers.pop(C.CLIENT_INNER_PRODUCER_GROUP, None)
-        self._inner = None
+        self.producers.pop(C.CLIENT_INNER_PRODUCER_GROUP, None)  # rocketq.client.producer.inner's
         await stop_all(self._services)
         await self.remoting.shutdown()
         self.state = ServiceState.SHUTDOWN_ALREADY
@@ -204,18 +199,6 @@ class ClientInstance:
         users = set(self.producers) - {C.CLIENT_INNER_PRODUCER_GROUP}
         if not users and not self.consumers and self.admin_users == 0:
             await self.shutdown()
-
-    async def inner_producer(self) -> Producer:
-        """The instance's own producer (CLIENT_INNER_PRODUCER), for consumers re-sending failed messages."""
-        from rocketq.client.config import ProducerConfig
-        from rocketq.client.producer.producer import Producer
-
-        if self._inner is None:
-            shared = {k: v for k, v in self.config.model_dump().items() if k in ClientConfig.model_fields}
-            producer = Producer(C.CLIENT_INNER_PRODUCER_GROUP, config=ProducerConfig.build(shared), instance=self)
-            await producer.start()
-            self._inner = producer
-        return self._inner
 
     async def _unregister_client(self, producer_group: str | None = None, consumer_group: str | None = None) -> None:
         # A snapshot: a route refresh or offline-broker sweep may change broker_addrs (and the inner

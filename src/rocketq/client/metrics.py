@@ -48,7 +48,7 @@ class ClientMetrics:
             registry=registry,
         )  # fmt: skip
         self._consumers: weakref.WeakSet[PushConsumer] = weakref.WeakSet()
-        registry.register(_CachedMessages(self._consumers))  # type: ignore[arg-type]
+        registry.register(_CachedMessages(self._consumers))
 
     def watch_consumer(self, consumer: PushConsumer) -> None:
         """A push consumer whose process queues feed the cached-message gauges."""

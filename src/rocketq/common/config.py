@@ -18,6 +18,7 @@ from jproperties import Properties
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import PydanticUndefined
 
+from rocketq import __version__
 from rocketq.common.errors import ConfigError
 
 
@@ -156,8 +157,6 @@ def parse_daemon_args(argv: Iterable[str], usage: str, details: Callable[[], str
                 print(details())
             raise SystemExit(0)
         if arg in ("-v", "--version"):
-            from rocketq import __version__
-
             print(f"rocketq {__version__}")
             raise SystemExit(0)
         if arg in ("-c", "--config", "--configFile", "--config-file"):

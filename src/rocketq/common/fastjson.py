@@ -172,7 +172,7 @@ class _Writer:
         self._out = out
         self._unquoted = unquoted_int_keys
         self._str: Callable[[str], str] = (
-            json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring  # type: ignore[attr-defined]
+            json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
         )
 
     def value(self, obj: Any) -> None:

@@ -42,7 +42,7 @@ class Message:
         if tags:
             self.tags = tags
         if keys:
-            self.keys = keys  # type: ignore[assignment]
+            self.keys = keys
         if delay_level:
             self.delay_level = delay_level
         if not wait_store_msg_ok:

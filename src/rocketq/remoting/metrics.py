@@ -179,7 +179,7 @@ class FunctionCollector:
 def new_registry(collect_fn: Callable[[], Iterable[Metric]]) -> CollectorRegistry:
     """A registry of its own per daemon (not prometheus_client's global one) with the process figures."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(FunctionCollector(collect_fn))  # type: ignore[arg-type]
+    registry.register(FunctionCollector(collect_fn))
     ProcessCollector(registry=registry)  # process_cpu_seconds_total ..., to read the cost of a workload
     return registry
 

@@ -67,7 +67,8 @@ def java_string_hash(text: str, prefix_hash: int = 0) -> int:
     n = len(units)
     if n >= len(_WEIGHTS):
         _grow(n)
-    return (prefix_hash * _SCALE[n] + sum(map(mul, units, _WEIGHTS[n]))) & _M32
+    dot: int = sum(map(mul, units, _WEIGHTS[n]))  # operator.mul is typed (Any, Any) -> Any
+    return (prefix_hash * _SCALE[n] + dot) & _M32
 
 
 java_string_hash_py = java_string_hash

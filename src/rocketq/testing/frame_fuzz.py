@@ -236,7 +236,10 @@ class FrameFuzzer:
 
     def _json_body(self, code: int) -> bytes:
         rng = self.rng
-        name = lambda: rng.choice(KNOWN_NAMES)  # noqa: E731
+
+        def name() -> str:
+            return rng.choice(KNOWN_NAMES)
+
         doc: Any
         if code == R.HEART_BEAT:
             subscription = {

@@ -15,20 +15,21 @@ class WaitTimeoutError(AssertionError):
     """The condition did not hold before the deadline; the message says what was awaited."""
 
 
+# A condition may answer None for "not yet": the value returned is the first truthy one, never None.
 @overload
 async def wait_for(
-    condition: Callable[[], Awaitable[T]], *, timeout_s: float = ..., interval_s: float = ..., what: str = ...
+    condition: Callable[[], Awaitable[T | None]], *, timeout_s: float = ..., interval_s: float = ..., what: str = ...
 ) -> T: ...
 
 
 @overload
 async def wait_for(
-    condition: Callable[[], T], *, timeout_s: float = ..., interval_s: float = ..., what: str = ...
+    condition: Callable[[], T | None], *, timeout_s: float = ..., interval_s: float = ..., what: str = ...
 ) -> T: ...
 
 
 async def wait_for(
-    condition: Callable[[], T | Awaitable[T]],
+    condition: Callable[[], T | Awaitable[T | None] | None],
     *,
     timeout_s: float = 10.0,
     interval_s: float = 0.05,
@@ -47,7 +48,7 @@ async def wait_for(
             if inspect.isawaitable(value):
                 value = await value
             if value:
-                return value  # type: ignore[return-value]
+                return value
             last_value = value
         except (AssertionError, Exception) as exc:
             last_error = exc

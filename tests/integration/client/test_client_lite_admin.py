@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -168,6 +170,17 @@ async def test_bench_cli_runs(cluster) -> None:
     ):
         code = await loop.run_in_executor(None, bench_main, [*argv, "--namesrv-addr", ns, "--topic", "TopicBench", "--quiet"])
         assert code == 0, argv
+
+
+def test_bench_local_starts_and_stops_its_own_cluster() -> None:
+    # As a user runs it: the console command, which starts `rocketq cluster up` itself and stops it after.
+    argv = [sys.executable, "-m", "rocketq", "bench", "produce", "--local", "--mode", "sync", "--count", "20",
+            "--topic", "TopicBenchLocal", "--json", "--quiet"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["command"] == "produce"
+    assert summary["messages"] == 20
 
 
 def test_admin_cli_usage_errors(capsys) -> None:

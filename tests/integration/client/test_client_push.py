@@ -16,7 +16,7 @@ from rocketq.testing.waiting import wait_for
 FIRST = ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
 
 
-def consumer(ns: str, group: str, topic: str, collector: Any, **kw: object) -> PushConsumer:
+def consumer(ns: str, group: str, topic: str, collector: Any, **kw: Any) -> PushConsumer:
     c = PushConsumer(group, namesrv_addr=ns, consume_from_where=FIRST, **kw)
     c.subscribe(topic, "*")
     c.register_listener(collector)
@@ -120,7 +120,7 @@ async def test_broadcasting_delivers_every_message_to_every_consumer(cluster, h,
             bodies = [f"bc-{i}".encode() for i in range(200)]
             await h.send_all(producer, topic, bodies)
             for col in cols:
-                await wait_for(lambda col=col: set(bodies) <= set(col.bodies), timeout_s=30, what=f"all messages at {col.name}")
+                await wait_for(lambda col=col: set(bodies) <= set(col.bodies), timeout_s=30, what=f"all messages at {col.name}")  # type: ignore[misc, arg-type]
         finally:
             for c in consumers:
                 await c.shutdown()
@@ -228,6 +228,7 @@ async def test_failed_message_is_redelivered(cluster, h) -> None:
     async with Admin(namesrv_addr=ns) as admin:
         inst = await admin._inst()
         addr = inst.any_broker_addr() or (await admin.cluster_info()).broker_addr_table["broker-a"].master_addr
+        assert addr is not None
         resp = await inst.api.transport.invoke_sync(addr, inst.api.command(36, {"offset": "0", "group": "g", "delayLevel": "0"}), 3000)
         if resp.code == 3:
             pytest.skip("this broker does not serve CONSUMER_SEND_MSG_BACK / delayed retry yet")

@@ -108,7 +108,7 @@ async def test_when_the_send_back_fails_the_message_is_consumed_again_locally(cl
     await create_topic(ns, topic, queues=1)
     await send_one(ns, topic, b"keep-me")
     await update_broker_config(cluster.brokers[0].addr, brokerPermission=4)  # read only: every send-back fails
-    rec = Recorder(lambda m: ConsumeResult.RECONSUME_LATER if len(rec.seen) == 1 else ConsumeResult.SUCCESS)
+    rec: Recorder = Recorder(lambda m: ConsumeResult.RECONSUME_LATER if len(rec.seen) == 1 else ConsumeResult.SUCCESS)
     async with push_consumer(ns, group, topic, rec):
         await wait_for(lambda: len(rec.seen) >= 2, timeout_s=20, what="the message consumed again locally")
     assert [m.body for _, m in rec.seen] == [b"keep-me", b"keep-me"]

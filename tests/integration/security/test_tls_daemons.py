@@ -12,6 +12,7 @@ import asyncio
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -88,7 +89,7 @@ async def test_sdk_against_an_acl_and_tls_cluster(
     secure = {**tls_server(ca, "enforcing"), **sec.acl_overrides(acl_file)}
     cluster = await cluster_factory(broker_overrides={**secure, **tls_client(ca)}, namesrv_overrides=secure)
     ns, topic = cluster.namesrv_addr, "TopicTls"
-    tls = {"use_tls": True, "tls_ca_file": ca.ca}
+    tls: dict[str, Any] = {"use_tls": True, "tls_ca_file": ca.ca}
     async with Admin(namesrv_addr=ns, access_key=sec.ADMIN[0], secret_key=sec.ADMIN[1], **tls) as admin:
         await admin.create_topic(topic, read_queues=2, write_queues=2)
     user = {"access_key": sec.USER[0], "secret_key": sec.USER[1], **tls}
@@ -140,7 +141,7 @@ async def test_master_slave_replication_over_tls_with_acl(
         broker_overrides=both, namesrv_overrides={**tls_server(ca, "enforcing"), **acl}
     )
     ns, topic = cluster.namesrv_addr, "TopicTlsHa"
-    tls = {"use_tls": True, "tls_ca_file": ca.ca, "access_key": sec.ADMIN[0], "secret_key": sec.ADMIN[1]}
+    tls: dict[str, Any] = {"use_tls": True, "tls_ca_file": ca.ca, "access_key": sec.ADMIN[0], "secret_key": sec.ADMIN[1]}
     async with Admin(namesrv_addr=ns, **tls) as admin:
         await admin.create_topic(topic, read_queues=2, write_queues=2)
     slave = await cluster.add_broker("broker-a", {**both, "brokerId": 1, "brokerRole": "SLAVE"})

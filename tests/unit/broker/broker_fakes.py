@@ -99,7 +99,9 @@ class FakeStore:
             return GetResult(GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, lo, hi)
         if offset > hi:
             return GetResult(GetMessageStatus.OFFSET_OVERFLOW_BADLY, hi, lo, hi)
-        records, offsets, i = [], [], offset
+        records: list[bytes] = []
+        offsets: list[int] = []
+        i = offset
         while i < hi and len(records) < max_count:
             m = q[i]
             if message_filter is None or message_filter.is_matched_by_consume_queue(m.tags_code):
@@ -195,7 +197,7 @@ def make_context(store: FakeStore | None = None, groups: Any = None, **broker_cf
 
     clock = ManualClock()
     cfg = BrokerConfig(**broker_cfg)
-    store_cfg = MessageStoreConfig(maxMessageSize=1024)
+    store_cfg = MessageStoreConfig.model_validate({"maxMessageSize": 1024})
     return BrokerContext(
         broker_config=cfg,
         store_config=store_cfg,

@@ -26,7 +26,7 @@ def test_defaults_match_apache() -> None:
 
 @pytest.mark.parametrize(("period", "clamped"), [(1_000, 10_000), (45_000, 45_000), (600_000, 60_000)])
 def test_register_period_is_clamped(period: int, clamped: int) -> None:
-    assert BrokerConfig(registerNameServerPeriod=period).register_period_ms == clamped
+    assert BrokerConfig.model_validate({"registerNameServerPeriod": period}).register_period_ms == clamped
 
 
 def test_rocketmq_names_and_python_names() -> None:

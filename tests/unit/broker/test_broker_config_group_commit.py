@@ -48,4 +48,4 @@ async def test_nothing_to_write_returns_at_once(tmp_path: Path) -> None:
     table = Table(tmp_path)
     assert await table.persist_changes()
     assert table.writes == 0
-    assert await Table(None).persist_changes()  # type: ignore[arg-type]  (an in-memory table)
+    assert await Table(None).persist_changes()  # type: ignore[arg-type]  # an in-memory table

@@ -21,7 +21,7 @@ async def test_persist_changes_writes_before_it_returns_and_only_when_something_
     assert "Orders" in _topics_on_disk(tmp_path / "topics.json")
     writes: list[bytes] = []
     original = manager.write
-    manager.write = lambda data: (writes.append(data), original(data))  # type: ignore[method-assign]
+    manager.write = lambda data: (writes.append(data), original(data))  # type: ignore[method-assign, assignment]
     assert await manager.persist_changes()  # nothing changed since: no write
     assert writes == []
 

@@ -68,7 +68,7 @@ async def test_a_persist_stopped_mid_write_leaves_the_table_dirty(tmp_path: Path
     m.commit_offset("c", "g", "T", 0, 1)
     gate = threading.Event()
     original = m.write
-    m.write = lambda data: (gate.wait(5), original(data))  # type: ignore[method-assign]
+    m.write = lambda data: (gate.wait(5), original(data))  # type: ignore[method-assign, assignment]
     task = asyncio.ensure_future(m.persist_async())
     for _ in range(3):
         await asyncio.sleep(0)

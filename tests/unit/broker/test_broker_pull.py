@@ -111,7 +111,7 @@ async def test_held_pull_times_out_with_pull_not_found() -> None:
     proc, _store, conn = setup()
     req = pull_request(0, SUB | SUSPEND)
     assert await proc.process_request(conn, req) is None
-    proc.ctx.clock.advance(15_000)
+    proc.ctx.clock.advance(15_000)  # type: ignore[attr-defined]  # make_context's ManualClock
     proc.ctx.pull_hold_service.check_hold_requests()
     for _ in range(3):
         await asyncio.sleep(0)

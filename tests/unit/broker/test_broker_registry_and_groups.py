@@ -178,8 +178,8 @@ def test_fast_failure_bounds_the_queues_java_bounds() -> None:
 
     registrations, _ = build_registrations(make_context(FakeStore()))
     send = next(r.executor for r in registrations if r.executor.name == "send")
-    cfg = BrokerConfig(waitTimeMillsInSendQueue=75)
+    cfg = BrokerConfig.model_validate({"waitTimeMillsInSendQueue": 75})
     apply_fast_failure(send, cfg)  # what UPDATE_BROKER_CONFIG of a wait key does on a running broker
     assert send.max_wait_ms == 75
-    apply_fast_failure(send, BrokerConfig(brokerFastFailureEnable=False))
+    apply_fast_failure(send, BrokerConfig.model_validate({"brokerFastFailureEnable": False}))
     assert send.max_wait_ms == 0

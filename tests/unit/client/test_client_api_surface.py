@@ -77,7 +77,7 @@ def test_errors_are_bridged() -> None:
 
 
 def test_enum_aliases() -> None:
-    assert client.LocalTransactionState.COMMIT is client.LocalTransactionState.COMMIT_MESSAGE
+    assert client.LocalTransactionState.COMMIT is client.LocalTransactionState.COMMIT_MESSAGE  # type: ignore[comparison-overlap]  # aliases
     assert client.LocalTransactionState.UNKNOWN is client.LocalTransactionState.UNKNOW
     assert client.ConsumeResult.CONSUME_SUCCESS is client.ConsumeResult.SUCCESS
     with pytest.raises(ValueError):

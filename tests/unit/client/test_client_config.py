@@ -22,7 +22,7 @@ def test_java_names_and_enum_names_accepted() -> None:
     assert c.consumer_group == "g"
     assert c.message_model is MessageModel.BROADCASTING
     assert c.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
-    p = ProducerConfig(sendMsgTimeout=100, namesrv_addr=" a:1 ; b:2 ;")
+    p = ProducerConfig.model_validate({"sendMsgTimeout": 100, "namesrv_addr": " a:1 ; b:2 ;"})
     assert p.send_msg_timeout_ms == 100
     assert p.namesrv_list() == ["a:1", "b:2"]
 

@@ -16,6 +16,7 @@ MQ = MessageQueue("T", "b", 0)
 
 class Host:
     group = "g"
+    client_id = "127.0.0.1@test"
 
     def __init__(self, **cfg: object) -> None:
         self.config = ConsumerConfig.build({"consumer_group": "g", "consume_thread_max": 4, **cfg})
@@ -38,7 +39,7 @@ def msgs(*offsets: int) -> list[MessageExt]:
     return [MessageExt("T", f"m{o}".encode(), queue_offset=o, queue_id=0) for o in offsets]
 
 
-async def run(service: cs._BaseService, pq: ProcessQueue, batch: list[MessageExt]) -> None:
+async def run(service: cs.ConcurrentConsumeService | cs.OrderlyConsumeService, pq: ProcessQueue, batch: list[MessageExt]) -> None:
     dispatch = pq.put_messages(batch)
     service.submit(batch, pq, MQ, dispatch)
     await service.pool.drain()
@@ -50,7 +51,7 @@ def fast_timers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_success_commits_past_consumed_messages() -> None:
-    host, seen = Host(), []
+    host, seen = Host(), list[int]()
 
     async def listener(batch):
         seen.extend(m.queue_offset for m in batch)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from rocketq.client.remote_requests import ClientRemotingProcessor
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.record.codec import encode_record
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ResetOffsetBody
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.transport.connection import Connection
 
 MQ = MessageQueue("T", "broker-a", 1)
 
@@ -53,8 +56,13 @@ class Instance:
         self.rebalanced += 1
 
 
-class Conn:
+class FakeConn:
     remote_addr = "127.0.0.1:10911"
+
+
+def Conn() -> Connection:
+    """The processor reads only remote_addr of the connection a request came on."""
+    return cast(Connection, FakeConn())
 
 
 def record(**props: str) -> bytes:

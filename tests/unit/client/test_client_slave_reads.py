@@ -4,6 +4,8 @@ ask for the master."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 
 from rocketq.client.config import ClientConfig
@@ -17,9 +19,9 @@ MASTER, SLAVE1, SLAVE2 = "127.0.0.1:10911", "127.0.0.1:10921", "127.0.0.1:10931"
 
 
 @pytest.fixture
-async def inst() -> ClientInstance:
+async def inst() -> AsyncIterator[ClientInstance]:
     instance = ClientInstance(ClientConfig.build({"namesrv_addr": "127.0.0.1:9876"}))
-    yield instance  # type: ignore[misc]
+    yield instance
     await instance.remoting.shutdown()
 
 

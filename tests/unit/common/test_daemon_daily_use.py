@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.common.config import config_help, parse_daemon_args, parse_properties
+from rocketq.common.config import RocketConfig, config_help, parse_daemon_args, parse_properties
 from rocketq.common.logs import DaemonFileHandler, DaemonLogConfig, setup_daemon_logging
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.store.config import MessageStoreConfig
@@ -41,7 +41,7 @@ def test_properties_are_read_as_java_does() -> None:
 
 
 @pytest.mark.parametrize("models", [(NamesrvConfig,), (BrokerConfig, MessageStoreConfig)])
-def test_help_lists_every_key_with_its_default_and_a_description(models: tuple[type, ...]) -> None:
+def test_help_lists_every_key_with_its_default_and_a_description(models: tuple[type[RocketConfig], ...]) -> None:
     text = config_help(*models)
     for model in models:
         for name, info in model.model_fields.items():

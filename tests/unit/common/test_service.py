@@ -148,4 +148,4 @@ async def test_a_stop_during_a_stop_waits_for_nothing_and_keeps_stopping() -> No
     assert svc.state is ServiceState.STOPPING
     release.set()
     await first
-    assert svc.state is ServiceState.SHUTDOWN_ALREADY
+    assert svc.state is ServiceState.SHUTDOWN_ALREADY  # type: ignore[comparison-overlap]  # mypy keeps the narrowing over the await

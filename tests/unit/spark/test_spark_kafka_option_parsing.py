@@ -57,7 +57,7 @@ def test_subscribe_pattern_and_assign_are_kafkas_three_ways_to_name_what_is_read
 )
 def test_batch_options_that_cannot_be_honoured_fail_naming_the_option(options: dict[str, str], problem: str) -> None:
     with pytest.raises(OffsetSpecError, match=problem):
-        parse(**options)
+        SourceOptions.parse({**NS, **options}, streaming=False)
 
 
 @pytest.mark.parametrize("ending", ["endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"])

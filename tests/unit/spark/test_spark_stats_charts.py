@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("matplotlib")
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from rocketq.spark.stats_charts import PANELS, lag_panel, tps_panel, with_gaps, write_charts
 
@@ -40,12 +43,12 @@ def test_lag_starts_at_zero_and_coinciding_series_differ_in_style() -> None:
     plt.close(fig)
     fig, ax = plt.subplots()
     tps_panel(ax, [{"bucket": at(0), "topic": "T", "put_tps": 10.0}, {"bucket": at(3), "topic": "T", "put_tps": 12.0}], 60)
-    assert math.isnan(ax.get_lines()[0].get_ydata()[1])
+    assert math.isnan(float(np.asarray(ax.get_lines()[0].get_ydata(), dtype=float)[1]))
     plt.close(fig)
 
 
 def test_every_panel_is_written(tmp_path: Path) -> None:
-    tables = {
+    tables: dict[str, Sequence[dict[str, Any]]] = {
         "topic_tps": [{"bucket": at(i), "topic": "T", "put_tps": 5.0, "get_tps": 4.0} for i in range(3)],
         "group_lag": [{"bucket": at(i), "group": "g", "topic": "T", "lag_messages": i, "lag_latency_ms": 100 * i} for i in range(3)],
         "put_latency": [{"bucket": at(i), "brokerName": "b", "p50_us": 10, "p90_us": 20, "p99_us": 30} for i in range(3)],

@@ -19,7 +19,7 @@ HOUR = 3_600_000
 
 
 def local_ms(*args: int) -> int:
-    return int(dt.datetime(*args).timestamp() * 1000)  # type: ignore[misc]
+    return int(dt.datetime(*args).timestamp() * 1000)  # type: ignore[arg-type]  # year, month, day, ...
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from rocketq.common.record.layout import (
 )
 
 _prop_text = st.text(
-    alphabet=st.characters(blacklist_characters="\x01\x02", blacklist_categories=("Cs",)),
+    alphabet=st.characters(exclude_characters="\x01\x02", exclude_categories=["Cs"]),
     min_size=1,
     max_size=12,
 )

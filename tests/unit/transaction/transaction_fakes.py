@@ -23,8 +23,8 @@ from rocketq.common.constants import MessageSysFlag
 from rocketq.common.message import MessageExt, encode_properties
 from rocketq.common.msg_id import parse_offset_msg_id
 from rocketq.common.record.codec import decode_records
-from rocketq.remoting.protocol.codes import RequestCode
-from rocketq.remoting.protocol.command import LanguageCode, RemotingCommand
+from rocketq.remoting.protocol.codes import LanguageCode, RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
 from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestHeader
 from rocketq.store.config import MessageStoreConfig

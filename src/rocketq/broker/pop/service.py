@@ -180,7 +180,7 @@ class PopService:
     # -- pop -------------------------------------------------------------------------------------------
     def pop_offset(self, group: str, topic: str, queue_id: int, init_mode: int) -> int:
         """Where the next pop of a queue starts (Java getPopOffset / getInitOffset)."""
-        offset = self.offsets.query_offset(group, topic, queue_id)
+        offset: int = self.offsets.query_offset(group, topic, queue_id)
         if offset >= 0:
             return offset
         low = max(0, self.store.get_min_offset_in_queue(topic, queue_id))

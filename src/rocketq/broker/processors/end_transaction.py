@@ -34,7 +34,7 @@ class EndTransactionProcessor(Processor):
         service = self.ctx.transaction_service
         if service is None:
             raise RequestError(ResponseCode.SERVICE_NOT_AVAILABLE, "transactions are not available: the broker is starting")
-        return service  # type: ignore[no-any-return]
+        return service
 
     async def end_transaction(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
         header: EndTransactionRequestHeader = decode_header(EndTransactionRequestHeader, request)

@@ -59,7 +59,7 @@ def pop_service(ctx: BrokerContext) -> PopService:
     service = ctx.pop_service
     if service is None:
         raise RequestError(ResponseCode.SERVICE_NOT_AVAILABLE, "POP is not available: the broker is starting or stopping")
-    return service  # type: ignore[no-any-return]
+    return service
 
 
 class PopMessageProcessor(Processor):

@@ -77,7 +77,7 @@ _STORED_CODES = {
 
 HalfMessageHook = Callable[[BrokerContext, BrokerMessage], BrokerMessage]
 
-_json_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]  # as the JSON codec
+_json_str: Callable[[str], str] = json.encoder.encode_basestring  # as the JSON codec
 # Enum members and constants read on every send, as module constants (a class attribute costs ~80 ns).
 _PERM_WRITE = int(PermName.PERM_WRITE)
 _MULTI_TAG = TopicFilterType.MULTI_TAG
@@ -141,7 +141,7 @@ def born_host_of(conn: Connection) -> tuple[str, int]:
     host = attributes.get("born_host")
     if host is None:
         host = attributes["born_host"] = parse_host(conn.remote_addr)
-    return host  # type: ignore[no-any-return]
+    return host
 
 
 class SendMessageProcessor(Processor):

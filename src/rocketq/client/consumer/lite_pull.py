@@ -38,6 +38,7 @@ from rocketq.client.consumer.subscription import (
 from rocketq.client.errors import ClientStateError, MQClientError
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import MessageSelector, PullStatus
+from rocketq.client.route import to_subscribe_queues
 from rocketq.client.trace.encoder import ConsumeReturnType
 from rocketq.client.trace.hooks import ConsumeTraceHook, new_dispatcher
 from rocketq.common import constants as C
@@ -375,8 +376,6 @@ class LitePullConsumer:
         route = inst.route_table.get(topic)
         if route is None:
             raise MQClientError(f"no route for topic {topic!r}")
-        from rocketq.client.route import to_subscribe_queues
-
         return sorted(to_subscribe_queues(topic, route))
 
     # -- queue ownership -----------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from rocketq.client.consumer.subscription import (
 from rocketq.client.errors import ClientStateError, MQClientError
 from rocketq.client.instance import ClientInstance, acquire_instance
 from rocketq.client.model import ConsumeResult, MessageSelector
+from rocketq.client.producer.inner import inner_producer
 from rocketq.client.trace.hooks import ConsumeTraceHook, new_dispatcher
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
@@ -463,7 +464,7 @@ class PushConsumer:
         except (RemotingError, BrokerResponseError) as exc:
             log.info("send-back of %s failed (%s); re-sending it to %s", msg.msg_id, exc, C.retry_topic(self.group))
         try:
-            producer = await inst.inner_producer()
+            producer = await inner_producer(inst)
             await producer.send(self._retry_message(msg, delay_level, max_times))
             return True
         except Exception as exc:

@@ -52,7 +52,7 @@ from rocketq.remoting.protocol.header_json import DeferredJsonExt
 
 log = logging.getLogger("rocketq.client.producer")
 
-_json_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]  # as the JSON codec
+_json_str: Callable[[str], str] = json.encoder.encode_basestring  # as the JSON codec
 _RETRYABLE = {RetryClass.SWITCH_BROKER, RetryClass.REFRESH_ROUTE, RetryClass.AFTER_BACKOFF, RetryClass.IMMEDIATE}
 _ID_GENERATORS: dict[str, UniqueIdGenerator] = {}
 

@@ -92,7 +92,8 @@ class FrameDecoder:
         if large is not None:
             return large.length
         buf = self._buf
-        return _LENGTH.unpack_from(buf, 0)[0] if len(buf) >= 4 else 0
+        length: int = _LENGTH.unpack_from(buf, 0)[0] if len(buf) >= 4 else 0
+        return length
 
     def receive_buffer(self) -> memoryview | None:
         """Where the next read should go: the free part of the large frame being received, else None."""

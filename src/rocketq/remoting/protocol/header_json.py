@@ -50,17 +50,17 @@ def _make_ext_encoder() -> Callable[[Any], str]:
         ",",
         False,
         False,
-        True,  # type: ignore[attr-defined]
+        True,
     )
     return lambda value: "".join(encoder(value, 0))
 
 
 _encode_ext: Callable[[Any], str] = _make_ext_encoder()
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring
 _JSON_DECODER = json.JSONDecoder()
 _decode_json: Callable[[str], Any] = _JSON_DECODER.decode
 # The scanner alone skips JSONDecoder.decode's whitespace regexes; decode() handles the odd cases.
-_scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_JSON_DECODER)  # type: ignore[attr-defined, arg-type]
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_JSON_DECODER)  # type: ignore[arg-type]
 
 _JSON = SerializeType.JSON  # an enum member read through its class costs a descriptor call
 _LANGUAGE_NAMES: dict[int, str] = {member: member.name for member in LanguageCode}
@@ -124,7 +124,7 @@ class EncodedExt(dict[str, str]):
         super().__ior__(other)
         return self
 
-    def setdefault(self, key: str, default: str = "") -> str:  # type: ignore[override]
+    def setdefault(self, key: str, default: str = "") -> str:
         self.json = None
         return super().setdefault(key, default)
 
@@ -154,13 +154,13 @@ class DeferredJsonExt(EncodedExt):
     def defer(self, make: Callable[..., str], *args: Any) -> None:
         self.__dict__["_make"] = (make, args)
 
-    @property  # type: ignore[override]
+    @property
     def json(self) -> str | None:
         state = self.__dict__
         made = state.get("_make")
         if made is not None:
             state["_text"], state["_make"] = made[0](*made[1]), None
-        return state.get("_text")  # type: ignore[no-any-return]
+        return state.get("_text")
 
     @json.setter
     def json(self, value: str | None) -> None:

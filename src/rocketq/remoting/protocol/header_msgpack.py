@@ -199,5 +199,5 @@ def configure_compiled(module: Any) -> None:
 compiled = _load_compiled()
 if compiled is not None:
     configure_compiled(compiled)
-    MsgpackHeaderCodec.encode = staticmethod(compiled.encode)  # type: ignore[assignment,method-assign]
-    MsgpackHeaderCodec.decode = staticmethod(compiled.decode)  # type: ignore[assignment,method-assign]
+    MsgpackHeaderCodec.encode = staticmethod(compiled.encode)  # type: ignore[method-assign]
+    MsgpackHeaderCodec.decode = staticmethod(compiled.decode)  # type: ignore[method-assign]

@@ -78,6 +78,8 @@ class LargeFrame:
     __slots__ = ("_body", "_body_view", "_header", "_header_view", "filled", "header_length", "length", "tag")
 
     def __init__(self, prefix: bytes | bytearray | memoryview) -> None:
+        length: int
+        tag: int
         length, tag = _PREFIX.unpack_from(prefix, 0)
         header_length = tag & 0xFFFFFF
         if header_length > length - 4:

@@ -14,7 +14,7 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.header_json import EncodedExt
 
 # How the JSON header codec writes a string (its extFields encoder uses this function, no ASCII escaping).
-_json_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_json_str = json.encoder.encode_basestring
 
 
 class AclClientRPCHook:

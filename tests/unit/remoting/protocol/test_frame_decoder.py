@@ -22,7 +22,7 @@ from rocketq.remoting.protocol.frame import (
 from rocketq.remoting.protocol.header_codec import codec_for
 
 ALL_TYPES = [SerializeType.JSON, SerializeType.ROCKETMQ, SerializeType.MSGPACK]
-_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=16)
+_text = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=16)
 
 
 @st.composite

@@ -18,7 +18,7 @@ from rocketq.remoting.protocol.header_codec import HEADER_CODECS, codec_for
 
 ALL_TYPES = [SerializeType.JSON, SerializeType.ROCKETMQ, SerializeType.MSGPACK]
 
-_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=24)
+_text = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=24)
 _ext = st.none() | st.dictionaries(_text, _text, max_size=8)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import struct
+from typing import Any
 
 import pytest
 
@@ -55,7 +56,7 @@ def test_the_body_is_the_buffer_it_was_received_into() -> None:
     decoder = FrameDecoder()
     assert decoder.feed(frame[:100]) == []
     assert decoder.pending_length == len(frame) - 4 and decoder.buffered == 100
-    targets = []
+    targets: list[Any] = []
     pos = 100
     while pos < len(frame):
         target = decoder.receive_buffer()

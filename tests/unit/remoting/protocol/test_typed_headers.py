@@ -61,7 +61,7 @@ def test_v2_decodes_java_client_ext_fields_and_converts_to_v1() -> None:
 
 
 def test_v2_bname_falls_back_to_inherited_field_and_l_maps_to_max_reconsume_times() -> None:
-    v2 = SendMessageRequestHeaderV2.from_ext_fields({**V2_EXT, "n": None, "bname": "broker-b", "l": "3", "m": "TRUE"})
+    v2 = SendMessageRequestHeaderV2.from_ext_fields({**V2_EXT, "n": None, "bname": "broker-b", "l": "3", "m": "TRUE"})  # type: ignore[dict-item]  # a Java null
     v1 = v2.to_v1()
     assert (v1.bname, v1.max_reconsume_times, v1.batch) == ("broker-b", 3, True)
 
@@ -179,7 +179,7 @@ def test_every_header_class_is_frozen_slotted_and_round_trips() -> None:
         assert cls.from_ext_fields(header.to_ext_fields()) == header
 
 
-_java_strings = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+_java_strings = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=20)
 
 
 @settings(max_examples=100, deadline=None)

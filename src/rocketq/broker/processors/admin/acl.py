@@ -46,7 +46,7 @@ class AclAdminProcessor(Processor):
         }
 
     def _acl(self, failed_code: int) -> PlainAclConfig:
-        acl = self.ctx.acl_config
+        acl: PlainAclConfig | None = self.ctx.acl_config
         if acl is None:
             raise RequestError(failed_code, "ACL is not enabled on this broker (aclEnable=false)")
         return acl
