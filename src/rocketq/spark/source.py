@@ -51,6 +51,7 @@ from rocketq.spark.offsets import (
     advance,
     cap,
     count,
+    pack,
     plan,
     split,
     to_offsets,
@@ -137,22 +138,30 @@ def _arrow_batch(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def read_partition(p: QueueRange, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The rows of one QueueRange as Arrow batches (runs in an executor; opens its own connection)."""
-    with SyncClient(p.namesrv, group=p.group, timeout_ms=p.timeout_ms) as client:
-        route = QueueRoute(p.topic, p.broker_name, p.queue_id, p.addr)
-        chunks = _chunks(client, route, p)
-        try:
-            pending: list[MessageExt] = []
-            for msgs in chunks:
-                pending.extend(msgs)
-                if len(pending) >= ROWS_PER_ARROW_BATCH:
-                    yield _arrow_batch(pending, schema)
-                    pending = []
-            if pending:
-                yield _arrow_batch(pending, schema)
-        finally:
-            chunks.close()  # pulls still in flight are cancelled while the client's loop is open
+@dataclass
+class QueueRanges(InputPartition):
+    """One Spark task reading several QueueRanges one after the other on one connection (maxPartitions)."""
+
+    ranges: list[QueueRange]
+
+
+def read_partition(p: QueueRange | QueueRanges, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The rows of a partition as Arrow batches (runs in an executor; opens its own connection)."""
+    ranges = p.ranges if isinstance(p, QueueRanges) else [p]
+    with SyncClient(ranges[0].namesrv, group=ranges[0].group, timeout_ms=ranges[0].timeout_ms) as client:
+        pending: list[MessageExt] = []
+        for r in ranges:
+            chunks = _chunks(client, QueueRoute(r.topic, r.broker_name, r.queue_id, r.addr), r)
+            try:
+                for msgs in chunks:
+                    pending.extend(msgs)
+                    if len(pending) >= ROWS_PER_ARROW_BATCH:
+                        yield _arrow_batch(pending, schema)
+                        pending = []
+            finally:
+                chunks.close()  # pulls still in flight are cancelled while the client's loop is open
+        if pending:
+            yield _arrow_batch(pending, schema)
 
 
 def _chunks(client: SyncClient, route: QueueRoute, p: QueueRange) -> Generator[list[MessageExt], None, None]:
@@ -252,9 +261,14 @@ class _Planner:
     def latest(self) -> Offsets:
         return to_offsets({q: high for q, (_low, high) in self.refresh().items()})
 
-    def partitions(self, ranges: list[tuple[QueueKey, int, int]]) -> list[QueueRange]:
-        """One Spark partition per range, large ranges cut up when minPartitions asks for more."""
-        return [self.partition(q, since, until) for q, since, until in split(ranges, self.opts.min_partitions)]
+    def partitions(self, ranges: list[tuple[QueueKey, int, int]]) -> list[QueueRange | QueueRanges]:
+        """One Spark partition per range, large ranges cut up when minPartitions asks for more, and
+        ranges packed together when there are more than maxPartitions."""
+        out: list[QueueRange | QueueRanges] = []
+        for group in pack(split(ranges, self.opts.min_partitions), self.opts.max_partitions):
+            parts = [self.partition(q, since, until) for q, since, until in group]
+            out.append(parts[0] if len(parts) == 1 else QueueRanges(parts))
+        return out
 
     def partition(self, queue: QueueKey, start: int, end: int) -> QueueRange:
         o = self.opts
@@ -295,7 +309,7 @@ class RocketqBatchReader(DataSourceReader):
         return self.planner.partitions(ranges)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, QueueRange):  # Spark's single stand-in partition of an empty plan
+        if not isinstance(partition, QueueRange | QueueRanges):  # Spark's stand-in partition of an empty plan
             return iter(())
         return read_partition(partition, self.arrow_schema)
 
@@ -361,7 +375,7 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.planner.partitions(ranges)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, QueueRange):  # Spark's single stand-in partition of an empty plan
+        if not isinstance(partition, QueueRange | QueueRanges):  # Spark's stand-in partition of an empty plan
             return iter(())
         return read_partition(partition, self.arrow_schema)
 
