@@ -57,7 +57,6 @@ from rocketq.spark.offsets import (
     to_offsets,
 )
 from rocketq.spark.options import SourceOptions
-from rocketq.spark.sink import RocketqBatchWriter, RocketqStreamWriter, SinkOptions
 
 log = logging.getLogger("rocketq.spark")
 
@@ -413,8 +412,14 @@ class RocketqDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return RocketqStreamReader(schema, SourceOptions.parse(self.options, streaming=True))
 
+    # The sink is imported when a write asks for it: it needs the SDK's producer, which every process
+    # that unpickles this class (the planner, each executor worker, the stream runner) would else import.
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from rocketq.spark.sink import RocketqBatchWriter, SinkOptions
+
         return RocketqBatchWriter(schema, SinkOptions.parse(self.options))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from rocketq.spark.sink import RocketqStreamWriter, SinkOptions
+
         return RocketqStreamWriter(schema, SinkOptions.parse(self.options))
