@@ -274,3 +274,22 @@ def split(ranges: list[tuple[QueueKey, int, int]], min_partitions: int | None) -
         for i in range(parts):
             out.append((queue, since + size * i // parts, since + size * (i + 1) // parts))
     return out
+
+
+def pack(ranges: list[tuple[QueueKey, int, int]], max_partitions: int | None) -> list[list[tuple[QueueKey, int, int]]]:
+    """Ranges grouped into at most `max_partitions` partitions of nearly equal message counts.
+
+    Each Spark task has a fixed cost (a Python worker round trip, the reader unpickled, a connection),
+    tens of milliseconds; many small queues cost more in tasks than in reading, as small files do for
+    Spark's file sources (spark.sql.files.openCostInBytes). Largest range first into the partition
+    holding fewest messages (LPT); each partition keeps its ranges in their planned order.
+    """
+    if not max_partitions or len(ranges) <= max_partitions:
+        return [[r] for r in ranges]
+    bins: list[list[int]] = [[] for _ in range(max_partitions)]
+    loads = [0] * max_partitions
+    for i in sorted(range(len(ranges)), key=lambda i: (-(ranges[i][2] - ranges[i][1]), i)):
+        least = loads.index(min(loads))
+        bins[least].append(i)
+        loads[least] += ranges[i][2] - ranges[i][1]
+    return [[ranges[i] for i in sorted(b)] for b in bins if b]

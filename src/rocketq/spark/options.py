@@ -42,7 +42,7 @@ SOURCE_OPTIONS = (
     "startingOffsets", "endingOffsets", "startingTimestamp", "endingTimestamp",
     "startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy",
     "maxOffsetsPerTrigger", "maxMessagesPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
-    "failOnDataLoss", "includeHeaders", "minPartitions",
+    "failOnDataLoss", "includeHeaders", "minPartitions", "maxPartitions",
     "pullBatchSize", "pullPipelineDepth", "group", "commitOffsetsToBroker", "timeoutMs",
 )  # fmt: skip
 ENDING_OPTIONS = ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")
@@ -181,6 +181,7 @@ class SourceOptions:
     fail_on_data_loss: bool
     include_headers: bool
     min_partitions: int | None
+    max_partitions: int | None
     pull_batch_size: int
     pull_depth: int
     group: str
@@ -215,6 +216,10 @@ class SourceOptions:
         min_per = parse_positive("minOffsetsPerTrigger", opts.get("minoffsetspertrigger"), None)
         if max_per is not None and min_per is not None and min_per > max_per:
             raise OffsetSpecError(f"minOffsetsPerTrigger ({min_per}) is greater than maxOffsetsPerTrigger ({max_per})")
+        min_parts = parse_positive("minPartitions", opts.get("minpartitions"), None)
+        max_parts = parse_positive("maxPartitions", opts.get("maxpartitions"), None)
+        if min_parts is not None and max_parts is not None and min_parts > max_parts:
+            raise OffsetSpecError(f"minPartitions ({min_parts}) is greater than maxPartitions ({max_parts})")
         return cls(
             namesrv=namesrv,
             subscription=parse_subscription(opts),
@@ -225,7 +230,8 @@ class SourceOptions:
             max_trigger_delay_ms=parse_duration_ms("maxTriggerDelay", opts.get("maxtriggerdelay"), DEFAULT_MAX_TRIGGER_DELAY_MS),
             fail_on_data_loss=parse_bool("failOnDataLoss", opts.get("failondataloss"), True),
             include_headers=parse_bool("includeHeaders", opts.get("includeheaders"), False),
-            min_partitions=parse_positive("minPartitions", opts.get("minpartitions"), None),
+            min_partitions=min_parts,
+            max_partitions=max_parts,
             pull_batch_size=parse_positive("pullBatchSize", opts.get("pullbatchsize"), DEFAULT_PULL_BATCH_SIZE)
             or DEFAULT_PULL_BATCH_SIZE,
             pull_depth=parse_positive("pullPipelineDepth", opts.get("pullpipelinedepth"), DEFAULT_PULL_DEPTH)

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import Any
 
 import pyarrow as pa
@@ -39,6 +40,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from rocketq.common import constants as C
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt
 from rocketq.remoting.errors import RemotingConnectError
@@ -51,12 +53,12 @@ from rocketq.spark.offsets import (
     advance,
     cap,
     count,
+    pack,
     plan,
     split,
     to_offsets,
 )
 from rocketq.spark.options import SourceOptions
-from rocketq.spark.sink import RocketqBatchWriter, RocketqStreamWriter, SinkOptions
 
 log = logging.getLogger("rocketq.spark")
 
@@ -68,6 +70,8 @@ SCHEMA_DDL = (
 # includeHeaders=true adds Kafka's headers column: the properties as (key, UTF-8 value) pairs.
 HEADERS_DDL = "headers array<struct<key:string,value:binary>>"
 ROWS_PER_ARROW_BATCH = 4096
+UNIQ_KEY = C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+_MILLIS = pa.timestamp("ms", tz="UTC")  # the records' timestamps; Spark's are microseconds
 
 
 # -- partitions and reading (executors) -------------------------------------------------------------
@@ -94,40 +98,28 @@ def _arrow_batch(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
 
     The property maps are the costly part: pa.array over a list of (key, value) lists per row cost more
     than pulling and decoding the messages. They are built here from three flat arrays (offsets, keys,
-    values) with MapArray.from_arrays, and the headers column (includeHeaders) shares them.
+    values) with MapArray.from_arrays, and the headers column (includeHeaders) shares them. Each column
+    is one comprehension (no per-row Python statements) and the timestamps are converted by Arrow.
     """
-    n = len(msgs)
-    topics: list[str] = [""] * n
-    tags: list[str | None] = [None] * n
-    keys: list[str | None] = [None] * n
-    born, stored, offsets = [0] * n, [0] * n, [0] * (n + 1)
-    names: list[str] = []
-    values: list[str] = []
-    for i, m in enumerate(msgs):
-        props = m.properties
-        topics[i] = m.topic
-        tags[i] = props.get("TAGS")
-        keys[i] = props.get("KEYS")
-        names.extend(props)
-        values.extend(props.values())
-        offsets[i + 1] = len(names)
-        born[i] = m.born_timestamp * 1000
-        stored[i] = m.store_timestamp * 1000
-    offsets_array = pa.array(offsets, pa.int32())
+    props = [m.properties for m in msgs]
+    names = list(chain.from_iterable(props))
+    values = list(chain.from_iterable(p.values() for p in props))
+    offsets_array = pa.array(list(accumulate(map(len, props), initial=0)), pa.int32())
     names_array = pa.array(names, pa.string())
     properties = pa.MapArray.from_arrays(offsets_array, names_array, pa.array(values, pa.string()))
     columns = [
-        pa.array(topics, schema.field("topic").type),
+        pa.array([m.topic for m in msgs], schema.field("topic").type),
         pa.array([m.broker_name for m in msgs], schema.field("broker_name").type),
         pa.array([m.queue_id for m in msgs], schema.field("queue_id").type),
         pa.array([m.queue_offset for m in msgs], schema.field("queue_offset").type),
-        pa.array([m.msg_id for m in msgs], schema.field("msg_id").type),
-        pa.array(tags, schema.field("tags").type),
-        pa.array(keys, schema.field("keys").type),
+        # MessageExt.msg_id without its two property look-ups: UNIQ_KEY, else the offset msgId.
+        pa.array([p.get(UNIQ_KEY) or m.offset_msg_id for p, m in zip(props, msgs, strict=True)], schema.field("msg_id").type),
+        pa.array([p.get("TAGS") for p in props], schema.field("tags").type),
+        pa.array([p.get("KEYS") for p in props], schema.field("keys").type),
         properties.cast(schema.field("properties").type),
         pa.array([m.body for m in msgs], schema.field("body").type),
-        pa.array(born, schema.field("born_timestamp").type),
-        pa.array(stored, schema.field("store_timestamp").type),
+        pa.array([m.born_timestamp for m in msgs], _MILLIS).cast(schema.field("born_timestamp").type),
+        pa.array([m.store_timestamp for m in msgs], _MILLIS).cast(schema.field("store_timestamp").type),
     ]
     if schema.get_field_index("headers") >= 0:
         pairs = pa.StructArray.from_arrays(
@@ -137,22 +129,30 @@ def _arrow_batch(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def read_partition(p: QueueRange, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The rows of one QueueRange as Arrow batches (runs in an executor; opens its own connection)."""
-    with SyncClient(p.namesrv, group=p.group, timeout_ms=p.timeout_ms) as client:
-        route = QueueRoute(p.topic, p.broker_name, p.queue_id, p.addr)
-        chunks = _chunks(client, route, p)
-        try:
-            pending: list[MessageExt] = []
-            for msgs in chunks:
-                pending.extend(msgs)
-                if len(pending) >= ROWS_PER_ARROW_BATCH:
-                    yield _arrow_batch(pending, schema)
-                    pending = []
-            if pending:
-                yield _arrow_batch(pending, schema)
-        finally:
-            chunks.close()  # pulls still in flight are cancelled while the client's loop is open
+@dataclass
+class QueueRanges(InputPartition):
+    """One Spark task reading several QueueRanges one after the other on one connection (maxPartitions)."""
+
+    ranges: list[QueueRange]
+
+
+def read_partition(p: QueueRange | QueueRanges, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The rows of a partition as Arrow batches (runs in an executor; opens its own connection)."""
+    ranges = p.ranges if isinstance(p, QueueRanges) else [p]
+    with SyncClient(ranges[0].namesrv, group=ranges[0].group, timeout_ms=ranges[0].timeout_ms) as client:
+        pending: list[MessageExt] = []
+        for r in ranges:
+            chunks = _chunks(client, QueueRoute(r.topic, r.broker_name, r.queue_id, r.addr), r)
+            try:
+                for msgs in chunks:
+                    pending.extend(msgs)
+                    if len(pending) >= ROWS_PER_ARROW_BATCH:
+                        yield _arrow_batch(pending, schema)
+                        pending = []
+            finally:
+                chunks.close()  # pulls still in flight are cancelled while the client's loop is open
+        if pending:
+            yield _arrow_batch(pending, schema)
 
 
 def _chunks(client: SyncClient, route: QueueRoute, p: QueueRange) -> Generator[list[MessageExt], None, None]:
@@ -252,9 +252,14 @@ class _Planner:
     def latest(self) -> Offsets:
         return to_offsets({q: high for q, (_low, high) in self.refresh().items()})
 
-    def partitions(self, ranges: list[tuple[QueueKey, int, int]]) -> list[QueueRange]:
-        """One Spark partition per range, large ranges cut up when minPartitions asks for more."""
-        return [self.partition(q, since, until) for q, since, until in split(ranges, self.opts.min_partitions)]
+    def partitions(self, ranges: list[tuple[QueueKey, int, int]]) -> list[QueueRange | QueueRanges]:
+        """One Spark partition per range, large ranges cut up when minPartitions asks for more, and
+        ranges packed together when there are more than maxPartitions."""
+        out: list[QueueRange | QueueRanges] = []
+        for group in pack(split(ranges, self.opts.min_partitions), self.opts.max_partitions):
+            parts = [self.partition(q, since, until) for q, since, until in group]
+            out.append(parts[0] if len(parts) == 1 else QueueRanges(parts))
+        return out
 
     def partition(self, queue: QueueKey, start: int, end: int) -> QueueRange:
         o = self.opts
@@ -295,7 +300,7 @@ class RocketqBatchReader(DataSourceReader):
         return self.planner.partitions(ranges)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, QueueRange):  # Spark's single stand-in partition of an empty plan
+        if not isinstance(partition, QueueRange | QueueRanges):  # Spark's stand-in partition of an empty plan
             return iter(())
         return read_partition(partition, self.arrow_schema)
 
@@ -361,7 +366,7 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.planner.partitions(ranges)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, QueueRange):  # Spark's single stand-in partition of an empty plan
+        if not isinstance(partition, QueueRange | QueueRanges):  # Spark's stand-in partition of an empty plan
             return iter(())
         return read_partition(partition, self.arrow_schema)
 
@@ -399,8 +404,14 @@ class RocketqDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return RocketqStreamReader(schema, SourceOptions.parse(self.options, streaming=True))
 
+    # The sink is imported when a write asks for it: it needs the SDK's producer, which every process
+    # that unpickles this class (the planner, each executor worker, the stream runner) would else import.
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from rocketq.spark.sink import RocketqBatchWriter, SinkOptions
+
         return RocketqBatchWriter(schema, SinkOptions.parse(self.options))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from rocketq.spark.sink import RocketqStreamWriter, SinkOptions
+
         return RocketqStreamWriter(schema, SinkOptions.parse(self.options))

@@ -123,6 +123,19 @@ def test_min_partitions_and_include_headers(spark: Any, cluster: LocalCluster) -
     assert headers["KEYS"] == rows[0].keys.encode()
 
 
+
+def test_max_partitions_packs_queues_and_reads_every_message_once(spark: Any, cluster: LocalCluster) -> None:
+    ns = cluster.namesrv_addr
+    create_topic(ns, "KafkaPack", 4)  # 4 queues on each of the 2 brokers
+    produce(ns, "KafkaPack", 120)
+    df = reader(spark, ns, subscribe="KafkaPack", maxPartitions="3")
+    assert df.rdd.getNumPartitions() == 3
+    rows = df.select("broker_name", "queue_id", "queue_offset", "properties").collect()
+    assert sorted(int(r.properties["seq"]) for r in rows) == list(range(120))
+    assert len({(r.broker_name, r.queue_id, r.queue_offset) for r in rows}) == 120
+    with pytest.raises(Exception, match=r"minPartitions \(4\) is greater than maxPartitions \(2\)"):
+        reader(spark, ns, subscribe="KafkaPack", minPartitions="4", maxPartitions="2").count()
+
 def run_stream(df: Any, out: Path, checkpoint: Path, **trigger: Any) -> Any:
     return (
         df.select("topic", "queue_offset", "msg_id", "properties")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rocketq.spark.offsets import OffsetSpecError, QueueKey, split
+from rocketq.spark.offsets import OffsetSpecError, QueueKey, pack, split
 from rocketq.spark.options import SourceOptions, Subscription, parse_duration_ms
 
 NS = {"namesrv": "127.0.0.1:9876"}
@@ -116,3 +116,24 @@ def test_split_covers_every_offset_once_and_in_order(sizes: list[tuple[int, int]
         assert all(u > s for s, u in mine) or since == until
     if sum(size for _s, size in sizes) >= min_partitions and len(ranges) < min_partitions:
         assert len(pieces) >= min(min_partitions, sum(size for _s, size in sizes)) // 2
+
+
+def test_max_partitions_packs_queues_into_fewer_tasks() -> None:
+    ranges = [(q(0), 0, 500), (q(1), 0, 100), (q(2), 0, 300), (q(3), 0, 300)]
+    assert pack(ranges, None) == [[r] for r in ranges]
+    assert pack(ranges, 4) == [[r] for r in ranges]  # few enough already
+    assert pack(ranges, 2) == [[(q(0), 0, 500), (q(1), 0, 100)], [(q(2), 0, 300), (q(3), 0, 300)]]
+    assert parse(topic="T", maxPartitions="2").max_partitions == 2
+    with pytest.raises(OffsetSpecError, match=r"minPartitions \(8\) is greater than maxPartitions \(2\)"):
+        parse(topic="T", minPartitions="8", maxPartitions="2")
+    with pytest.raises(OffsetSpecError, match="maxPartitions: expected a positive integer, got 0"):
+        parse(topic="T", maxPartitions="0")
+
+
+@given(st.lists(st.integers(0, 500), min_size=0, max_size=12), st.integers(1, 6))
+def test_pack_keeps_every_range_once_within_the_limit(sizes: list[int], max_partitions: int) -> None:
+    ranges = [(q(i), 10, 10 + size) for i, size in enumerate(sizes)]
+    packed = pack(ranges, max_partitions)
+    assert len(packed) <= max(max_partitions, 0) or len(ranges) <= max_partitions
+    assert sorted(r for group in packed for r in group) == sorted(ranges)
+    assert all(group == sorted(group) and group for group in packed)
