@@ -83,8 +83,7 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
-	# Enabled once the whole tree is formatted (one commit of its own):
-	# $(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/lint-imports
 	# src strict ([tool.mypy] in pyproject.toml), then the tests, checked but not strict (its tests.* overrides)
 	$(VENV)/bin/mypy

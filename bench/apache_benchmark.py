@@ -51,8 +51,12 @@ TOOL_JVM_OPTIONS = ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC", *OPEN_JAVA_BASE]
 # Not the tools' default BenchmarkTest: a system topic of 1024 queues on Apache's broker, refused by ours.
 TOPIC, GROUP = "BenchTopic", "benchmark_consumer"
 COMMIT_LOG_FILE_BYTES = 1 << 30  # Java's default, on both
-SEND_LINE = re.compile(r"Send TPS: (\d+) Max RT: (\d+) Average RT:\s*([\d.]+) Send Failed: (\d+) Response Failed: (\d+)")
-CONSUME_LINE = re.compile(r"TPS: (\d+) FAIL: (\d+) AVG\(B2C\) RT:\s*([\d.]+) AVG\(S2C\) RT:\s*([\d.]+) MAX\(B2C\) RT: (\d+)")
+SEND_LINE = re.compile(
+    r"Send TPS: (\d+) Max RT: (\d+) Average RT:\s*([\d.]+) Send Failed: (\d+) Response Failed: (\d+)"
+)
+CONSUME_LINE = re.compile(
+    r"TPS: (\d+) FAIL: (\d+) AVG\(B2C\) RT:\s*([\d.]+) AVG\(S2C\) RT:\s*([\d.]+) MAX\(B2C\) RT: (\d+)"
+)
 
 
 @dataclass
@@ -80,13 +84,38 @@ class Tool:
     def __init__(self, main_class: str, args: list[str], log_path: Path) -> None:
         java = shutil.which("java")
         if java is None or not TOOLS_CLASSPATH.is_file():
-            raise SystemExit("needs java and the benchmark tools' jars: run `make bench-java` (bench/apache_benchmark/pom.xml)")
+            raise SystemExit(
+                "needs java and the benchmark tools' jars: run `make bench-java` (bench/apache_benchmark/pom.xml)"
+            )
         self.lines: list[str] = []
         home = f"-Duser.home={log_path.parent}"  # the client's own log goes under <user.home>/logs
-        argv = [java, *TOOL_JVM_OPTIONS, home, "-cp", TOOLS_CLASSPATH.read_text(encoding="utf-8").strip(), main_class, *args]
-        self.command = " ".join(["java", *TOOL_JVM_OPTIONS, "-cp", "<bench/apache_benchmark/target/classpath.txt>", main_class, *args])
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     cwd=log_path.parent, start_new_session=True)
+        argv = [
+            java,
+            *TOOL_JVM_OPTIONS,
+            home,
+            "-cp",
+            TOOLS_CLASSPATH.read_text(encoding="utf-8").strip(),
+            main_class,
+            *args,
+        ]
+        self.command = " ".join(
+            [
+                "java",
+                *TOOL_JVM_OPTIONS,
+                "-cp",
+                "<bench/apache_benchmark/target/classpath.txt>",
+                main_class,
+                *args,
+            ]
+        )
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=log_path.parent,
+            start_new_session=True,
+        )
         self._reader = threading.Thread(target=self._read, args=(log_path,), daemon=True)
         self._reader.start()
 
@@ -135,14 +164,18 @@ async def started(kind: str, work: Path) -> AsyncIterator[Broker]:
     cluster = ApacheCluster(work / "apache", work / "store", jvm_options=BENCH_JVM_OPTIONS, **overrides)
     async with running(cluster) as apache:
         assert apache.namesrv is not None and apache.broker is not None
-        yield Broker(kind, apache.namesrv_addr, apache.broker_addr, [apache.namesrv.proc.pid, apache.broker.proc.pid])
+        yield Broker(
+            kind, apache.namesrv_addr, apache.broker_addr, [apache.namesrv.proc.pid, apache.broker.proc.pid]
+        )
 
 
 async def counter(admin: Admin, broker: Broker, key: str) -> int:
     return int((await admin.broker_status(broker.broker_addr)).get(key, "0"))
 
 
-async def run_tool(admin: Admin, broker: Broker, tool: Tool, key: str, done: Callable[[int, float], bool]) -> Phase:
+async def run_tool(
+    admin: Admin, broker: Broker, tool: Tool, key: str, done: Callable[[int, float], bool]
+) -> Phase:
     """Until `done(count, elapsed)`: the broker's `key` counter from the tool's first message on."""
     base = await counter(admin, broker, key)
     cpu0, started_at = broker.cpu_seconds(), time.monotonic()
@@ -151,7 +184,9 @@ async def run_tool(admin: Admin, broker: Broker, tool: Tool, key: str, done: Cal
     try:
         while not done(count, time.monotonic() - started_at):
             if tool.proc.poll() is not None:
-                raise RuntimeError(f"{tool.command} exited with {tool.proc.returncode}:\n" + "\n".join(tool.lines[-30:]))
+                raise RuntimeError(
+                    f"{tool.command} exited with {tool.proc.returncode}:\n" + "\n".join(tool.lines[-30:])
+                )
             await asyncio.sleep(0.5)
             count = await counter(admin, broker, key) - base
             if first is None and count > 0:
@@ -170,15 +205,23 @@ async def bench_one(kind: str, args: argparse.Namespace, work: Path) -> tuple[Ph
     async with started(kind, work) as broker, Admin(namesrv_addr=broker.namesrv_addr) as admin:
         await create_topic(broker.namesrv_addr, TOPIC, queues=8)
         common = ["-n", broker.namesrv_addr, "-t", TOPIC]
-        producer = Tool("org.apache.rocketmq.example.benchmark.Producer",
-                        [*common, "-w", str(args.threads), "-s", str(args.size)], work / "producer.log")
-        produced = await run_tool(admin, broker, producer, "msgPutTotalTodayNow",
-                                  lambda n, t: n >= args.cap or t >= args.seconds)
+        producer = Tool(
+            "org.apache.rocketmq.example.benchmark.Producer",
+            [*common, "-w", str(args.threads), "-s", str(args.size)],
+            work / "producer.log",
+        )
+        produced = await run_tool(
+            admin, broker, producer, "msgPutTotalTodayNow", lambda n, t: n >= args.cap or t >= args.seconds
+        )
         stored = await counter(admin, broker, "msgPutTotalTodayNow")
-        consumer = Tool("org.apache.rocketmq.example.benchmark.Consumer", [*common, "-g", GROUP, "-p", "false"],
-                        work / "consumer.log")
-        consumed = await run_tool(admin, broker, consumer, "msgGetTotalTodayNow",
-                                  lambda n, t: n >= stored or t >= 2 * args.seconds)
+        consumer = Tool(
+            "org.apache.rocketmq.example.benchmark.Consumer",
+            [*common, "-g", GROUP, "-p", "false"],
+            work / "consumer.log",
+        )
+        consumed = await run_tool(
+            admin, broker, consumer, "msgGetTotalTodayNow", lambda n, t: n >= stored or t >= 2 * args.seconds
+        )
         return produced, consumed, [producer.command, consumer.command]
 
 
@@ -198,30 +241,45 @@ async def main(args: argparse.Namespace) -> None:
     commands: list[str] = []
     load_before = [f"{x:.2f}" for x in os.getloadavg()]
     for round_no in range(args.rounds):
-        for kind in (args.order if round_no % 2 == 0 else list(reversed(args.order))):
+        for kind in args.order if round_no % 2 == 0 else list(reversed(args.order)):
             with tempfile.TemporaryDirectory(prefix=f"apache-bench-{kind}-") as tmp:
                 produced, consumed, commands = await bench_one(kind, args, Path(tmp))
             results.setdefault(kind, []).append((produced, consumed))
-            print(f"round {round_no + 1} {kind}: produced {produced.messages} in {produced.seconds:.1f} s, "
-                  f"consumed {consumed.messages} in {consumed.seconds:.1f} s", flush=True)
+            print(
+                f"round {round_no + 1} {kind}: produced {produced.messages} in {produced.seconds:.1f} s, "
+                f"consumed {consumed.messages} in {consumed.seconds:.1f} s",
+                flush=True,
+            )
     load_after = [f"{x:.2f}" for x in os.getloadavg()]
-    print(f"\nload average before {' '.join(load_before)}, after {' '.join(load_after)}; {os.cpu_count()} cores")
+    print(
+        f"\nload average before {' '.join(load_before)}, after {' '.join(load_after)}; {os.cpu_count()} cores"
+    )
     print("commands:", *commands, sep="\n  ")
-    print("\n| broker | round | send msg/s (broker count) | Producer's best line | server CPU us/msg send | Producer JVM CPU us/msg "
-          "| consume msg/s (broker count) | Consumer's best line | server CPU us/msg consume | Consumer JVM CPU us/msg |")
+    print(
+        "\n| broker | round | send msg/s (broker count) | Producer's best line | server CPU us/msg send | Producer JVM CPU us/msg "
+        "| consume msg/s (broker count) | Consumer's best line | server CPU us/msg consume | Consumer JVM CPU us/msg |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for kind, rounds in results.items():
         for i, (p, c) in enumerate(rounds, 1):
-            print(f"| {kind} | {i} | {p.rate():,.0f} ({p.messages:,} in {p.seconds:.1f} s) | {tool_figures(p, SEND_LINE)} "
-                  f"| {p.per_message_us(p.server_cpu_s):.0f} | {p.per_message_us(p.tool_cpu_s):.0f} "
-                  f"| {c.rate():,.0f} ({c.messages:,} in {c.seconds:.1f} s) | {tool_figures(c, CONSUME_LINE)} "
-                  f"| {c.per_message_us(c.server_cpu_s):.0f} | {c.per_message_us(c.tool_cpu_s):.0f} |")
+            print(
+                f"| {kind} | {i} | {p.rate():,.0f} ({p.messages:,} in {p.seconds:.1f} s) | {tool_figures(p, SEND_LINE)} "
+                f"| {p.per_message_us(p.server_cpu_s):.0f} | {p.per_message_us(p.tool_cpu_s):.0f} "
+                f"| {c.rate():,.0f} ({c.messages:,} in {c.seconds:.1f} s) | {tool_figures(c, CONSUME_LINE)} "
+                f"| {c.per_message_us(c.server_cpu_s):.0f} | {c.per_message_us(c.tool_cpu_s):.0f} |"
+            )
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=30.0, help="producer time bound (consumer: twice that)")
-    parser.add_argument("--cap", type=int, default=100_000, help="producer stops once the broker stored this many")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=30.0, help="producer time bound (consumer: twice that)"
+    )
+    parser.add_argument(
+        "--cap", type=int, default=100_000, help="producer stops once the broker stored this many"
+    )
     parser.add_argument("--threads", type=int, default=16, help="the Producer's -w (sending threads)")
     parser.add_argument("--size", type=int, default=1024, help="the Producer's -s (body bytes)")
     parser.add_argument("--rounds", type=int, default=1, help="rounds, alternating the order of the brokers")

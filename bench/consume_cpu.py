@@ -57,8 +57,13 @@ async def push(namesrv: str, count: int, batch: int) -> float:
             done.set()
         return ConsumeResult.SUCCESS
 
-    consumer = PushConsumer("bench_cpu_push", namesrv_addr=namesrv, consume_message_batch_max_size=batch,
-                            pull_batch_size=batch, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    consumer = PushConsumer(
+        "bench_cpu_push",
+        namesrv_addr=namesrv,
+        consume_message_batch_max_size=batch,
+        pull_batch_size=batch,
+        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+    )
     consumer.subscribe(TOPIC, "*")
     consumer.register_listener(listener)
     await consumer.start()
@@ -71,8 +76,12 @@ async def push(namesrv: str, count: int, batch: int) -> float:
 
 
 async def lite(namesrv: str, count: int, batch: int) -> float:
-    consumer = LitePullConsumer("bench_cpu_lite", namesrv_addr=namesrv, pull_batch_size=batch,
-                                consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    consumer = LitePullConsumer(
+        "bench_cpu_lite",
+        namesrv_addr=namesrv,
+        pull_batch_size=batch,
+        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+    )
     consumer.subscribe(TOPIC, "*")
     await consumer.start()
     try:

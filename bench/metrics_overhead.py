@@ -61,7 +61,11 @@ async def main(args: argparse.Namespace) -> None:
             async with Producer("bench-metrics", namesrv_addr=cluster.namesrv_addr) as producer:
                 for topic in ("BenchOff", "BenchControl", "BenchOn"):  # warm-up: routes, connections
                     await send_round(producer, topic, 200, args.inflight)
-                order = [("off", off, "BenchOff"), ("control", control, "BenchControl"), ("on", on, "BenchOn")]
+                order = [
+                    ("off", off, "BenchOff"),
+                    ("control", control, "BenchControl"),
+                    ("on", on, "BenchOn"),
+                ]
                 for round_no in range(args.rounds):
                     shift = round_no % len(order)  # each broker takes each place in the rounds in turn
                     for name, broker, topic in order[shift:] + order[:shift]:
@@ -78,10 +82,12 @@ async def main(args: argparse.Namespace) -> None:
     total = args.count * args.rounds
     per = {name: seconds / total * 1e6 for name, seconds in cpu.items()}
     off_mean = (per["off"] + per["control"]) / 2
-    print(f"broker CPU per message: metrics off {per['off']:.1f} us and {per['control']:.1f} us "
-          f"(noise {100 * (per['control'] - per['off']) / per['off']:+.1f} %), on {per['on']:.1f} us: "
-          f"overhead {100 * (per['on'] - off_mean) / off_mean:+.1f} % against the mean of the two; "
-          f"one scrape costs the broker {scrape_cpu / args.rounds * 1000:.1f} ms of CPU")
+    print(
+        f"broker CPU per message: metrics off {per['off']:.1f} us and {per['control']:.1f} us "
+        f"(noise {100 * (per['control'] - per['off']) / per['off']:+.1f} %), on {per['on']:.1f} us: "
+        f"overhead {100 * (per['on'] - off_mean) / off_mean:+.1f} % against the mean of the two; "
+        f"one scrape costs the broker {scrape_cpu / args.rounds * 1000:.1f} ms of CPU"
+    )
 
 
 if __name__ == "__main__":
@@ -89,6 +95,11 @@ if __name__ == "__main__":
     parser.add_argument("--count", type=int, default=5000, help="messages per round and broker")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--inflight", type=int, default=32)
-    parser.add_argument("--prom-index", type=int, default=2, choices=[0, 1, 2],
-                        help="which of the three brokers (in start order) has metrics on")
+    parser.add_argument(
+        "--prom-index",
+        type=int,
+        default=2,
+        choices=[0, 1, 2],
+        help="which of the three brokers (in start order) has metrics on",
+    )
     asyncio.run(main(parser.parse_args()))

@@ -57,12 +57,39 @@ class RocketqServer(servers.ServerProc):
     def start(self) -> None:
         d = self.fresh_dir()
         python = os.environ.get("ROCKETQ_PYTHON", sys.executable)
-        ns = self.spawn([python, "-m", "rocketq", "namesrv", "--listen-port", str(NAMESRV_PORT),
-                         "--logDir", str(d / "namesrv-logs"), "--kvConfigPath", str(d / "kv.json")], log="namesrv.log")
+        ns = self.spawn(
+            [
+                python,
+                "-m",
+                "rocketq",
+                "namesrv",
+                "--listen-port",
+                str(NAMESRV_PORT),
+                "--logDir",
+                str(d / "namesrv-logs"),
+                "--kvConfigPath",
+                str(d / "kv.json"),
+            ],
+            log="namesrv.log",
+        )
         servers.wait_port(NAMESRV_PORT, 30, ns)
-        broker = self.spawn([python, "-m", "rocketq", "broker", "--listen-port", str(BROKER_PORT),
-                             "--namesrv-addr", f"127.0.0.1:{NAMESRV_PORT}", "--store-path-root-dir", str(d / "store"),
-                             "--flushDiskType", os.environ.get("ROCKETQ_BENCH_FLUSH", "ASYNC_FLUSH")], log="broker.log")
+        broker = self.spawn(
+            [
+                python,
+                "-m",
+                "rocketq",
+                "broker",
+                "--listen-port",
+                str(BROKER_PORT),
+                "--namesrv-addr",
+                f"127.0.0.1:{NAMESRV_PORT}",
+                "--store-path-root-dir",
+                str(d / "store"),
+                "--flushDiskType",
+                os.environ.get("ROCKETQ_BENCH_FLUSH", "ASYNC_FLUSH"),
+            ],
+            log="broker.log",
+        )
         servers.wait_port(BROKER_PORT, 30, broker)
 
     def stop(self) -> None:
@@ -120,16 +147,28 @@ class RocketqAdapter(Adapter):
     async def send_batch(self, topic: str, bodies: list[bytes]) -> None:
         await self.producer.send_batch([Message(topic, b) for b in bodies])
 
-    async def consume(self, topic: str, group: str, on_message: Callable[[bytes], None], stop: asyncio.Event,
-                      prefetch: int = 256, ready: asyncio.Event | None = None) -> None:
+    async def consume(
+        self,
+        topic: str,
+        group: str,
+        on_message: Callable[[bytes], None],
+        stop: asyncio.Event,
+        prefetch: int = 256,
+        ready: asyncio.Event | None = None,
+    ) -> None:
         async def listener(msgs):  # async: runs on the loop, no thread hop per message
             for m in msgs:
                 on_message(m.body)
             return ConsumeResult.SUCCESS
 
-        consumer = PushConsumer(group, namesrv_addr=self.namesrv, header_codec=self.codec,
-                                consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
-                                consume_message_batch_max_size=32, pull_batch_size=32)
+        consumer = PushConsumer(
+            group,
+            namesrv_addr=self.namesrv,
+            header_codec=self.codec,
+            consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+            consume_message_batch_max_size=32,
+            pull_batch_size=32,
+        )
         consumer.subscribe(topic, "*")
         consumer.register_listener(listener)
         await consumer.start()
@@ -186,9 +225,15 @@ class ApacheRocketmqServer(RocketqServer):
         java = shutil.which("java") or "java"
         base = [java, *APACHE_JVM, "-cp", classpath.read_text(encoding="utf-8").strip(), f"-Duser.home={d}",
                 f"-Drocketmq.home.dir={d}"]  # fmt: skip
-        ns = self.spawn([*base, "org.apache.rocketmq.namesrv.NamesrvStartup", "-c", str(d / "namesrv.conf")], log="namesrv.log")
+        ns = self.spawn(
+            [*base, "org.apache.rocketmq.namesrv.NamesrvStartup", "-c", str(d / "namesrv.conf")],
+            log="namesrv.log",
+        )
         servers.wait_port(APACHE_NAMESRV_PORT, 60, ns)
-        broker = self.spawn([*base, "org.apache.rocketmq.broker.BrokerStartup", "-c", str(d / "broker.conf")], log="broker.log")
+        broker = self.spawn(
+            [*base, "org.apache.rocketmq.broker.BrokerStartup", "-c", str(d / "broker.conf")],
+            log="broker.log",
+        )
         servers.wait_port(APACHE_BROKER_PORT, 90, broker)
 
     def version(self) -> str:
@@ -205,7 +250,10 @@ class ApacheRocketmqAdapter(RocketqAdapter):
         return f"{self.host}:{self.port or APACHE_NAMESRV_PORT}"
 
     async def connect(self) -> None:
-        self.opts = {**self.opts, "header_codec": "json"}  # Apache's broker reads JSON (or ROCKETMQ) headers only
+        self.opts = {
+            **self.opts,
+            "header_codec": "json",
+        }  # Apache's broker reads JSON (or ROCKETMQ) headers only
         await super().connect()
 
 

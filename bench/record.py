@@ -53,7 +53,13 @@ def pull_body() -> bytes:
             BODY,
             tags="TagA",
             keys=f"order-{i}",
-            properties={"UNIQ_KEY": f"7F000001{i:024X}", "WAIT": "true", "MIN_OFFSET": "0", "MAX_OFFSET": "100000", "shop": "s1"},
+            properties={
+                "UNIQ_KEY": f"7F000001{i:024X}",
+                "WAIT": "true",
+                "MIN_OFFSET": "0",
+                "MAX_OFFSET": "100000",
+                "shop": "s1",
+            },
             queue_id=i % 8,
             queue_offset=1000 + i,
             commit_log_offset=4096 * i,
@@ -81,7 +87,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     body = pull_body()
-    batch = encode_batch([Message("BenchTopic", BODY, tags="TagA", keys=f"k{i}", properties={"UNIQ_KEY": f"{i:032X}"}) for i in range(RECORDS)])
+    batch = encode_batch(
+        [
+            Message("BenchTopic", BODY, tags="TagA", keys=f"k{i}", properties={"UNIQ_KEY": f"{i:032X}"})
+            for i in range(RECORDS)
+        ]
+    )
     props_text = decode_records(body)[0].properties
     text = "\x02".join(f"{k}\x01{v}" for k, v in props_text.items())
 

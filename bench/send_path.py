@@ -79,7 +79,9 @@ async def main(count: int, round_size: int) -> None:
             await run(work[start : start + round_size])
             rounds.append(1e6 * (time.thread_time() - t0) / round_size)
         rounds.sort()
-        print(f"send path: {rounds[0]:.2f} us CPU per message (best of {len(rounds)} rounds), first quartile {rounds[len(rounds) // 4]:.2f}")
+        print(
+            f"send path: {rounds[0]:.2f} us CPU per message (best of {len(rounds)} rounds), first quartile {rounds[len(rounds) // 4]:.2f}"
+        )
     finally:
         await store.shutdown()
         shutil.rmtree(root, ignore_errors=True)

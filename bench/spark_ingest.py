@@ -51,7 +51,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--topic", default="SparkIngestBench")
     p.add_argument("--no-fill", action="store_true", help="read what the topic holds, send nothing")
     p.add_argument("--pull-batch-size", default="32")
-    p.add_argument("--max-partitions", type=int, help="the source's maxPartitions (default: N of local[N]; 0 = none)")
+    p.add_argument(
+        "--max-partitions", type=int, help="the source's maxPartitions (default: N of local[N]; 0 = none)"
+    )
     return p.parse_args()
 
 
@@ -62,7 +64,12 @@ def fill(namesrv: str, topic: str, count: int, body_size: int, queues: int) -> N
     started = time.monotonic()
     with Producer("spark-bench-producer", namesrv_addr=namesrv) as producer:
         for first in range(0, count, 32):
-            producer.send_batch([Message(topic, body, tags="bench", keys=f"k{i}") for i in range(first, min(first + 32, count))])
+            producer.send_batch(
+                [
+                    Message(topic, body, tags="bench", keys=f"k{i}")
+                    for i in range(first, min(first + 32, count))
+                ]
+            )
     print(f"filled {topic}: {count} x {body_size} B in {time.monotonic() - started:.1f} s", file=sys.stderr)
 
 

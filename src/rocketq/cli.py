@@ -16,7 +16,10 @@ from rocketq import __version__
 # subcommand -> (module with main(argv) -> int, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "namesrv": ("rocketq.namesrv.daemon", "run a NameServer (route registry, default port 9876)"),
-    "broker": ("rocketq.broker.daemon", "run a broker (message store and remoting server, default port 10911)"),
+    "broker": (
+        "rocketq.broker.daemon",
+        "run a broker (message store and remoting server, default port 10911)",
+    ),
     "admin": ("rocketq.client.admin_cli", "administer a cluster: topics, groups, offsets, messages"),
     "bench": ("rocketq.client.bench", "benchmark produce / consume / latency against a cluster"),
     "dashboard": ("rocketq.dashboard.cli", "serve the web dashboard of a cluster (default 127.0.0.1:8080)"),

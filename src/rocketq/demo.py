@@ -75,13 +75,17 @@ async def exchange(namesrv: str, count: int) -> None:
             if key in wanted and key not in got:
                 got.add(key)
                 # one write per line: listeners run on several consume threads at once
-                sys.stdout.write(f"  received {m.body.decode()!r:38} tags={m.tags} queue={m.queue_id} "
-                                 f"offset={m.queue_offset}\n")
+                sys.stdout.write(
+                    f"  received {m.body.decode()!r:38} tags={m.tags} queue={m.queue_id} "
+                    f"offset={m.queue_offset}\n"
+                )
         if got >= wanted:
             done.set()
         return ConsumeResult.SUCCESS
 
-    consumer = PushConsumer(GROUP, namesrv_addr=namesrv, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+    consumer = PushConsumer(
+        GROUP, namesrv_addr=namesrv, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+    )
     consumer.subscribe(TOPIC, "TagA || TagB")
     consumer.register_listener(on_messages)
     async with Producer("demo_producer_group", namesrv_addr=namesrv) as producer, consumer:
@@ -89,10 +93,14 @@ async def exchange(namesrv: str, count: int) -> None:
         started = time.monotonic()
         for i in range(count):
             tag = "TagA" if i % 2 == 0 else "TagB"
-            msg = Message(TOPIC, f"hello rocketq #{i} from run {run_id}".encode(), tags=tag, keys=[f"{run_id}-{i}"])
+            msg = Message(
+                TOPIC, f"hello rocketq #{i} from run {run_id}".encode(), tags=tag, keys=[f"{run_id}-{i}"]
+            )
             result = await producer.send(msg)
-            print(f"  sent     msg_id={result.msg_id} status={result.status.name} queue={result.queue.queue_id} "
-                  f"offset={result.queue_offset}")
+            print(
+                f"  sent     msg_id={result.msg_id} status={result.status.name} queue={result.queue.queue_id} "
+                f"offset={result.queue_offset}"
+            )
         await asyncio.wait_for(done.wait(), 60)
         print(f"all {count} messages consumed in {time.monotonic() - started:.2f}s")
     async with Admin(namesrv_addr=namesrv) as admin:
@@ -105,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--namesrv-port", type=int, default=9876)
     parser.add_argument("--broker-port", type=int, default=10911)
     parser.add_argument(
-        "--data-dir", default="run-data", help="where the daemons keep their files: store/, namesrv/, logs/ (default: run-data)"
+        "--data-dir",
+        default="run-data",
+        help="where the daemons keep their files: store/, namesrv/, logs/ (default: run-data)",
     )
     parser.add_argument("--count", type=int, default=10, help="messages to send")
     parser.add_argument("--keep-running", action="store_true", help="leave the daemons up until Ctrl-C")
@@ -113,14 +123,32 @@ def main(argv: list[str] | None = None) -> int:
 
     data = Path(args.data_dir).absolute()
     store = str(data / "store")
-    namesrv = Daemon("namesrv", ["--listen-port", str(args.namesrv_port), "--log-dir", str(data / "logs"),
-                                 "--kv-config-path", str(data / "namesrv" / "kvConfig.json")])
+    namesrv = Daemon(
+        "namesrv",
+        [
+            "--listen-port",
+            str(args.namesrv_port),
+            "--log-dir",
+            str(data / "logs"),
+            "--kv-config-path",
+            str(data / "namesrv" / "kvConfig.json"),
+        ],
+    )
     broker: Daemon | None = None
     try:
         ns_addr = namesrv.wait_ready()
         print(f"NameServer ready on {ns_addr}")
-        broker = Daemon("broker", ["--namesrv-addr", ns_addr, "--listen-port", str(args.broker_port),
-                                   "--store-path-root-dir", store])
+        broker = Daemon(
+            "broker",
+            [
+                "--namesrv-addr",
+                ns_addr,
+                "--listen-port",
+                str(args.broker_port),
+                "--store-path-root-dir",
+                store,
+            ],
+        )
         print(f"broker ready on {broker.wait_ready()} (store {store})")
         asyncio.run(exchange(ns_addr, args.count))
         if args.keep_running:

@@ -35,8 +35,14 @@ OPEN_JAVA_BASE = [
     "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
 ]  # fmt: skip
-JVM_OPTIONS = ["-Xms128m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-               *OPEN_JAVA_BASE]
+JVM_OPTIONS = [
+    "-Xms128m",
+    "-Xmx256m",
+    "-XX:MaxDirectMemorySize=256m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    *OPEN_JAVA_BASE,
+]
 # For benchmarks (bench/peers_plugin.py, bench/apache_benchmark.py): Apache's runbroker.sh sizes the heap at 8 GiB; a
 # 1 GiB heap fits a small machine. The --add-opens / --add-exports as above.
 BENCH_JVM_OPTIONS = [
@@ -63,15 +69,24 @@ def broker_port() -> int:
 class JavaDaemon:
     """One Apache daemon: its output (one log file) read by a thread, stopped by its pid."""
 
-    def __init__(self, name: str, main_class: str, config: dict[str, Any], work_dir: Path, ready: str,
-                 classpath_file: Path = CLASSPATH_FILE, jvm_options: list[str] = JVM_OPTIONS) -> None:
+    def __init__(
+        self,
+        name: str,
+        main_class: str,
+        config: dict[str, Any],
+        work_dir: Path,
+        ready: str,
+        classpath_file: Path = CLASSPATH_FILE,
+        jvm_options: list[str] = JVM_OPTIONS,
+    ) -> None:
         self.name = name
         self.work_dir = work_dir
         work_dir.mkdir(parents=True, exist_ok=True)
         (work_dir / "conf").mkdir(exist_ok=True)
         for role in ("namesrv", "broker"):  # what NamesrvStartup / BrokerStartup configure logging from
             (work_dir / "conf" / f"logback_{role}.xml").write_text(
-                (JAVA_DIR / "home" / "conf" / "logback_tools.xml").read_text(encoding="utf-8"), encoding="utf-8"
+                (JAVA_DIR / "home" / "conf" / "logback_tools.xml").read_text(encoding="utf-8"),
+                encoding="utf-8",
             )
         conf = work_dir / f"{name}.conf"
         conf.write_text("".join(f"{k}={v}\n" for k, v in config.items()), encoding="utf-8")
@@ -84,8 +99,14 @@ class JavaDaemon:
             f"-Duser.home={work_dir}", f"-Drocketmq.home.dir={work_dir}",
             main_class, "-c", str(conf),
         ]  # fmt: skip
-        self.proc = subprocess.Popen(argv, cwd=work_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=work_dir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self._reader = threading.Thread(target=self._read, name=f"apache-{name}", daemon=True)
         self._reader.start()
 
@@ -126,8 +147,14 @@ class ApacheCluster:
     """Apache's NameServer and one broker (broker-a of DefaultCluster) on a store under `store_dir`; the jars of
     `classpath_file` (4.9.7 by default, CLASSPATH_5_FILE for 5.x) with `jvm_options`."""
 
-    def __init__(self, work_dir: Path, store_dir: Path, classpath_file: Path = CLASSPATH_FILE,
-                 jvm_options: list[str] = JVM_OPTIONS, **broker_config: Any) -> None:
+    def __init__(
+        self,
+        work_dir: Path,
+        store_dir: Path,
+        classpath_file: Path = CLASSPATH_FILE,
+        jvm_options: list[str] = JVM_OPTIONS,
+        **broker_config: Any,
+    ) -> None:
         self.work_dir = work_dir
         self.classpath_file = classpath_file
         self.jvm_options = jvm_options
@@ -148,9 +175,15 @@ class ApacheCluster:
 
     def start(self) -> ApacheCluster:
         self.namesrv_port = free_port()
-        self.namesrv = JavaDaemon("namesrv", "org.apache.rocketmq.namesrv.NamesrvStartup",
-                                  {"listenPort": self.namesrv_port}, self.work_dir / "namesrv", "The Name Server boot success",
-                                  classpath_file=self.classpath_file, jvm_options=self.jvm_options)
+        self.namesrv = JavaDaemon(
+            "namesrv",
+            "org.apache.rocketmq.namesrv.NamesrvStartup",
+            {"listenPort": self.namesrv_port},
+            self.work_dir / "namesrv",
+            "The Name Server boot success",
+            classpath_file=self.classpath_file,
+            jvm_options=self.jvm_options,
+        )
         self.namesrv.wait_ready()
         self.start_broker()
         return self
@@ -176,8 +209,15 @@ class ApacheCluster:
             "haListenPort": free_port(),
             **self.broker_config,
         }  # fmt: skip
-        self.broker = JavaDaemon("broker", "org.apache.rocketmq.broker.BrokerStartup", config, self.work_dir / "broker",
-                                 "boot success", classpath_file=self.classpath_file, jvm_options=self.jvm_options)
+        self.broker = JavaDaemon(
+            "broker",
+            "org.apache.rocketmq.broker.BrokerStartup",
+            config,
+            self.work_dir / "broker",
+            "boot success",
+            classpath_file=self.classpath_file,
+            jvm_options=self.jvm_options,
+        )
         self.broker.wait_ready()
 
     def stop_broker(self) -> int:
@@ -190,7 +230,9 @@ class ApacheCluster:
                 daemon.stop()
 
     def log_tails(self) -> str:
-        return "\n".join(f"==== Apache {d.name} ({d.log_path})\n{d.tail()}" for d in (self.namesrv, self.broker) if d)
+        return "\n".join(
+            f"==== Apache {d.name} ({d.log_path})\n{d.tail()}" for d in (self.namesrv, self.broker) if d
+        )
 
 
 @contextlib.asynccontextmanager
@@ -205,7 +247,9 @@ async def running(cluster: ApacheCluster) -> AsyncIterator[ApacheCluster]:
             async def registered() -> bool:
                 return bool((await admin.cluster_info()).cluster_addr_table)
 
-            await wait_for(registered, timeout_s=START_TIMEOUT_S, what="Apache's broker registered with its NameServer")
+            await wait_for(
+                registered, timeout_s=START_TIMEOUT_S, what="Apache's broker registered with its NameServer"
+            )
         yield cluster
     except BaseException:
         print(cluster.log_tails())

@@ -9,10 +9,14 @@ from rocketq.client import Admin, ConsumeFromWhere, LitePullConsumer, Message, M
 from rocketq.testing.waiting import wait_for
 
 
-async def python_receive(ns: str, group: str, topic: str, count: int, timeout_s: float = 30) -> list[MessageExt]:
+async def python_receive(
+    ns: str, group: str, topic: str, count: int, timeout_s: float = 30
+) -> list[MessageExt]:
     """Everything on `topic` from the first offset with our LitePullConsumer, until `count` messages."""
     got: list[MessageExt] = []
-    async with LitePullConsumer(group, namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET) as lite:
+    async with LitePullConsumer(
+        group, namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+    ) as lite:
         lite.subscribe(topic, "*")
         deadline = time.monotonic() + timeout_s
         while len(got) < count and time.monotonic() < deadline:

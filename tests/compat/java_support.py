@@ -83,7 +83,10 @@ class JavaDriver:
         assert JAVA is not None
         classpath = f"{CLASSES}{os.pathsep}{CLASSPATH_FILE.read_text(encoding='utf-8').strip()}"
         argv = [
-            JAVA, *JVM_OPTIONS, "-cp", classpath,
+            JAVA,
+            *JVM_OPTIONS,
+            "-cp",
+            classpath,
             f"-Drocketmq.client.logRoot={log_dir / 'rocketmqlogs'}",
             "-Drocketmq.client.logLevel=WARN",
             f"-Drocketmq.client.localOffsetStoreDir={log_dir / 'offsets'}",
@@ -95,8 +98,14 @@ class JavaDriver:
         ]
         with open(self.stderr_path, "wb") as stderr:
             # cwd: mqadmin consumerStatus writes each client's running info under the working directory
-            self.proc = subprocess.Popen(argv, cwd=log_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                argv,
+                cwd=log_dir,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
+            )
         self._reader = threading.Thread(target=self._read, name="java-driver-stdout", daemon=True)
         self._reader.start()
 
@@ -118,9 +127,13 @@ class JavaDriver:
         deadline = time.monotonic() + timeout_s
         while not any(e.get("event") == "ready" for e in self.events):
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the Java driver exited with {self.proc.returncode}:\n{self.stderr_tail()}")
+                raise RuntimeError(
+                    f"the Java driver exited with {self.proc.returncode}:\n{self.stderr_tail()}"
+                )
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the Java driver did not start within {timeout_s} s:\n{self.stderr_tail()}")
+                raise RuntimeError(
+                    f"the Java driver did not start within {timeout_s} s:\n{self.stderr_tail()}"
+                )
             time.sleep(0.05)
 
     def submit(self, op: str, **args: Any) -> int:
@@ -150,14 +163,21 @@ class JavaDriver:
         return await self.answer(self.submit(op, **args), timeout_s, op)
 
     def of(self, kind: str, name: str | None = None) -> list[dict[str, Any]]:
-        return [e for e in list(self.events) if e.get("event") == kind and (name is None or e.get("name") == name)]
+        return [
+            e for e in list(self.events) if e.get("event") == kind and (name is None or e.get("name") == name)
+        ]
 
     def messages(self, name: str, outcome: str | None = None) -> list[dict[str, Any]]:
         """The deliveries to push consumer `name` so far (each its "message" dict), in order."""
         return [e["message"] for e in self.of("message", name) if outcome is None or e["outcome"] == outcome]
 
-    async def wait(self, condition: Callable[[], Any], timeout_s: float, what: str,
-                   state: Callable[[], Any] | None = None) -> Any:
+    async def wait(
+        self,
+        condition: Callable[[], Any],
+        timeout_s: float,
+        what: str,
+        state: Callable[[], Any] | None = None,
+    ) -> Any:
         """Until `condition` holds; on a timeout the error shows `state()` (what there was) and the JVM's log."""
         try:
             return await wait_for(condition, timeout_s=timeout_s, interval_s=0.05, what=what)
@@ -170,7 +190,9 @@ class JavaDriver:
         exceptions: a failing verb prints a stack trace there, which fails the test with it."""
         out = await self.call("mqadmin", timeout_s=timeout_s, args=list(args))
         err = str(out["stderr"])
-        assert "Exception" not in err, f"mqadmin {' '.join(args)} failed:\n{err}\n---- stdout:\n{out['stdout']}"
+        assert "Exception" not in err, (
+            f"mqadmin {' '.join(args)} failed:\n{err}\n---- stdout:\n{out['stdout']}"
+        )
         return str(out["stdout"])
 
     def stderr_tail(self, lines: int = 60) -> str:

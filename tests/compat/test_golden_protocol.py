@@ -51,7 +51,13 @@ def test_json_route_request_frame() -> None:
     assert frame[:8] == bytes.fromhex("00000087 00000083")
     (cmd,) = _decode_one(frame)
     assert cmd.code == RequestCode.GET_ROUTEINFO_BY_TOPIC and cmd.serialize_type == SerializeType.JSON
-    assert (cmd.language, cmd.version, cmd.opaque, cmd.flag, cmd.remark) == (LanguageCode.JAVA, 409, 1, 0, None)
+    assert (cmd.language, cmd.version, cmd.opaque, cmd.flag, cmd.remark) == (
+        LanguageCode.JAVA,
+        409,
+        1,
+        0,
+        None,
+    )
     assert cmd.header_length == 131 and cmd.body == b""
     assert GetRouteInfoRequestHeader.from_ext_fields(cmd.ext_fields).topic == "TopicTest"
     assert encode_frame(cmd) == frame
@@ -62,7 +68,13 @@ def test_binary_get_max_offset_response_frame() -> None:
     assert len(frame) == 43
     (cmd,) = _decode_one(frame)
     assert cmd.code == ResponseCode.SUCCESS and cmd.serialize_type == SerializeType.ROCKETMQ
-    assert (cmd.language, cmd.version, cmd.opaque, cmd.flag, cmd.remark) == (LanguageCode.JAVA, 409, 1, 1, None)
+    assert (cmd.language, cmd.version, cmd.opaque, cmd.flag, cmd.remark) == (
+        LanguageCode.JAVA,
+        409,
+        1,
+        1,
+        None,
+    )
     assert cmd.is_response and cmd.header_length == 35
     assert GetMaxOffsetResponseHeader.from_ext_fields(cmd.ext_fields).offset == 42
     assert encode_frame(cmd) == frame
@@ -101,8 +113,12 @@ def test_reset_offset_body_keys_are_message_queues() -> None:
 
 @pytest.mark.parametrize(
     ("name", "unquoted"),
-    [("topic_route_standard.json", False), ("topic_route_legacy.fastjson", True), ("cluster_info.fastjson", True),
-     ("consumer_offset_wrapper.fastjson", True)],
+    [
+        ("topic_route_standard.json", False),
+        ("topic_route_legacy.fastjson", True),
+        ("cluster_info.fastjson", True),
+        ("consumer_offset_wrapper.fastjson", True),
+    ],
 )
 def test_fastjson_dialects_re_encode_byte_for_byte(name: str, unquoted: bool) -> None:
     raw = _body(name)
@@ -113,7 +129,9 @@ def test_legacy_and_standard_routes_agree() -> None:
     legacy = fastjson.loads(_body("topic_route_legacy.fastjson"))
     standard = fastjson.loads(_body("topic_route_standard.json"))
     assert legacy["brokerDatas"][0]["brokerAddrs"] == {0: "192.168.0.20:10911", 1: "192.168.0.21:10911"}
-    assert {str(k): v for k, v in legacy["brokerDatas"][0]["brokerAddrs"].items()} == standard["brokerDatas"][0]["brokerAddrs"]
+    assert {str(k): v for k, v in legacy["brokerDatas"][0]["brokerAddrs"].items()} == standard["brokerDatas"][
+        0
+    ]["brokerAddrs"]
 
 
 def test_register_body_sample_parses_and_round_trips() -> None:

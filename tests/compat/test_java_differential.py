@@ -61,8 +61,13 @@ HEARTBEAT = json.dumps({
                                  "classFilterMode": False, "expressionType": "TAG"}],
     }],
 }).encode()  # fmt: skip
-LOCK = json.dumps({"consumerGroup": GROUP, "clientId": CLIENT,
-                   "mqSet": [{"topic": TOPIC, "brokerName": "broker-a", "queueId": 0}]}).encode()
+LOCK = json.dumps(
+    {
+        "consumerGroup": GROUP,
+        "clientId": CLIENT,
+        "mqSet": [{"topic": TOPIC, "brokerName": "broker-a", "queueId": 0}],
+    }
+).encode()
 
 
 @dataclass
@@ -84,13 +89,43 @@ CASES = [
     Case("get kv config", "namesrv", R.GET_KV_CONFIG, {"namespace": "diff", "key": "k"}, fields=("value",)),
     Case("delete kv config", "namesrv", R.DELETE_KV_CONFIG, {"namespace": "diff", "key": "k"}),
     Case("namesrv: unknown code", "namesrv", 9999),
-    Case("create topic", "broker", R.UPDATE_AND_CREATE_TOPIC,
-         {"topic": TOPIC, "defaultTopic": "TBW102", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
-          "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False}),
-    Case("create topic with a bad name", "broker", R.UPDATE_AND_CREATE_TOPIC,
-         {"topic": "bad topic!", "defaultTopic": "TBW102", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
-          "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False}),
-    Case("send", "broker", R.SEND_MESSAGE, **send(), fields=("queueId", "queueOffset", "MSG_REGION", "TRACE_ON")),
+    Case(
+        "create topic",
+        "broker",
+        R.UPDATE_AND_CREATE_TOPIC,
+        {
+            "topic": TOPIC,
+            "defaultTopic": "TBW102",
+            "readQueueNums": 4,
+            "writeQueueNums": 4,
+            "perm": 6,
+            "topicFilterType": "SINGLE_TAG",
+            "topicSysFlag": 0,
+            "order": False,
+        },
+    ),
+    Case(
+        "create topic with a bad name",
+        "broker",
+        R.UPDATE_AND_CREATE_TOPIC,
+        {
+            "topic": "bad topic!",
+            "defaultTopic": "TBW102",
+            "readQueueNums": 4,
+            "writeQueueNums": 4,
+            "perm": 6,
+            "topicFilterType": "SINGLE_TAG",
+            "topicSysFlag": 0,
+            "order": False,
+        },
+    ),
+    Case(
+        "send",
+        "broker",
+        R.SEND_MESSAGE,
+        **send(),
+        fields=("queueId", "queueOffset", "MSG_REGION", "TRACE_ON"),
+    ),
     Case("send to a bad topic name", "broker", R.SEND_MESSAGE, **send(topic="bad topic!")),
     Case("send to a system topic", "broker", R.SEND_MESSAGE, **send(topic="SCHEDULE_TOPIC_XXXX")),
     Case("send to a queue out of range", "broker", R.SEND_MESSAGE, **send(queue_id=99)),
@@ -98,40 +133,110 @@ CASES = [
     Case("send oversize", "broker", R.SEND_MESSAGE, **send(body_size=4 * 1024 * 1024 + 1)),
     Case("pull from a missing topic", "broker", R.PULL_MESSAGE, **pull(topic="NoSuchTopic")),
     Case("pull from a queue out of range", "broker", R.PULL_MESSAGE, **pull(queue_id=9)),
-    Case("pull found", "broker", R.PULL_MESSAGE, **pull(),
-         fields=("nextBeginOffset", "minOffset", "maxOffset", "suggestWhichBrokerId")),
-    Case("pull a never-written queue", "broker", R.PULL_MESSAGE, **pull(queue_id=3), fields=("nextBeginOffset", "maxOffset")),
+    Case(
+        "pull found",
+        "broker",
+        R.PULL_MESSAGE,
+        **pull(),
+        fields=("nextBeginOffset", "minOffset", "maxOffset", "suggestWhichBrokerId"),
+    ),
+    Case(
+        "pull a never-written queue",
+        "broker",
+        R.PULL_MESSAGE,
+        **pull(queue_id=3),
+        fields=("nextBeginOffset", "maxOffset"),
+    ),
     Case("pull far past the end", "broker", R.PULL_MESSAGE, **pull(offset=100), fields=("nextBeginOffset",)),
-    Case("pull with SQL92, filter off", "broker", R.PULL_MESSAGE, **pull(expressionType="SQL92", subscription="a > 1")),
+    Case(
+        "pull with SQL92, filter off",
+        "broker",
+        R.PULL_MESSAGE,
+        **pull(expressionType="SQL92", subscription="a > 1"),
+    ),
     Case("pull without a group", "broker", R.PULL_MESSAGE, **pull(consumerGroup=None)),
     Case("pull by the heartbeat's subscription, no heartbeat", "broker", R.PULL_MESSAGE, **pull(sysFlag=0)),
-    Case("query offset of a new group", "broker", R.QUERY_CONSUMER_OFFSET, {"consumerGroup": GROUP, "topic": TOPIC, "queueId": 0}),
-    Case("update consumer offset", "broker", R.UPDATE_CONSUMER_OFFSET,
-         {"consumerGroup": GROUP, "topic": TOPIC, "queueId": 0, "commitOffset": 1}),
-    Case("query consumer offset", "broker", R.QUERY_CONSUMER_OFFSET, {"consumerGroup": GROUP, "topic": TOPIC, "queueId": 0},
-         fields=("offset",)),
+    Case(
+        "query offset of a new group",
+        "broker",
+        R.QUERY_CONSUMER_OFFSET,
+        {"consumerGroup": GROUP, "topic": TOPIC, "queueId": 0},
+    ),
+    Case(
+        "update consumer offset",
+        "broker",
+        R.UPDATE_CONSUMER_OFFSET,
+        {"consumerGroup": GROUP, "topic": TOPIC, "queueId": 0, "commitOffset": 1},
+    ),
+    Case(
+        "query consumer offset",
+        "broker",
+        R.QUERY_CONSUMER_OFFSET,
+        {"consumerGroup": GROUP, "topic": TOPIC, "queueId": 0},
+        fields=("offset",),
+    ),
     Case("max offset", "broker", R.GET_MAX_OFFSET, {"topic": TOPIC, "queueId": 0}, fields=("offset",)),
     Case("min offset", "broker", R.GET_MIN_OFFSET, {"topic": TOPIC, "queueId": 0}, fields=("offset",)),
-    Case("min offset of a never-written queue", "broker", R.GET_MIN_OFFSET, {"topic": TOPIC, "queueId": 3}, fields=("offset",)),
-    Case("search offset by time 0", "broker", R.SEARCH_OFFSET_BY_TIMESTAMP, {"topic": TOPIC, "queueId": 0, "timestamp": 0},
-         fields=("offset",)),
+    Case(
+        "min offset of a never-written queue",
+        "broker",
+        R.GET_MIN_OFFSET,
+        {"topic": TOPIC, "queueId": 3},
+        fields=("offset",),
+    ),
+    Case(
+        "search offset by time 0",
+        "broker",
+        R.SEARCH_OFFSET_BY_TIMESTAMP,
+        {"topic": TOPIC, "queueId": 0, "timestamp": 0},
+        fields=("offset",),
+    ),
     Case("view a message by a bad offset", "broker", R.VIEW_MESSAGE_BY_ID, {"offset": 99_999_999}),
-    Case("query by key", "broker", R.QUERY_MESSAGE,
-         {"topic": TOPIC, "key": "key-1", "maxNum": 32, "beginTimestamp": 0, "endTimestamp": 2**62}),
+    Case(
+        "query by key",
+        "broker",
+        R.QUERY_MESSAGE,
+        {"topic": TOPIC, "key": "key-1", "maxNum": 32, "beginTimestamp": 0, "endTimestamp": 2**62},
+    ),
     Case("heartbeat", "broker", R.HEART_BEAT, body=HEARTBEAT),
     Case("consumer list", "broker", R.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": GROUP}, body_keys=True),
     Case("lock a queue", "broker", R.LOCK_BATCH_MQ, body=LOCK, body_keys=True),
     Case("unlock a queue", "broker", R.UNLOCK_BATCH_MQ, body=LOCK),
-    Case("end an unknown transaction", "broker", R.END_TRANSACTION,
-         {"producerGroup": "pg-diff", "tranStateTableOffset": 0, "commitLogOffset": 99_999_999, "commitOrRollback": 8,
-          "fromTransactionCheck": False, "msgId": "X"}),
-    Case("send back an unknown message", "broker", R.CONSUMER_SEND_MSG_BACK,
-         {"offset": 99_999_999, "group": GROUP, "delayLevel": 0, "originMsgId": "X", "originTopic": TOPIC}),
+    Case(
+        "end an unknown transaction",
+        "broker",
+        R.END_TRANSACTION,
+        {
+            "producerGroup": "pg-diff",
+            "tranStateTableOffset": 0,
+            "commitLogOffset": 99_999_999,
+            "commitOrRollback": 8,
+            "fromTransactionCheck": False,
+            "msgId": "X",
+        },
+    ),
+    Case(
+        "send back an unknown message",
+        "broker",
+        R.CONSUMER_SEND_MSG_BACK,
+        {"offset": 99_999_999, "group": GROUP, "delayLevel": 0, "originMsgId": "X", "originTopic": TOPIC},
+    ),
     Case("topic stats", "broker", R.GET_TOPIC_STATS_INFO, {"topic": TOPIC}),
     Case("topic stats of a missing topic", "broker", R.GET_TOPIC_STATS_INFO, {"topic": "NoSuchTopic"}),
     Case("consume stats", "broker", R.GET_CONSUME_STATS, {"consumerGroup": GROUP, "topic": TOPIC}),
-    Case("consumer connections", "broker", R.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": GROUP}, body_keys=True),
-    Case("consumer connections of a missing group", "broker", R.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "nobody"}),
+    Case(
+        "consumer connections",
+        "broker",
+        R.GET_CONSUMER_CONNECTION_LIST,
+        {"consumerGroup": GROUP},
+        body_keys=True,
+    ),
+    Case(
+        "consumer connections of a missing group",
+        "broker",
+        R.GET_CONSUMER_CONNECTION_LIST,
+        {"consumerGroup": "nobody"},
+    ),
     Case("all topic config", "broker", R.GET_ALL_TOPIC_CONFIG, body_keys=True),
     Case("all delay offsets", "broker", R.GET_ALL_DELAY_OFFSET),
     Case("runtime info", "broker", R.GET_BROKER_RUNTIME_INFO, body_keys=True),
@@ -187,7 +292,9 @@ async def run_cases(namesrv: str, broker: str) -> list[dict[str, Any]]:
     try:
         for case in CASES:
             try:
-                answer = await conns[case.target].call(case.code, case.ext, case.body, timeout_s=ANSWER_TIMEOUT_S)
+                answer = await conns[case.target].call(
+                    case.code, case.ext, case.body, timeout_s=ANSWER_TIMEOUT_S
+                )
             except TimeoutError:
                 results.append({"code": None, "remark": f"no answer within {ANSWER_TIMEOUT_S} s"})
             except ConnectionClosedError:
@@ -221,7 +328,9 @@ async def both(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Both]:
         raise
     finally:
         await asyncio.to_thread(apache.close)
-    async with LocalCluster(work / "ours", broker_overrides={"mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES}) as ours:
+    async with LocalCluster(
+        work / "ours", broker_overrides={"mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES}
+    ) as ours:
         our_results = await run_cases(ours.namesrv_addr, ours.brokers[0].addr)
     yield Both(our_results, apache_results)
 
@@ -236,6 +345,3 @@ async def test_same_answer_as_apaches(both: Both, index: int) -> None:
         assert ours["code"] is not None and (ours["code"] == 0 or ours["remark"]), ours
         return
     assert ours == theirs, f"{case.name}: ours {ours} != Apache's {theirs}"
-
-
-

@@ -63,20 +63,37 @@ def java(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaDriver]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(java: JavaDriver, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
-    cluster = LocalCluster(tmp_path_factory.mktemp("mqadmin-cluster"), broker_overrides={"enablePropertyFilter": "true"})
+    cluster = LocalCluster(
+        tmp_path_factory.mktemp("mqadmin-cluster"), broker_overrides={"enablePropertyFilter": "true"}
+    )
     await cluster.start()
     try:
         ns = cluster.namesrv_addr
         async with Admin(namesrv_addr=ns) as admin:
             await admin.create_topic(TOPIC, cluster=CLUSTER, read_queues=4, write_queues=4)
             await wait_for(lambda: admin.topic_route(TOPIC), timeout_s=15, what=f"route of {TOPIC}")
-        sent = await java.call("send", namesrv=ns, group="pg-mqadmin", mode="sync", messages=[
-            {"topic": TOPIC, "body": b64(f"admin-{i}".encode()), "tags": "TagA", "keys": [f"key-{i}"], "props": {"n": str(i)}}
-            for i in range(SENT)
-        ])
-        client_id = await java.call("push", name="online", namesrv=ns, group=GROUP, topic=TOPIC, expr="*",
-                                    fromWhere="FIRST_OFFSET")
-        await java.wait(lambda: len(java.messages("online")) == SENT, 30, "the online group consumed everything")
+        sent = await java.call(
+            "send",
+            namesrv=ns,
+            group="pg-mqadmin",
+            mode="sync",
+            messages=[
+                {
+                    "topic": TOPIC,
+                    "body": b64(f"admin-{i}".encode()),
+                    "tags": "TagA",
+                    "keys": [f"key-{i}"],
+                    "props": {"n": str(i)},
+                }
+                for i in range(SENT)
+            ],
+        )
+        client_id = await java.call(
+            "push", name="online", namesrv=ns, group=GROUP, topic=TOPIC, expr="*", fromWhere="FIRST_OFFSET"
+        )
+        await java.wait(
+            lambda: len(java.messages("online")) == SENT, 30, "the online group consumed everything"
+        )
         # A producer group stays registered (its heartbeat) for producerConnection.
         await java.call("transaction", name="tx", namesrv=ns, group=PRODUCER_GROUP, topic=TOPIC, messages=[])
         state = World(cluster, java, sent, client_id)
@@ -123,7 +140,9 @@ async def test_get_and_update_broker_config(world: World) -> None:
     config = dict(re.findall(r"^(\w+)\s*=\s*(.*)$", out, re.M))
     assert config["brokerName"] == "broker-a" and config["brokerClusterName"] == CLUSTER
     assert config["enablePropertyFilter"] == "true"
-    out = await world.mqadmin("updateBrokerConfig", "-b", world.broker, "-k", "maxMessageSize", "-v", "2000000")
+    out = await world.mqadmin(
+        "updateBrokerConfig", "-b", world.broker, "-k", "maxMessageSize", "-v", "2000000"
+    )
     assert f"update broker config success, {world.broker}" in out
     out = await world.mqadmin("getBrokerConfig", "-b", world.broker)
     assert re.search(r"^maxMessageSize\s*=\s*2000000$", out, re.M), out
@@ -138,7 +157,9 @@ async def test_get_namesrv_config(world: World) -> None:
 
 
 async def test_update_and_delete_kv_config(world: World) -> None:
-    out = await world.mqadmin("updateKvConfig", "-s", "ORDER_TOPIC_CONFIG", "-k", "KvTopic", "-v", "broker-a:4")
+    out = await world.mqadmin(
+        "updateKvConfig", "-s", "ORDER_TOPIC_CONFIG", "-k", "KvTopic", "-v", "broker-a:4"
+    )
     assert "create or update kv config to namespace success." in out
     out = await world.mqadmin("topicRoute", "-t", TOPIC)  # unrelated topic: no order conf
     assert "orderTopicConf" not in out
@@ -148,7 +169,9 @@ async def test_update_and_delete_kv_config(world: World) -> None:
 
 async def test_wipe_and_add_write_perm(world: World) -> None:
     out = await world.mqadmin("wipeWritePerm", "-b", "broker-a")
-    assert re.search(rf"wipe write perm of broker\[broker-a\] in name server\[{re.escape(world.ns)}\] OK, \d+", out), out
+    assert re.search(
+        rf"wipe write perm of broker\[broker-a\] in name server\[{re.escape(world.ns)}\] OK, \d+", out
+    ), out
     route = await world.mqadmin("topicRoute", "-t", TOPIC)
     assert '"perm":4' in route, route  # read only now
     out = await world.mqadmin("addWritePerm", "-b", "broker-a")
@@ -170,10 +193,14 @@ async def test_topic_list_route_and_status(world: World) -> None:
 
 
 async def test_update_and_delete_topic(world: World) -> None:
-    out = await world.mqadmin("updateTopic", "-c", CLUSTER, "-t", "MadeByMqadmin", "-r", "3", "-w", "2", "-o", "false")
+    out = await world.mqadmin(
+        "updateTopic", "-c", CLUSTER, "-t", "MadeByMqadmin", "-r", "3", "-w", "2", "-o", "false"
+    )
     assert "create topic to" in out and "readQueueNums=3, writeQueueNums=2, perm=RW-" in out
     async with Admin(namesrv_addr=world.ns) as admin:
-        route = await wait_for(lambda: admin.topic_route("MadeByMqadmin"), timeout_s=10, what="the new topic's route")
+        route = await wait_for(
+            lambda: admin.topic_route("MadeByMqadmin"), timeout_s=10, what="the new topic's route"
+        )
         assert (route.queue_datas[0].read_queue_nums, route.queue_datas[0].write_queue_nums) == (3, 2)
     out = await world.mqadmin("deleteTopic", "-c", CLUSTER, "-t", "MadeByMqadmin")
     assert "delete topic [MadeByMqadmin] from cluster [DefaultCluster] success." in out
@@ -186,9 +213,16 @@ async def test_update_and_delete_topic(world: World) -> None:
 
 async def test_update_and_delete_sub_group(world: World) -> None:
     out = await world.mqadmin("updateSubGroup", "-c", CLUSTER, "-g", "made-by-mqadmin", "-r", "5")
-    assert "create subscription group to" in out and "groupName=made-by-mqadmin" in out and "retryMaxTimes=5" in out
+    assert (
+        "create subscription group to" in out
+        and "groupName=made-by-mqadmin" in out
+        and "retryMaxTimes=5" in out
+    )
     out = await world.mqadmin("deleteSubGroup", "-c", CLUSTER, "-g", "made-by-mqadmin")
-    assert f"delete subscription group [made-by-mqadmin] from broker [{world.broker}] in cluster [{CLUSTER}] success." in out
+    assert (
+        f"delete subscription group [made-by-mqadmin] from broker [{world.broker}] in cluster [{CLUSTER}] success."
+        in out
+    )
 
 
 async def test_consumer_progress_of_every_group_and_of_one(world: World) -> None:
@@ -207,7 +241,11 @@ async def test_consumer_connection_and_status(world: World) -> None:
     assert client[2:] == ["JAVA", "V4_9_8"], out
     assert "ConsumeType: CONSUME_PASSIVELY" in out and "MessageModel: CLUSTERING" in out
     out = await world.mqadmin("consumerStatus", "-g", GROUP)
-    assert world.client_id in out and "Same subscription in the same group of consumer" in out and "Rebalance OK" in out
+    assert (
+        world.client_id in out
+        and "Same subscription in the same group of consumer" in out
+        and "Rebalance OK" in out
+    )
     # one client's running info, asked through our broker (GET_CONSUMER_RUNNING_INFO to the Java consumer)
     out = await world.mqadmin("consumerStatus", "-g", GROUP, "-i", world.client_id)
     assert re.search(r"^PROP_CONSUME_TYPE\s*: CONSUME_PASSIVELY$", out, re.M) and TOPIC in out
@@ -271,8 +309,17 @@ async def test_query_msg_by_key_and_by_offset(world: World) -> None:
     out = await world.mqadmin("queryMsgByKey", "-t", TOPIC, "-k", "key-3")
     [row] = rows(out)
     assert row == [third["msgId"], str(third["queueId"]), str(third["queueOffset"])], out
-    out = await world.mqadmin("queryMsgByOffset", "-t", TOPIC, "-b", "broker-a", "-i", str(third["queueId"]),
-                              "-o", str(third["queueOffset"]))
+    out = await world.mqadmin(
+        "queryMsgByOffset",
+        "-t",
+        TOPIC,
+        "-b",
+        "broker-a",
+        "-i",
+        str(third["queueId"]),
+        "-o",
+        str(third["queueOffset"]),
+    )
     got = fields(out)
     assert got["Keys"] == "[key-3]" and got["OffsetID"] == third["offsetMsgId"]
 
@@ -285,11 +332,18 @@ async def test_print_msg(world: World) -> None:
 
 
 async def test_send_message_and_consume_message(world: World) -> None:
-    out = await world.mqadmin("sendMessage", "-t", "MqadminSend", "-p", "sent by mqadmin", "-k", "mk", "-c", "TagM")
+    out = await world.mqadmin(
+        "sendMessage", "-t", "MqadminSend", "-p", "sent by mqadmin", "-k", "mk", "-c", "TagM"
+    )
     [row] = rows(out)
     assert row[0] == "broker-a" and row[2] == "SEND_OK", out  # the topic is auto-created through TBW102
     [got] = await python_receive(world.ns, "cg-py-mqadmin-send", "MqadminSend", 1)
-    assert (got.body, got.tags, got.keys, got.properties["UNIQ_KEY"]) == (b"sent by mqadmin", "TagM", ["mk"], row[3])
+    assert (got.body, got.tags, got.keys, got.properties["UNIQ_KEY"]) == (
+        b"sent by mqadmin",
+        "TagM",
+        ["mk"],
+        row[3],
+    )
     deadline = time.monotonic() + 20
     out = ""
     while "sent by mqadmin" not in out and time.monotonic() < deadline:

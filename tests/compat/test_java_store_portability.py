@@ -54,19 +54,37 @@ async def start_apache(work: Path, store: Path) -> ApacheCluster:
 
 
 @pytest.mark.timeout(240)
-async def test_a_store_written_by_apaches_broker_is_served_by_ours(cluster_factory: Any, java: JavaDriver, tmp_path: Path) -> None:
+async def test_a_store_written_by_apaches_broker_is_served_by_ours(
+    cluster_factory: Any, java: JavaDriver, tmp_path: Path
+) -> None:
     store = tmp_path / "store"
     apache = await start_apache(tmp_path / "apache", store)
     try:
         ns = apache.namesrv_addr
         await java.mqadmin("updateTopic", "-n", ns, "-c", CLUSTER, "-t", TOPIC, "-r", "4", "-w", "4")
-        specs = [{"topic": TOPIC, "body": b64(body(i)), "tags": f"Tag{i % 3}", "keys": [f"key-{i}"], "props": {"n": str(i)}}
-                 for i in range(COUNT)]
+        specs = [
+            {
+                "topic": TOPIC,
+                "body": b64(body(i)),
+                "tags": f"Tag{i % 3}",
+                "keys": [f"key-{i}"],
+                "props": {"n": str(i)},
+            }
+            for i in range(COUNT)
+        ]
         sent = await java.call("send", namesrv=ns, group="pg-port", mode="sync", messages=specs)
         assert {r["status"] for r in sent} == {"SEND_OK"}
         # A group consumes half of it and commits (config/consumerOffset.json when the broker stops).
-        half = await java.call("litePull", namesrv=ns, group="cg-port", topic=TOPIC, mode="assign",
-                               seek={str(q): 0 for q in range(4)}, count=COUNT, timeoutMs=20000)
+        half = await java.call(
+            "litePull",
+            namesrv=ns,
+            group="cg-port",
+            topic=TOPIC,
+            mode="assign",
+            seek={str(q): 0 for q in range(4)},
+            count=COUNT,
+            timeoutMs=20000,
+        )
         assert len(half["messages"]) == COUNT
         # The consumer's shutdown sends its offsets oneway: wait until Apache's broker has them, so that
         # stopping it now writes them to config/consumerOffset.json.
@@ -77,15 +95,18 @@ async def test_a_store_written_by_apaches_broker_is_served_by_ours(cluster_facto
                 progress = await admin.consumer_progress("cg-port", TOPIC)
                 return {p.queue.queue_id: p.consumer_offset for p in progress} == expected
 
-            await wait_for(committed_on_apache, timeout_s=20, what="the Java consumer's offsets on Apache's broker")
+            await wait_for(
+                committed_on_apache, timeout_s=20, what="the Java consumer's offsets on Apache's broker"
+            )
     except BaseException:
         print(apache.log_tails())
         raise
     finally:
         await asyncio.to_thread(apache.close)
 
-    cluster = await cluster_factory(broker_overrides={"storePathRootDir": str(store),
-                                                      "mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES})
+    cluster = await cluster_factory(
+        broker_overrides={"storePathRootDir": str(store), "mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES}
+    )
     ns = cluster.namesrv_addr
     got = await python_receive(ns, "cg-py-port", TOPIC, COUNT)
     by_n = {int(m.properties["n"]): m for m in got}
@@ -93,7 +114,11 @@ async def test_a_store_written_by_apaches_broker_is_served_by_ours(cluster_facto
     for i, r in enumerate(sent):
         m = by_n[i]
         assert (m.body, m.tags, m.keys) == (body(i), f"Tag{i % 3}", [f"key-{i}"])
-        assert (m.queue_id, m.queue_offset, m.properties["UNIQ_KEY"]) == (r["queueId"], r["queueOffset"], r["msgId"])
+        assert (m.queue_id, m.queue_offset, m.properties["UNIQ_KEY"]) == (
+            r["queueId"],
+            r["queueOffset"],
+            r["msgId"],
+        )
     async with Admin(namesrv_addr=ns) as admin:
         for i in (0, 7, COUNT - 1):  # the index files Apache wrote answer our lookups
             [by_key] = await admin.query_message_by_key(TOPIC, f"key-{i}")
@@ -102,41 +127,64 @@ async def test_a_store_written_by_apaches_broker_is_served_by_ours(cluster_facto
             assert by_uniq.body == body(i)
         progress = await admin.consumer_progress("cg-port", TOPIC)
         committed = {p.queue.queue_id: p.consumer_offset for p in progress}
-        assert committed == dict(Counter(r["queueId"] for r in sent)), "the group's offsets from consumerOffset.json"
+        assert committed == dict(Counter(r["queueId"] for r in sent)), (
+            "the group's offsets from consumerOffset.json"
+        )
 
 
 @pytest.mark.timeout(240)
-async def test_a_store_written_by_our_broker_is_served_by_apaches(cluster_factory: Any, java: JavaDriver, tmp_path: Path) -> None:
+async def test_a_store_written_by_our_broker_is_served_by_apaches(
+    cluster_factory: Any, java: JavaDriver, tmp_path: Path
+) -> None:
     store = tmp_path / "store"
-    cluster = await cluster_factory(broker_overrides={"storePathRootDir": str(store),
-                                                      "mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES})
+    cluster = await cluster_factory(
+        broker_overrides={"storePathRootDir": str(store), "mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES}
+    )
     ns = cluster.namesrv_addr
     async with Admin(namesrv_addr=ns) as admin:
         await admin.create_topic(TOPIC, cluster=CLUSTER, read_queues=4, write_queues=4)
         await wait_for(lambda: admin.topic_route(TOPIC), timeout_s=15, what="the topic's route")
-    msgs = [Message(TOPIC, body(i), tags=f"Tag{i % 3}", keys=[f"key-{i}"], properties={"n": str(i)}) for i in range(COUNT)]
+    msgs = [
+        Message(TOPIC, body(i), tags=f"Tag{i % 3}", keys=[f"key-{i}"], properties={"n": str(i)})
+        for i in range(COUNT)
+    ]
     results = await python_send(ns, "pg-py-port", msgs)
     # The Java client commits a group's offsets on our broker (config/consumerOffset.json when it stops).
-    pulled = await java.call("litePull", namesrv=ns, group="cg-port", topic=TOPIC, mode="subscribe", count=COUNT,
-                             timeoutMs=20000)
+    pulled = await java.call(
+        "litePull", namesrv=ns, group="cg-port", topic=TOPIC, mode="subscribe", count=COUNT, timeoutMs=20000
+    )
     assert len(pulled["messages"]) == COUNT
     await cluster.close()
 
     apache = await start_apache(tmp_path / "apache", store)
     try:
         ns = apache.namesrv_addr
-        again = await java.call("litePull", namesrv=ns, group="cg-java-after", topic=TOPIC, mode="assign",
-                                seek={str(q): 0 for q in range(4)}, count=COUNT, timeoutMs=30000)
+        again = await java.call(
+            "litePull",
+            namesrv=ns,
+            group="cg-java-after",
+            topic=TOPIC,
+            mode="assign",
+            seek={str(q): 0 for q in range(4)},
+            count=COUNT,
+            timeoutMs=30000,
+        )
         by_n = {int(m["props"]["n"]): m for m in again["messages"]}
         assert sorted(by_n) == list(range(COUNT))
         for i, r in enumerate(results):
             m = by_n[i]
             assert (unb64(m["body"]), m["tags"], m["keys"]) == (body(i), f"Tag{i % 3}", f"key-{i}")
-            assert (m["queueId"], m["queueOffset"], m["msgId"]) == (r.queue.queue_id, r.queue_offset, r.msg_id)
+            assert (m["queueId"], m["queueOffset"], m["msgId"]) == (
+                r.queue.queue_id,
+                r.queue_offset,
+                r.msg_id,
+            )
         for i in (0, 7, COUNT - 1):  # Apache's index lookups find what ours wrote
             [by_key] = await java.call("admin", namesrv=ns, call="queryMessage", topic=TOPIC, key=f"key-{i}")
             assert unb64(by_key["body"]) == body(i)
-            by_uniq = await java.call("admin", namesrv=ns, call="viewMessage", topic=TOPIC, msgId=results[i].msg_id)
+            by_uniq = await java.call(
+                "admin", namesrv=ns, call="viewMessage", topic=TOPIC, msgId=results[i].msg_id
+            )
             assert unb64(by_uniq["body"]) == body(i)
         stats = await java.call("admin", namesrv=ns, call="examineConsumeStats", group="cg-port")
         assert stats["diff"] == 0 and sum(q["consumer"] for q in stats["queues"].values()) == COUNT

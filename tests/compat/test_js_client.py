@@ -47,7 +47,9 @@ CLUSTER = "DefaultCluster"
 DELAY_LEVELS = "1s 2s 1s 1s 1s 1s 1s 1s"
 
 if NODE is None:
-    pytestmark = pytest.mark.skip(reason="node is not installed (the ali-ons interop tests need Node.js >= 14)")
+    pytestmark = pytest.mark.skip(
+        reason="node is not installed (the ali-ons interop tests need Node.js >= 14)"
+    )
 elif not (JS_DIR / "node_modules" / "ali-ons" / "package.json").is_file():
     pytestmark = pytest.mark.skip(
         reason="ali-ons is not installed: run `make test` (or `npm ci --prefix tests/compat/js`)"
@@ -136,7 +138,9 @@ class JsProcess:
                 pass
         await settle(lambda: self.proc.poll() is not None, timeout_s)
         await self.kill()
-        assert self.proc.returncode == 0, f"{self.name} exited with {self.proc.returncode}\n{self.stderr_tail()}"
+        assert self.proc.returncode == 0, (
+            f"{self.name} exited with {self.proc.returncode}\n{self.stderr_tail()}"
+        )
 
     async def kill(self) -> None:
         if self.proc.poll() is None:
@@ -183,8 +187,13 @@ class Js:
         await proc.close()
         return sorted(proc.of("sent"), key=lambda e: e["index"])
 
-    def consumer(self, namesrv: str, group: str, topic: str, expression: str | dict[str, str] = "*", **spec: Any) -> JsProcess:
-        return self.start("consume.js", {"namesrv": namesrv, "group": group, "topic": topic, "expression": expression, **spec})
+    def consumer(
+        self, namesrv: str, group: str, topic: str, expression: str | dict[str, str] = "*", **spec: Any
+    ) -> JsProcess:
+        return self.start(
+            "consume.js",
+            {"namesrv": namesrv, "group": group, "topic": topic, "expression": expression, **spec},
+        )
 
     async def close(self) -> None:
         for proc in self.procs:
@@ -214,7 +223,9 @@ async def diagnosed(cluster: LocalCluster, js: Js) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
-async def cluster_with_topic(cluster_factory: Any, js: Js, topic: str, **broker_overrides: Any) -> AsyncIterator[str]:
+async def cluster_with_topic(
+    cluster_factory: Any, js: Js, topic: str, **broker_overrides: Any
+) -> AsyncIterator[str]:
     """A NameServer and a broker (short delay levels), `topic` created with 4 queues; the NameServer address.
 
     A failure inside prints the daemons' and the Node scripts' logs."""
@@ -230,7 +241,9 @@ async def create_topic(ns: str, topic: str, queues: int = 4) -> None:
         await wait_for(lambda: admin.topic_route(topic), timeout_s=15, what=f"route of {topic}")
 
 
-async def wait_offsets_caught_up(ns: str, group: str, topic: str, timeout_s: float = 30) -> dict[tuple[str, int], int]:
+async def wait_offsets_caught_up(
+    ns: str, group: str, topic: str, timeout_s: float = 30
+) -> dict[tuple[str, int], int]:
     """Until the group's committed offset of every queue of `topic` on our broker equals the queue's max offset.
 
     Read with our Admin (GET_CONSUME_STATS); the committed offsets by (broker name, queue id)."""
@@ -239,9 +252,13 @@ async def wait_offsets_caught_up(ns: str, group: str, topic: str, timeout_s: flo
         async def caught_up() -> dict[tuple[str, int], int] | None:
             progress = await admin.consumer_progress(group, topic)
             ok = progress and all(p.consumer_offset == p.broker_offset for p in progress)
-            return {(p.queue.broker_name, p.queue.queue_id): p.consumer_offset for p in progress} if ok else None
+            return (
+                {(p.queue.broker_name, p.queue.queue_id): p.consumer_offset for p in progress} if ok else None
+            )
 
-        result: dict[tuple[str, int], int] = await wait_for(caught_up, timeout_s=timeout_s, interval_s=0.2, what=f"{group} offsets on {topic}")
+        result: dict[tuple[str, int], int] = await wait_for(
+            caught_up, timeout_s=timeout_s, interval_s=0.2, what=f"{group} offsets on {topic}"
+        )
         return result
 
 
@@ -270,11 +287,19 @@ async def test_ali_ons_producer_messages_reach_python_consumer_intact(cluster_fa
         for i in range(n):
             body = bytes([i]) + f"body-{i}".encode() + b"\x00\xff\x01\x02"
             if i == 7:
-                body = bytes(range(256)) * 20  # >= 4 KiB: ali-ons deflates it and sets the compressed sys flag
-            specs.append({
-                "topic": topic, "tags": f"Tag{i % 3}", "keys": [f"key-{i}", f"order-{i // 4}"], "body": b64(body),
-                "properties": {"seq": str(i), "origin": "ali-ons"}, "flag": i % 5,
-            })
+                body = (
+                    bytes(range(256)) * 20
+                )  # >= 4 KiB: ali-ons deflates it and sets the compressed sys flag
+            specs.append(
+                {
+                    "topic": topic,
+                    "tags": f"Tag{i % 3}",
+                    "keys": [f"key-{i}", f"order-{i // 4}"],
+                    "body": b64(body),
+                    "properties": {"seq": str(i), "origin": "ali-ons"},
+                    "flag": i % 5,
+                }
+            )
         sent = await js.produce(ns, "pg-js", specs)
         assert [s["sendStatus"] for s in sent] == ["SEND_OK"] * n
         assert all(len(s["msgId"]) == 32 and int(s["msgId"], 16) >= 0 for s in sent), sent[:3]
@@ -304,29 +329,56 @@ async def test_ali_ons_producer_messages_reach_python_consumer_intact(cluster_fa
 
 
 @pytest.mark.timeout(90)
-async def test_ali_ons_sharding_key_keeps_order_and_delay_level_is_honoured(cluster_factory: Any, js: Js) -> None:
+async def test_ali_ons_sharding_key_keeps_order_and_delay_level_is_honoured(
+    cluster_factory: Any, js: Js
+) -> None:
     topic = "JsOrdered"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
         # ali-ons picks queue md5(key)[:4] % 4 but treats queue id 0 as "none" (then round-robins): these
         # keys hash to queues 1, 3 and 2.
         orders = ["order-1", "order-3", "order-5"]
         specs: list[dict[str, Any]] = [
-            {"topic": topic, "tags": "Ord", "keys": [f"o{i}"], "body": b64(f"{orders[i % 3]}:{i}".encode()),
-             "shardingKey": orders[i % 3], "properties": {"seq": str(i)}}
+            {
+                "topic": topic,
+                "tags": "Ord",
+                "keys": [f"o{i}"],
+                "body": b64(f"{orders[i % 3]}:{i}".encode()),
+                "shardingKey": orders[i % 3],
+                "properties": {"seq": str(i)},
+            }
             for i in range(18)
         ]
-        delayed = {"topic": topic, "tags": "Late", "keys": ["late"], "body": b64(b"late"), "delayTimeLevel": 2}
+        delayed = {
+            "topic": topic,
+            "tags": "Late",
+            "keys": ["late"],
+            "body": b64(b"late"),
+            "delayTimeLevel": 2,
+        }
         sent = await js.produce(ns, "pg-js-order", [*specs, delayed])
         assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
         # The queue selector (a hash of the sharding key) puts each order on one queue...
         for order in orders:
-            assert len({int(s["queueId"]) for s, spec in zip(sent, specs, strict=False) if spec["shardingKey"] == order}) == 1
+            assert (
+                len(
+                    {
+                        int(s["queueId"])
+                        for s, spec in zip(sent, specs, strict=False)
+                        if spec["shardingKey"] == order
+                    }
+                )
+                == 1
+            )
 
         got = await python_receive(ns, "cg-py-order", topic, len(specs) + 1)
         # ... where our broker keeps the send order.
         for order in orders:
-            in_queue = sorted((m for m in got if m.body.startswith(order.encode())), key=lambda m: m.queue_offset)
-            assert [int(m.properties["seq"]) for m in in_queue] == [i for i in range(18) if i % 3 == orders.index(order)]
+            in_queue = sorted(
+                (m for m in got if m.body.startswith(order.encode())), key=lambda m: m.queue_offset
+            )
+            assert [int(m.properties["seq"]) for m in in_queue] == [
+                i for i in range(18) if i % 3 == orders.index(order)
+            ]
         late = [m for m in got if m.tags == "Late"]
         assert len(late) == 1
         # Level 2 of the broker's messageDelayLevel is 2 s: stored again under the topic no earlier than that.
@@ -338,17 +390,23 @@ async def test_ali_ons_sharding_key_keeps_order_and_delay_level_is_honoured(clus
 
 
 @pytest.mark.timeout(120)
-async def test_ali_ons_consumer_tag_filter_and_offsets_committed_on_our_broker(cluster_factory: Any, js: Js) -> None:
+async def test_ali_ons_consumer_tag_filter_and_offsets_committed_on_our_broker(
+    cluster_factory: Any, js: Js
+) -> None:
     topic, group = "PyProduced", "cg-js-filter"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
         tags = ["TagA", "TagB", "TagC"]
-        first = [Message(topic, f"first-{i}".encode() + b"\x00\xfe", tags=tags[i % 3], keys=[f"k{i}"], flag=i)
-                 for i in range(30)]
+        first = [
+            Message(topic, f"first-{i}".encode() + b"\x00\xfe", tags=tags[i % 3], keys=[f"k{i}"], flag=i)
+            for i in range(30)
+        ]
         await python_send(ns, "pg-py", first)
         wanted = Counter(m.body for m in first if m.tags in ("TagA", "TagC"))
 
         consumer = js.consumer(ns, group, topic, "TagA || TagC")
-        await consumer.wait(lambda: bodies(received(consumer)) == wanted, 40, f"{len(wanted)} TagA/TagC messages")
+        await consumer.wait(
+            lambda: bodies(received(consumer)) == wanted, 40, f"{len(wanted)} TagA/TagC messages"
+        )
         offsets = await wait_offsets_caught_up(ns, group, topic)
         assert sum(offsets.values()) == len(first)
         assert bodies(received(consumer)) == wanted, "only the subscribed tags, each once"
@@ -373,7 +431,9 @@ async def test_ali_ons_consumer_tag_filter_and_offsets_committed_on_our_broker(c
         await python_send(ns, "pg-py", second)
         again = js.consumer(ns, group, topic, "TagA || TagC")
         wanted_again = Counter(m.body for m in second if m.tags in ("TagA", "TagC"))
-        await again.wait(lambda: bodies(received(again)) == wanted_again, 40, "the messages sent after the restart")
+        await again.wait(
+            lambda: bodies(received(again)) == wanted_again, 40, "the messages sent after the restart"
+        )
         await wait_offsets_caught_up(ns, group, topic)
         assert bodies(received(again)) == wanted_again, "nothing consumed before the restart came again"
         await again.close()
@@ -400,7 +460,9 @@ async def test_ali_ons_two_consumers_share_the_queues_of_a_group(cluster_factory
         msgs = [Message(topic, f"shared-{i}".encode(), tags="S") for i in range(40)]
         await python_send(ns, "pg-py-shared", msgs)
         wanted = Counter(m.body for m in msgs)
-        await one.wait(lambda: bodies(received(one)) + bodies(received(two)) == wanted, 40, "every message once")
+        await one.wait(
+            lambda: bodies(received(one)) + bodies(received(two)) == wanted, 40, "every message once"
+        )
         assert received(one) and received(two), "both members consumed"
         assert not {e["queueId"] for e in received(one)} & {e["queueId"] for e in received(two)}
         await wait_offsets_caught_up(ns, group, topic)
@@ -417,16 +479,27 @@ async def test_ali_ons_reconsume_later_comes_back_through_send_msg_back(cluster_
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
         consumer = js.consumer(ns, group, topic, "*", retryFirstDeliveryOfTags=["Fail"])
         await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
-        msgs = [Message(topic, f"retry-{i}".encode(), tags="Fail" if i % 2 else "Fine", keys=[f"r{i}"],
-                        properties={"n": str(i)}) for i in range(6)]
+        msgs = [
+            Message(
+                topic,
+                f"retry-{i}".encode(),
+                tags="Fail" if i % 2 else "Fine",
+                keys=[f"r{i}"],
+                properties={"n": str(i)},
+            )
+            for i in range(6)
+        ]
         results = await python_send(ns, "pg-py-retry", msgs)
         failing = {m.body for m in msgs if m.tags == "Fail"}
 
         def redelivered() -> list[dict[str, Any]]:
             return [e for e in received(consumer) if e["reconsumeTimes"] == 1]
 
-        await consumer.wait(lambda: {base64.b64decode(e["body"]) for e in redelivered()} == failing, 60,
-                            "each failed message once more (CONSUMER_SEND_MSG_BACK, %RETRY% topic, back-off)")
+        await consumer.wait(
+            lambda: {base64.b64decode(e["body"]) for e in redelivered()} == failing,
+            60,
+            "each failed message once more (CONSUMER_SEND_MSG_BACK, %RETRY% topic, back-off)",
+        )
         firsts = [e for e in received(consumer) if e["reconsumeTimes"] == 0]
         assert bodies(firsts) == Counter(m.body for m in msgs)
         assert {e["action"] for e in firsts if e["tags"] == "Fail"} == {"retry"}
@@ -437,7 +510,11 @@ async def test_ali_ons_reconsume_later_comes_back_through_send_msg_back(cluster_
             assert e["topic"] == topic, "ali-ons restores the topic from RETRY_TOPIC"
             assert e["properties"]["RETRY_TOPIC"] == topic
             assert e["properties"]["ORIGIN_MESSAGE_ID"] in (r.msg_id, offset_ids[r.msg_id])
-            assert e["tags"] == "Fail" and e["keys"] == m.properties["KEYS"] and e["properties"]["n"] == m.properties["n"]
+            assert (
+                e["tags"] == "Fail"
+                and e["keys"] == m.properties["KEYS"]
+                and e["properties"]["n"] == m.properties["n"]
+            )
         await wait_offsets_caught_up(ns, group, topic)
         await consumer.close()
 
@@ -449,7 +526,9 @@ async def test_ali_ons_broadcast_consumers_each_receive_everything(cluster_facto
         spec = {"broadcast": True, "consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET"}
         one = js.consumer(ns, group, topic, "B1 || B2", instanceName="b-one", **spec)
         two = js.consumer(ns, group, topic, "B1 || B2", instanceName="b-two", **spec)
-        msgs = [Message(topic, f"broadcast-{i}".encode(), tags=["B1", "B2", "Other"][i % 3]) for i in range(24)]
+        msgs = [
+            Message(topic, f"broadcast-{i}".encode(), tags=["B1", "B2", "Other"][i % 3]) for i in range(24)
+        ]
         await python_send(ns, "pg-py-broadcast", msgs)
         wanted = Counter(m.body for m in msgs if m.tags != "Other")
         await one.wait(lambda: bodies(received(one)) == wanted, 40, "all B1/B2 messages")
@@ -459,14 +538,22 @@ async def test_ali_ons_broadcast_consumers_each_receive_everything(cluster_facto
 
 
 @pytest.mark.timeout(120)
-async def test_ali_ons_message_beyond_max_reconsume_times_goes_to_the_dlq(cluster_factory: Any, js: Js) -> None:
+async def test_ali_ons_message_beyond_max_reconsume_times_goes_to_the_dlq(
+    cluster_factory: Any, js: Js
+) -> None:
     topic, group = "PyDead", "cg-js-dead"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
-        consumer = js.consumer(ns, group, topic, "*", retryAlwaysTags=["Dead"], options={"maxReconsumeTimes": 1})
+        consumer = js.consumer(
+            ns, group, topic, "*", retryAlwaysTags=["Dead"], options={"maxReconsumeTimes": 1}
+        )
         await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
-        [result] = await python_send(ns, "pg-py-dead", [Message(topic, b"dead \x00 letter", tags="Dead", keys=["dl"])])
+        [result] = await python_send(
+            ns, "pg-py-dead", [Message(topic, b"dead \x00 letter", tags="Dead", keys=["dl"])]
+        )
         # Delivered, retried once (the header's maxReconsumeTimes=1 overrides the group's 16), then dead.
-        await consumer.wait(lambda: sorted(e["reconsumeTimes"] for e in received(consumer)) == [0, 1], 60, "two deliveries")
+        await consumer.wait(
+            lambda: sorted(e["reconsumeTimes"] for e in received(consumer)) == [0, 1], 60, "two deliveries"
+        )
         [dead] = await python_receive(ns, "cg-py-dlq-reader", f"%DLQ%{group}", 1)
         assert dead.body == b"dead \x00 letter" and dead.tags == "Dead" and dead.keys == ["dl"]
         assert dead.reconsume_times == 2
@@ -478,17 +565,33 @@ async def test_ali_ons_message_beyond_max_reconsume_times_goes_to_the_dlq(cluste
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("post_subscription", [True, False], ids=["sub-in-pull", "heartbeat-only"])
-async def test_ali_ons_sql92_subscription_is_filtered_by_our_broker(cluster_factory: Any, js: Js, post_subscription: bool) -> None:
+async def test_ali_ons_sql92_subscription_is_filtered_by_our_broker(
+    cluster_factory: Any, js: Js, post_subscription: bool
+) -> None:
     # heartbeat-only: the pulls carry no expression, our broker filters with the one the heartbeat registered.
     topic, group = "PySql", "cg-js-sql"
     async with cluster_with_topic(cluster_factory, js, topic, enablePropertyFilter=True) as ns:
-        msgs = [Message(topic, f"sql-{i}".encode(), tags=["X", "Y"][i % 2], properties={"a": str(i), "b": "yes" if i % 3 else "no"})
-                for i in range(20)]
+        msgs = [
+            Message(
+                topic,
+                f"sql-{i}".encode(),
+                tags=["X", "Y"][i % 2],
+                properties={"a": str(i), "b": "yes" if i % 3 else "no"},
+            )
+            for i in range(20)
+        ]
         await python_send(ns, "pg-py-sql", msgs)
-        expression = {"expressionType": "SQL92", "subString": "a >= 5 AND a < 15 AND b = 'yes' AND TAGS = 'X'"}
-        consumer = js.consumer(ns, group, topic, expression, options={"postSubscriptionWhenPull": post_subscription})
+        expression = {
+            "expressionType": "SQL92",
+            "subString": "a >= 5 AND a < 15 AND b = 'yes' AND TAGS = 'X'",
+        }
+        consumer = js.consumer(
+            ns, group, topic, expression, options={"postSubscriptionWhenPull": post_subscription}
+        )
         wanted = Counter(m.body for i, m in enumerate(msgs) if 5 <= i < 15 and i % 3 and i % 2 == 0)
-        await consumer.wait(lambda: bodies(received(consumer)) == wanted, 40, f"the {len(wanted)} matching messages")
+        await consumer.wait(
+            lambda: bodies(received(consumer)) == wanted, 40, f"the {len(wanted)} matching messages"
+        )
         await wait_offsets_caught_up(ns, group, topic)
         assert bodies(received(consumer)) == wanted
         await consumer.close()
@@ -499,22 +602,36 @@ async def test_ali_ons_namespace_and_start_deliver_time(cluster_factory: Any, js
     namespace = "inst1"
     # ali-ons puts `<namespace>%` before topics and groups
     async with cluster_with_topic(cluster_factory, js, f"{namespace}%NsTopic") as ns:
-        consumer = js.consumer(ns, "cg-ns", "NsTopic", "*", namespace=namespace, retryFirstDeliveryOfTags=["Again"])
+        consumer = js.consumer(
+            ns, "cg-ns", "NsTopic", "*", namespace=namespace, retryFirstDeliveryOfTags=["Again"]
+        )
         await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
         specs: list[dict[str, Any]] = [
             {"topic": "NsTopic", "tags": "Now", "keys": ["n"], "body": b64(b"now")},
-            {"topic": "NsTopic", "tags": "Timer", "keys": ["t"], "body": b64(b"timer"), "startDeliverAfterMs": 2000},
+            {
+                "topic": "NsTopic",
+                "tags": "Timer",
+                "keys": ["t"],
+                "body": b64(b"timer"),
+                "startDeliverAfterMs": 2000,
+            },
             {"topic": "NsTopic", "tags": "Again", "keys": ["a"], "body": b64(b"again")},
         ]
         sent = await js.produce(ns, "pg-ns", specs, namespace=namespace)
         assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
-        await consumer.wait(lambda: len(received(consumer)) == 4, 40, "now, again twice and the timer message")
+        await consumer.wait(
+            lambda: len(received(consumer)) == 4, 40, "now, again twice and the timer message"
+        )
         by_tag = {(e["tags"], e["reconsumeTimes"]): e for e in received(consumer)}
         assert set(by_tag) == {("Now", 0), ("Timer", 0), ("Again", 0), ("Again", 1)}
         assert all(e["topic"] == f"{namespace}%NsTopic" for e in received(consumer))
         timer = by_tag["Timer", 0]
         # ali-ons' __STARTDELIVERTIME: our broker holds the message until then (a timer message).
-        assert timer["storeTimestamp"] >= int(timer["properties"]["__STARTDELIVERTIME"]) >= timer["bornTimestamp"] + 1900
+        assert (
+            timer["storeTimestamp"]
+            >= int(timer["properties"]["__STARTDELIVERTIME"])
+            >= timer["bornTimestamp"] + 1900
+        )
         await wait_offsets_caught_up(ns, f"{namespace}%cg-ns", f"{namespace}%NsTopic")
         await consumer.close()
 
@@ -526,19 +643,34 @@ async def test_ali_ons_heartbeat_subscription_filters_unicode_tags(cluster_facto
     topic, group = "PyUnicode", "cg-js-unicode"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
         tags = ["标签", "tag-😀", "Ünïcödé", "plain"]
-        msgs = [Message(topic, f"u-{i}-✓".encode() + bytes(range(200)) * (30 if i == 3 else 1), tags=tags[i % 4],
-                        keys=[f"ключ-{i}"], properties={"ñame": f"välue-{i} ✓"})
-                for i in range(16)]
+        msgs = [
+            Message(
+                topic,
+                f"u-{i}-✓".encode() + bytes(range(200)) * (30 if i == 3 else 1),
+                tags=tags[i % 4],
+                keys=[f"ключ-{i}"],
+                properties={"ñame": f"välue-{i} ✓"},
+            )
+            for i in range(16)
+        ]
         await python_send(ns, "pg-py-unicode", msgs)
-        consumer = js.consumer(ns, group, topic, "标签 || tag-😀", options={"postSubscriptionWhenPull": False})
+        consumer = js.consumer(
+            ns, group, topic, "标签 || tag-😀", options={"postSubscriptionWhenPull": False}
+        )
         wanted = Counter(m.body for m in msgs if m.tags in ("标签", "tag-😀"))
-        await consumer.wait(lambda: bodies(received(consumer)) == wanted, 40, f"the {len(wanted)} messages of two tags")
+        await consumer.wait(
+            lambda: bodies(received(consumer)) == wanted, 40, f"the {len(wanted)} messages of two tags"
+        )
         await wait_offsets_caught_up(ns, group, topic)
         assert bodies(received(consumer)) == wanted
         by_body = {m.body: m for m in msgs}
         for e in received(consumer):
             m = by_body[base64.b64decode(e["body"])]
-            assert (e["tags"], e["keys"], e["properties"]["ñame"]) == (m.tags, m.keys[0], m.properties["ñame"])
+            assert (e["tags"], e["keys"], e["properties"]["ñame"]) == (
+                m.tags,
+                m.keys[0],
+                m.properties["ñame"],
+            )
         await consumer.close()
 
 
@@ -550,13 +682,22 @@ async def test_ali_ons_across_two_brokers(cluster_factory: Any, js: Js) -> None:
         await create_topic(ns, topic)  # 4 queues on each broker
         consumer = js.consumer(ns, group, topic, "Even")
         await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
-        specs: list[dict[str, Any]] = [{"topic": topic, "tags": ["Even", "Odd"][i % 2], "keys": [f"b{i}"], "body": b64(f"two-{i}".encode())}
-                 for i in range(40)]
+        specs: list[dict[str, Any]] = [
+            {
+                "topic": topic,
+                "tags": ["Even", "Odd"][i % 2],
+                "keys": [f"b{i}"],
+                "body": b64(f"two-{i}".encode()),
+            }
+            for i in range(40)
+        ]
         sent = await js.produce(ns, "pg-js-two", specs)
         assert {s["brokerName"] for s in sent} == {"broker-a", "broker-b"}
         assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
         wanted = Counter(base64.b64decode(s["body"]) for s in specs if s["tags"] == "Even")
-        await consumer.wait(lambda: bodies(received(consumer)) == wanted, 40, "the Even messages of both brokers")
+        await consumer.wait(
+            lambda: bodies(received(consumer)) == wanted, 40, "the Even messages of both brokers"
+        )
         offsets = await wait_offsets_caught_up(ns, group, topic)
         assert {broker for broker, _ in offsets} == {"broker-a", "broker-b"} and len(offsets) == 8
         assert sum(offsets.values()) == len(specs)
@@ -573,13 +714,17 @@ async def test_ali_ons_consumer_carries_on_over_a_broker_restart(cluster_factory
         await consumer.wait(lambda: consumer.of("ready"), 30, "the consumer started")
         before = [Message(topic, f"before-{i}".encode(), tags="R") for i in range(12)]
         await python_send(ns, "pg-py-restart", before)
-        await consumer.wait(lambda: set(bodies(received(consumer))) == {m.body for m in before}, 40, "the first batch")
+        await consumer.wait(
+            lambda: set(bodies(received(consumer))) == {m.body for m in before}, 40, "the first batch"
+        )
         await wait_offsets_caught_up(ns, group, topic)
         await cluster.brokers[0].restart()  # SIGTERM (offsets flushed), then the same port and store
         after = [Message(topic, f"after-{i}".encode(), tags="R") for i in range(12)]
         await python_send(ns, "pg-py-restart", after)
         # ali-ons reconnects (its pulls fail meanwhile and are retried) and goes on from its offsets.
-        await consumer.wait(lambda: {m.body for m in after} <= set(bodies(received(consumer))), 60, "the second batch")
+        await consumer.wait(
+            lambda: {m.body for m in after} <= set(bodies(received(consumer))), 60, "the second batch"
+        )
         await wait_offsets_caught_up(ns, group, topic)
         counts = bodies(received(consumer))
         assert all(counts[m.body] == 1 for m in before), "nothing of the first batch again after the restart"
@@ -609,14 +754,27 @@ async def test_ali_ons_consume_from_last_offset_and_from_timestamp(cluster_facto
         await python_send(ns, "pg-py-where", middle)
         stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(boundary_s))
         last = js.consumer(ns, "cg-js-last", topic, "*", consumeFromWhere="CONSUME_FROM_LAST_OFFSET")
-        by_time = js.consumer(ns, "cg-js-time", topic, "*", consumeFromWhere="CONSUME_FROM_TIMESTAMP", consumeTimestamp=stamp)
+        by_time = js.consumer(
+            ns, "cg-js-time", topic, "*", consumeFromWhere="CONSUME_FROM_TIMESTAMP", consumeTimestamp=stamp
+        )
         for proc in (last, by_time):
-            await proc.wait(lambda p=proc: added_queues(p, topic) == 4, 30, "its start offsets of the 4 queues")  # type: ignore[misc]
+            await proc.wait(
+                lambda p=proc: added_queues(p, topic) == 4,  # type: ignore[misc]
+                30,
+                "its start offsets of the 4 queues",
+            )
         new = [Message(topic, f"new-{i}".encode(), tags="W") for i in range(8)]
         await python_send(ns, "pg-py-where", new)
-        await last.wait(lambda: bodies(received(last)) == Counter(m.body for m in new), 40, "the messages sent after its start")
-        await by_time.wait(lambda: bodies(received(by_time)) == Counter(m.body for m in middle + new), 40,
-                           "the messages stored since the timestamp")
+        await last.wait(
+            lambda: bodies(received(last)) == Counter(m.body for m in new),
+            40,
+            "the messages sent after its start",
+        )
+        await by_time.wait(
+            lambda: bodies(received(by_time)) == Counter(m.body for m in middle + new),
+            40,
+            "the messages stored since the timestamp",
+        )
         await wait_offsets_caught_up(ns, "cg-js-last", topic)
         await wait_offsets_caught_up(ns, "cg-js-time", topic)
         assert bodies(received(last)) == Counter(m.body for m in new)
@@ -629,8 +787,9 @@ async def test_ali_ons_consume_from_last_offset_and_from_timestamp(cluster_facto
 async def test_ali_ons_ordered_topic_from_the_namesrv_order_config(cluster_factory: Any, js: Js) -> None:
     # With orderMessageEnable the NameServer puts the ORDER_TOPIC_CONFIG KV entry of a topic into its route
     # (orderTopicConf "broker:queues;..."); ali-ons then publishes to those queues only.
-    cluster = await cluster_factory(broker_overrides={"messageDelayLevel": DELAY_LEVELS},
-                                    namesrv_overrides={"orderMessageEnable": True})
+    cluster = await cluster_factory(
+        broker_overrides={"messageDelayLevel": DELAY_LEVELS}, namesrv_overrides={"orderMessageEnable": True}
+    )
     ns, topic = cluster.namesrv_addr, "JsOrderConf"
     async with diagnosed(cluster, js):
         await create_topic(ns, topic)
@@ -639,7 +798,10 @@ async def test_ali_ons_ordered_topic_from_the_namesrv_order_config(cluster_facto
             assert (await namesrv.call(RequestCode.PUT_KV_CONFIG, header)).code == ResponseCode.SUCCESS
             route = await namesrv.route(topic, version=121)
             assert route is not None and route.order_topic_conf == "broker-a:2"
-        specs: list[dict[str, Any]] = [{"topic": topic, "tags": "O", "keys": [f"oc{i}"], "body": b64(f"oc-{i}".encode())} for i in range(12)]
+        specs: list[dict[str, Any]] = [
+            {"topic": topic, "tags": "O", "keys": [f"oc{i}"], "body": b64(f"oc-{i}".encode())}
+            for i in range(12)
+        ]
         sent = await js.produce(ns, "pg-js-order-conf", specs)
         assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
         assert {int(s["queueId"]) for s in sent} == {0, 1}
@@ -653,14 +815,23 @@ async def test_ali_ons_offsets_committed_on_close_reach_our_broker(cluster_facto
     # UPDATE_CONSUMER_OFFSETs ali-ons sends while closing, just before UNREGISTER_CLIENT and the socket close.
     topic, group = "PyCloseCommit", "cg-js-close-commit"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
-        consumer = js.consumer(ns, group, topic, "*", options={
-            "persistConsumerOffsetInterval": 600_000, "brokerSuspendMaxTimeMillis": 15_000,
-            "consumerTimeoutMillisWhenSuspend": 30_000,
-        })
+        consumer = js.consumer(
+            ns,
+            group,
+            topic,
+            "*",
+            options={
+                "persistConsumerOffsetInterval": 600_000,
+                "brokerSuspendMaxTimeMillis": 15_000,
+                "consumerTimeoutMillisWhenSuspend": 30_000,
+            },
+        )
         await consumer.wait(lambda: added_queues(consumer, topic) == 4, 30, "its 4 queues")
         msgs = [Message(topic, f"close-{i}".encode(), tags="C") for i in range(20)]
         await python_send(ns, "pg-py-close", msgs)
-        await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in msgs), 40, "every message")
+        await consumer.wait(
+            lambda: bodies(received(consumer)) == Counter(m.body for m in msgs), 40, "every message"
+        )
         await consumer.close()
         offsets = await wait_offsets_caught_up(ns, group, topic, timeout_s=10)
         assert sum(offsets.values()) == len(msgs)
@@ -674,12 +845,26 @@ async def test_ali_ons_fallback_send_to_the_retry_topic(cluster_factory: Any, js
     group = "cg-fallback"
     retry_topic = f"%RETRY%{group}"
     async with cluster_with_topic(cluster_factory, js, retry_topic) as ns:
-        common = {"RETRY_TOPIC": "Orders", "ORIGIN_MESSAGE_ID": "7F00000100002A9F0000000000000000", "DELAY": "0"}
+        common = {
+            "RETRY_TOPIC": "Orders",
+            "ORIGIN_MESSAGE_ID": "7F00000100002A9F0000000000000000",
+            "DELAY": "0",
+        }
         specs = [
-            {"topic": retry_topic, "tags": "Fb", "keys": ["dead"], "body": b64(b"at the maximum"),
-             "properties": {**common, "RECONSUME_TIME": "4", "MAX_RECONSUME_TIMES": "4"}},
-            {"topic": retry_topic, "tags": "Fb", "keys": ["alive"], "body": b64(b"one more try"),
-             "properties": {**common, "RECONSUME_TIME": "1", "MAX_RECONSUME_TIMES": "4"}},
+            {
+                "topic": retry_topic,
+                "tags": "Fb",
+                "keys": ["dead"],
+                "body": b64(b"at the maximum"),
+                "properties": {**common, "RECONSUME_TIME": "4", "MAX_RECONSUME_TIMES": "4"},
+            },
+            {
+                "topic": retry_topic,
+                "tags": "Fb",
+                "keys": ["alive"],
+                "body": b64(b"one more try"),
+                "properties": {**common, "RECONSUME_TIME": "1", "MAX_RECONSUME_TIMES": "4"},
+            },
         ]
         sent = await js.produce(ns, "pg-js-fallback", specs)
         assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
@@ -688,11 +873,16 @@ async def test_ali_ons_fallback_send_to_the_retry_topic(cluster_factory: Any, js
         assert (dead.body, dead.keys, dead.reconsume_times) == (b"at the maximum", ["dead"], 4)
         assert (alive.body, alive.keys, alive.reconsume_times) == (b"one more try", ["alive"], 1)
         for m in (dead, alive):
-            assert (m.properties["RETRY_TOPIC"], m.properties["ORIGIN_MESSAGE_ID"]) == ("Orders", common["ORIGIN_MESSAGE_ID"])
+            assert (m.properties["RETRY_TOPIC"], m.properties["ORIGIN_MESSAGE_ID"]) == (
+                "Orders",
+                common["ORIGIN_MESSAGE_ID"],
+            )
 
 
 @pytest.mark.timeout(120)
-async def test_ali_ons_pull_offset_moved_puts_the_consumer_back_in_range(cluster_factory: Any, js: Js) -> None:
+async def test_ali_ons_pull_offset_moved_puts_the_consumer_back_in_range(
+    cluster_factory: Any, js: Js
+) -> None:
     # The group's committed offsets lie beyond the queues' ends: ali-ons pulls there, our broker answers
     # PULL_OFFSET_MOVED with nextBeginOffset = the max offset (4.9.8's correction on a master) and ali-ons
     # goes on from it: nothing old comes again, what is sent afterwards does.
@@ -706,15 +896,22 @@ async def test_ali_ons_pull_offset_moved_puts_the_consumer_back_in_range(cluster
         async with await RawConnection.open(cluster.brokers[0].addr) as conn:
             for queue_id in range(4):
                 fields = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "commitOffset": 1000}
-                assert (await conn.call(RequestCode.UPDATE_CONSUMER_OFFSET, fields)).code == ResponseCode.SUCCESS
+                assert (
+                    await conn.call(RequestCode.UPDATE_CONSUMER_OFFSET, fields)
+                ).code == ResponseCode.SUCCESS
         consumer = js.consumer(ns, group, topic, "*")
-        await consumer.wait(lambda: sum("offset illegal" in line for line in consumer.stderr_lines()) >= 4, 30,
-                            "PULL_OFFSET_MOVED on each queue")
+        await consumer.wait(
+            lambda: sum("offset illegal" in line for line in consumer.stderr_lines()) >= 4,
+            30,
+            "PULL_OFFSET_MOVED on each queue",
+        )
         offsets = await wait_offsets_caught_up(ns, group, topic)
         assert sum(offsets.values()) == len(old)
         new = [Message(topic, f"new-{i}".encode(), tags="M") for i in range(8)]
         await python_send(ns, "pg-py-moved", new)
-        await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in new), 40, "the new messages")
+        await consumer.wait(
+            lambda: bodies(received(consumer)) == Counter(m.body for m in new), 40, "the new messages"
+        )
         await wait_offsets_caught_up(ns, group, topic)
         assert bodies(received(consumer)) == Counter(m.body for m in new)
         await consumer.close()
@@ -727,7 +924,9 @@ async def test_ali_ons_large_messages_both_ways(cluster_factory: Any, js: Js) ->
     topic, group = "JsLarge", "cg-js-large"
     async with cluster_with_topic(cluster_factory, js, topic) as ns:
         big = [os.urandom(1536 * 1024) for _ in range(3)]
-        specs = [{"topic": topic, "tags": "Big", "keys": [f"big{i}"], "body": b64(b)} for i, b in enumerate(big)]
+        specs = [
+            {"topic": topic, "tags": "Big", "keys": [f"big{i}"], "body": b64(b)} for i, b in enumerate(big)
+        ]
         sent = await js.produce(ns, "pg-js-large", specs)
         assert {s["sendStatus"] for s in sent} == {"SEND_OK"}
         got = await python_receive(ns, "cg-py-large", topic, len(big))
@@ -736,7 +935,9 @@ async def test_ali_ons_large_messages_both_ways(cluster_factory: Any, js: Js) ->
         consumer = js.consumer(ns, group, topic, "Back")
         back = [Message(topic, os.urandom(1536 * 1024), tags="Back") for _ in range(3)]
         await python_send(ns, "pg-py-large", back)
-        await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in back), 60, "the large messages")
+        await consumer.wait(
+            lambda: bodies(received(consumer)) == Counter(m.body for m in back), 60, "the large messages"
+        )
         await consumer.close()
 
 
@@ -753,7 +954,9 @@ async def test_ali_ons_consumer_and_a_live_offset_reset(cluster_factory: Any, js
         first = [Message(topic, f"reset-{i}".encode()) for i in range(12)]
         await python_send(ns, "pg-py-reset", first)
         consumer = js.consumer(ns, group, topic)
-        await consumer.wait(lambda: bodies(received(consumer)) == Counter(m.body for m in first), 40, "every message")
+        await consumer.wait(
+            lambda: bodies(received(consumer)) == Counter(m.body for m in first), 40, "every message"
+        )
         await wait_offsets_caught_up(ns, group, topic)
         async with Admin(namesrv_addr=ns) as admin:
             reset = await admin.reset_offset_by_time(group, topic, 0)
@@ -762,7 +965,9 @@ async def test_ali_ons_consumer_and_a_live_offset_reset(cluster_factory: Any, js
             assert status == {}, "ali-ons does not answer GET_CONSUMER_STATUS_FROM_CLIENT"
             later = Message(topic, b"after-the-reset")
             await python_send(ns, "pg-py-reset", [later])
-            await consumer.wait(lambda: b"after-the-reset" in bodies(received(consumer)), 30, "a message sent after the reset")
+            await consumer.wait(
+                lambda: b"after-the-reset" in bodies(received(consumer)), 30, "a message sent after the reset"
+            )
             assert not consumer.of("error"), consumer.of("error")
             await consumer.close()
             await wait_offsets_caught_up(ns, group, topic)
@@ -770,5 +975,7 @@ async def test_ali_ons_consumer_and_a_live_offset_reset(cluster_factory: Any, js
             assert not offline.live and set(offline.values()) == {0}
         again = js.consumer(ns, group, topic)
         everything = Counter(m.body for m in [*first, later])
-        await again.wait(lambda: bodies(received(again)) == everything, 40, "the replay after the offline reset")
+        await again.wait(
+            lambda: bodies(received(again)) == everything, 40, "the replay after the offline reset"
+        )
         await again.close()

@@ -79,7 +79,12 @@ async def test_ali_ons_signed_sends_on_an_acl_and_permissive_tls_cluster(
               "secretKey": ADMIN[1], "tlsMode": "permissive", "tlsServerCertPath": leaf.cert, "tlsServerKeyPath": leaf.key}  # fmt: skip
     cluster = await cluster_factory(broker_overrides=secure, namesrv_overrides=secure)
     ns, topic = cluster.namesrv_addr, "TopicJsAcl"
-    ours: dict[str, Any] = {"access_key": ADMIN[0], "secret_key": ADMIN[1], "use_tls": True, "tls_ca_file": ca.ca}
+    ours: dict[str, Any] = {
+        "access_key": ADMIN[0],
+        "secret_key": ADMIN[1],
+        "use_tls": True,
+        "tls_ca_file": ca.ca,
+    }
     async with Admin(namesrv_addr=ns, **ours) as admin:
         await admin.create_topic(topic, read_queues=2, write_queues=2)
     bodies = [b"from ali-ons %d" % i for i in range(5)]

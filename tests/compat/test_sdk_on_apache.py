@@ -50,7 +50,9 @@ async def ns(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     """The NameServer address of a cluster of the kind `request.param` names."""
     work = tmp_path_factory.mktemp(f"sdk-on-{request.param}")
     if request.param == "rocketq":
-        async with LocalCluster(work, broker_overrides={**BROKER, "mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES}) as ours:
+        async with LocalCluster(
+            work, broker_overrides={**BROKER, "mappedFileSizeCommitLog": COMMIT_LOG_FILE_BYTES}
+        ) as ours:
             yield ours.namesrv_addr
         return
     async with running(ApacheCluster(work / "apache", work / "store", **BROKER)) as apache:
@@ -61,14 +63,21 @@ async def ns(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 async def test_producer_batch_lite_pull_and_admin(ns: str) -> None:
     topic = "SdkBasics"
     await create_topic(ns, topic)
-    async with Producer("pg-sdk", namesrv_addr=ns, send_latency_fault_enable=True, retry_times_when_send_failed=2) as producer:
-        single = [await producer.send(Message(topic, f"one-{i}".encode(), tags="T", keys=[f"k{i}"],
-                                              properties={"n": str(i)})) for i in range(10)]
+    async with Producer(
+        "pg-sdk", namesrv_addr=ns, send_latency_fault_enable=True, retry_times_when_send_failed=2
+    ) as producer:
+        single = [
+            await producer.send(
+                Message(topic, f"one-{i}".encode(), tags="T", keys=[f"k{i}"], properties={"n": str(i)})
+            )
+            for i in range(10)
+        ]
         batch = await producer.send_batch([Message(topic, f"batch-{i}".encode(), tags="B") for i in range(5)])
     assert all(r.send_status.name == "SEND_OK" for r in [*single, batch])
     got = await python_receive(ns, "cg-sdk-lite", topic, 15)
-    assert Counter(m.body for m in got) == Counter([*(f"one-{i}".encode() for i in range(10)),
-                                                     *(f"batch-{i}".encode() for i in range(5))])
+    assert Counter(m.body for m in got) == Counter(
+        [*(f"one-{i}".encode() for i in range(10)), *(f"batch-{i}".encode() for i in range(5))]
+    )
     by_n = {m.properties["n"]: m for m in got if "n" in m.properties}
     assert [by_n[str(i)].keys for i in range(10)] == [[f"k{i}"] for i in range(10)]
     async with Admin(namesrv_addr=ns) as admin:
@@ -98,8 +107,11 @@ async def test_push_consumer_retry_then_dead_letter(ns: str) -> None:
     try:
         async with Producer("pg-sdk-retry", namesrv_addr=ns) as producer:
             await producer.send(Message(topic, b"doomed", tags="R", keys=["doomed"]))
-        await wait_for(lambda: sorted(seen) == [(b"doomed", 0), (b"doomed", 1)], timeout_s=60,
-                       what="the first delivery and one retry (CONSUMER_SEND_MSG_BACK)")
+        await wait_for(
+            lambda: sorted(seen) == [(b"doomed", 0), (b"doomed", 1)],
+            timeout_s=60,
+            what="the first delivery and one retry (CONSUMER_SEND_MSG_BACK)",
+        )
     finally:
         await consumer.shutdown()
     [dead] = await python_receive(ns, "cg-sdk-dlq-reader", "%DLQ%cg-sdk-retry", 1, timeout_s=40)
@@ -113,7 +125,9 @@ async def test_orderly_consumer_and_delay_level(ns: str) -> None:
     events: list[tuple[int, int]] = []
     consumer = PushConsumer("cg-sdk-orderly", namesrv_addr=ns, consume_from_where=FIRST)
     consumer.subscribe(topic, "*")
-    consumer.register_orderly_listener(lambda msgs: events.extend((m.queue_id, int(m.body.split(b":")[1])) for m in msgs))
+    consumer.register_orderly_listener(
+        lambda msgs: events.extend((m.queue_id, int(m.body.split(b":")[1])) for m in msgs)
+    )
     await consumer.start()
     try:
         selector = SelectMessageQueueByHash()
@@ -131,7 +145,9 @@ async def test_orderly_consumer_and_delay_level(ns: str) -> None:
             if q == queue and seq not in firsts and seq != 999:
                 firsts.append(seq)
         assert firsts == sorted(firsts), f"queue {queue} out of order: {firsts}"
-    [late_msg] = [m for m in await python_receive(ns, "cg-sdk-delay-reader", topic, 41) if m.body == b"late:999"]
+    [late_msg] = [
+        m for m in await python_receive(ns, "cg-sdk-delay-reader", topic, 41) if m.body == b"late:999"
+    ]
     assert late_msg.store_timestamp - late_msg.born_timestamp >= 1900  # level 2 = 2 s in SCHEDULE_TOPIC_XXXX
 
 
@@ -147,10 +163,17 @@ async def test_transactions_with_check_back(ns: str) -> None:
 
     local = {"commit": LocalTransactionState.COMMIT_MESSAGE, "rollback": LocalTransactionState.ROLLBACK_MESSAGE,
              "unknown": LocalTransactionState.UNKNOW}  # fmt: skip
-    async with TransactionProducer("pg-sdk-tx", namesrv_addr=ns, checker=checker, heartbeat_broker_interval_ms=300) as producer:
+    async with TransactionProducer(
+        "pg-sdk-tx", namesrv_addr=ns, checker=checker, heartbeat_broker_interval_ms=300
+    ) as producer:
         for key, state in local.items():
-            await producer.send_in_transaction(Message(topic, key.encode(), keys=[key]), lambda _m, _a, s=state: s)  # type: ignore[misc]
-        await wait_for(lambda: "unknown" in asked, timeout_s=60, what="the broker's check-back of the unknown one")
+            await producer.send_in_transaction(
+                Message(topic, key.encode(), keys=[key]),
+                lambda _m, _a, s=state: s,  # type: ignore[misc]
+            )
+        await wait_for(
+            lambda: "unknown" in asked, timeout_s=60, what="the broker's check-back of the unknown one"
+        )
         got = await python_receive(ns, "cg-sdk-tx-reader", topic, 2, timeout_s=30)
     assert sorted(m.body for m in got) == [b"commit", b"unknown"]
     assert set(asked) == {"unknown"}
@@ -163,20 +186,33 @@ async def test_broadcast_consumers_each_get_everything(ns: str, tmp_path: Path) 
     got: dict[int, list[bytes]] = {0: [], 1: []}
     consumers = []
     for i in range(2):
-        c = PushConsumer("cg-sdk-bc", namesrv_addr=ns, consume_from_where=FIRST, message_model=MessageModel.BROADCASTING,
-                         offset_store_dir=str(tmp_path / str(i)), instance_name=f"bc-{i}")
+        c = PushConsumer(
+            "cg-sdk-bc",
+            namesrv_addr=ns,
+            consume_from_where=FIRST,
+            message_model=MessageModel.BROADCASTING,
+            offset_store_dir=str(tmp_path / str(i)),
+            instance_name=f"bc-{i}",
+        )
         c.subscribe(topic, "*")
         c.register_listener(lambda msgs, i=i: got[i].extend(m.body for m in msgs))  # type: ignore[misc]
         await c.start()
         consumers.append(c)
     try:
-        await wait_for(lambda: all(len(c.assigned_queues()) == 4 for c in consumers), timeout_s=30, what="all queues each")
+        await wait_for(
+            lambda: all(len(c.assigned_queues()) == 4 for c in consumers),
+            timeout_s=30,
+            what="all queues each",
+        )
         bodies = [f"bc-{i}".encode() for i in range(20)]
         async with Producer("pg-sdk-bc", namesrv_addr=ns) as producer:
             for body in bodies:
                 await producer.send(Message(topic, body))
-        await wait_for(lambda: all(set(bodies) <= set(b) for b in got.values()), timeout_s=40, what="every message at both")
+        await wait_for(
+            lambda: all(set(bodies) <= set(b) for b in got.values()),
+            timeout_s=40,
+            what="every message at both",
+        )
     finally:
         for c in consumers:
             await c.shutdown()
-

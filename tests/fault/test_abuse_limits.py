@@ -89,11 +89,15 @@ def _abuser_main(abuse: Callable[..., Coroutine[Any, Any, None]], args: tuple[An
     asyncio.run(abuse(*args))
 
 
-async def _run_in_child(abuse: Callable[..., Coroutine[Any, Any, None]], args: tuple[Any, ...], timeout_s: float) -> None:
+async def _run_in_child(
+    abuse: Callable[..., Coroutine[Any, Any, None]], args: tuple[Any, ...], timeout_s: float
+) -> None:
     child = multiprocessing.get_context("fork").Process(target=_abuser_main, args=(abuse, args), daemon=True)
     child.start()
     try:
-        await wait_for(lambda: not child.is_alive(), timeout_s=timeout_s, interval_s=0.1, what="the abuser to finish")
+        await wait_for(
+            lambda: not child.is_alive(), timeout_s=timeout_s, interval_s=0.1, what="the abuser to finish"
+        )
     finally:
         if child.is_alive():
             child.kill()
@@ -183,7 +187,9 @@ async def _broker_with_big_message(cluster_factory: ClusterFactory, **overrides:
     ],
 )
 @pytest.mark.timeout(180)
-async def test_unread_pipelined_pulls_are_paused(cluster_factory: ClusterFactory, connections: int, pulls: int) -> None:
+async def test_unread_pipelined_pulls_are_paused(
+    cluster_factory: ClusterFactory, connections: int, pulls: int
+) -> None:
     """Pulls of a 4 MB message pipelined on connections that never read their answers: each connection
     is answered up to its high-water mark and then no longer read (or closed past its share of the
     output budget); the answers held stay bounded whatever the number of pulls."""
@@ -238,7 +244,9 @@ async def _whole_frames(addr: str, connections: int, body_mib: int, hold_s: floa
     [pytest.param(40, id="40"), pytest.param(100, id="soak-100", marks=pytest.mark.soak)],
 )
 @pytest.mark.timeout(180)
-async def test_frames_held_open_wait_for_the_input_budget(cluster_factory: ClusterFactory, connections: int) -> None:
+async def test_frames_held_open_wait_for_the_input_budget(
+    cluster_factory: ClusterFactory, connections: int
+) -> None:
     """Connections each sending a 16 MiB frame but its last byte: only as many frames as fit in
     maxTotalBufferedInputBytes are read; the others wait unread (their bytes stay in the kernel)."""
     cluster = await cluster_factory(
@@ -276,7 +284,11 @@ async def test_many_whole_large_frames_at_once_stay_in_the_input_budget(
 async def test_a_trickled_frame_is_closed_at_the_frame_deadline(cluster_factory: ClusterFactory) -> None:
     """A frame whose bytes come one at a time, each well within the idle time: the bytes do not count as
     activity, and the frame must be whole within frameReadTimeoutMillis."""
-    overrides = {**SMALL_STORE_OVERRIDES, "serverChannelMaxIdleTimeSeconds": 30, "frameReadTimeoutMillis": 2000}
+    overrides = {
+        **SMALL_STORE_OVERRIDES,
+        "serverChannelMaxIdleTimeSeconds": 30,
+        "frameReadTimeoutMillis": 2000,
+    }
     cluster = await cluster_factory(namesrv_count=0, broker_overrides=overrides)
     broker = cluster.brokers[0]
     bystander = await BrokerProbe.open(broker.addr)
@@ -307,7 +319,9 @@ async def test_a_connection_flood_from_one_address_is_capped(cluster_factory: Cl
     bystander = await BrokerProbe.open(broker.addr)  # one of the `cap`: opened before the flood
     flood = [await RawConnection.open(broker.addr) for _ in range(cap + 30)]
     try:
-        await wait_for(lambda: sum(c.is_closed for c in flood) >= 31, timeout_s=10, what="the extra connections closed")
+        await wait_for(
+            lambda: sum(c.is_closed for c in flood) >= 31, timeout_s=10, what="the extra connections closed"
+        )
         assert sum(not c.is_closed for c in flood) == cap - 1
         assert "maxConnectionsPerAddress" in broker.log_text(), broker.log_tail()
         await bystander.roundtrip()
@@ -323,4 +337,3 @@ async def test_a_connection_flood_from_one_address_is_capped(cluster_factory: Cl
         for conn in flood:
             await conn.close()
         await bystander.close()
-

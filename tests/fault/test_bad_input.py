@@ -62,7 +62,9 @@ async def shared_cluster(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> AsyncIterator[LocalCluster]:
     failed_before = request.session.testsfailed
-    async with LocalCluster(tmp_path_factory.mktemp("bad-input"), broker_overrides=SMALL_STORE_OVERRIDES) as cluster:
+    async with LocalCluster(
+        tmp_path_factory.mktemp("bad-input"), broker_overrides=SMALL_STORE_OVERRIDES
+    ) as cluster:
         yield cluster
     if request.session.testsfailed > failed_before:
         print(f"\n######## daemon logs ({cluster.tmp_dir})\n{cluster.log_tails()}")
@@ -150,7 +152,11 @@ async def test_an_unknown_request_code(target: Target, role: str) -> None:
     ("code", "ext", "field"),
     [
         (RequestCode.SEND_MESSAGE, {"producerGroup": "pg", "defaultTopic": "TBW102"}, "topic"),
-        (RequestCode.SEND_MESSAGE_V2, {"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "0", "f": "0"}, "g"),  # V2 letters: g = bornTimestamp
+        (
+            RequestCode.SEND_MESSAGE_V2,
+            {"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "0", "f": "0"},
+            "g",
+        ),  # V2 letters: g = bornTimestamp
         (RequestCode.PULL_MESSAGE, {"topic": "T", "queueId": "0", "queueOffset": "0"}, "consumerGroup"),
         (RequestCode.GET_MAX_OFFSET, {"topic": "T"}, "queueId"),
         (RequestCode.UPDATE_AND_CREATE_TOPIC, {"topic": "T"}, "defaultTopic"),
@@ -158,7 +164,9 @@ async def test_an_unknown_request_code(target: Target, role: str) -> None:
     ],
     ids=["send-v1", "send-v2", "pull", "max-offset", "create-topic", "query-offset"],
 )
-async def test_a_missing_header_field_is_named(target: Target, code: int, ext: dict[str, str], field: str) -> None:
+async def test_a_missing_header_field_is_named(
+    target: Target, code: int, ext: dict[str, str], field: str
+) -> None:
     async with await RawConnection.open(target.broker.addr) as conn:
         response = await conn.call(code, ext, b"body")
         assert response.code == ResponseCode.SYSTEM_ERROR
@@ -222,7 +230,12 @@ async def test_a_pull_far_out_of_range(target: Target) -> None:
         beyond = await conn.request(pull_request("Range", 0, 10**12))
         assert beyond.code == ResponseCode.PULL_OFFSET_MOVED and beyond.remark == "OFFSET_OVERFLOW_BADLY"
         ext = beyond.ext_fields or {}
-        assert (ext["nextBeginOffset"], ext["minOffset"], ext["maxOffset"], ext["suggestWhichBrokerId"]) == ("3", "0", "3", "0")
+        assert (ext["nextBeginOffset"], ext["minOffset"], ext["maxOffset"], ext["suggestWhichBrokerId"]) == (
+            "3",
+            "0",
+            "3",
+            "0",
+        )
         below = await conn.request(pull_request("Range", 0, -7))
         assert below.code == ResponseCode.PULL_OFFSET_MOVED and below.remark == "OFFSET_TOO_SMALL"
         assert (below.ext_fields or {})["nextBeginOffset"] == "0"
@@ -297,7 +310,9 @@ async def test_a_stale_receipt_handle(target: Target) -> None:
     namesrv = target.namesrv.addr
     async with Producer("pg-pop-stale", namesrv_addr=namesrv) as producer:
         await producer.send(Message("PopStale", b"once"))
-    async with SimpleConsumer("cg-pop-stale", namesrv_addr=namesrv, subscriptions={"PopStale": "*"}) as consumer:
+    async with SimpleConsumer(
+        "cg-pop-stale", namesrv_addr=namesrv, subscriptions={"PopStale": "*"}
+    ) as consumer:
         received: list[MessageExt] = []
 
         async def got_it() -> bool:

@@ -85,7 +85,9 @@ async def test_created_and_deleted_groups_survive_kill_9(cluster_factory: Cluste
     try:
         for cycle in range(3):
             group = f"CrashGroup{cycle}"
-            config = SubscriptionGroupConfig(group_name=group, retry_max_times=3 + cycle, consume_broadcast_enable=False)
+            config = SubscriptionGroupConfig(
+                group_name=group, retry_max_times=3 + cycle, consume_broadcast_enable=False
+            )
             await _admin(probe, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=config.encode())
             if cycle:
                 header = DeleteSubscriptionGroupRequestHeader(group_name=f"CrashGroup{cycle - 1}")
@@ -94,7 +96,9 @@ async def test_created_and_deleted_groups_survive_kill_9(cluster_factory: Cluste
             probe = await crash_and_restart(broker)
             table = await _groups(probe)
             assert group in table, f"cycle {cycle}: the acknowledged group {group} was lost by kill -9"
-            assert table[group]["retryMaxTimes"] == 3 + cycle and table[group]["consumeBroadcastEnable"] is False
+            assert (
+                table[group]["retryMaxTimes"] == 3 + cycle and table[group]["consumeBroadcastEnable"] is False
+            )
             if cycle:
                 assert f"CrashGroup{cycle - 1}" not in table, f"cycle {cycle}: a deleted group came back"
     finally:
@@ -112,6 +116,8 @@ async def test_a_deleted_topic_stays_deleted_after_kill_9(cluster_factory: Clust
     try:
         response = await probe.conn.call(RequestCode.GET_ALL_TOPIC_CONFIG, timeout_s=probe.timeout_s)
         assert response.code == ResponseCode.SUCCESS
-        assert "Doomed" not in json.loads(response.body)["topicConfigTable"], "a deleted topic came back after kill -9"
+        assert "Doomed" not in json.loads(response.body)["topicConfigTable"], (
+            "a deleted topic came back after kill -9"
+        )
     finally:
         await probe.close()

@@ -62,7 +62,9 @@ async def _check_acks_survived(addr: str, ledger: Ledger) -> None:
     try:
         for (_broker, queue_id), offset in sorted(ledger.highest_acked_offsets().items()):
             end = await probe.max_offset(TOPIC, queue_id)
-            assert end > offset, f"queue {queue_id} ends at {end} after the restart, but offset {offset} was acknowledged"
+            assert end > offset, (
+                f"queue {queue_id} ends at {end} after the restart, but offset {offset} was acknowledged"
+            )
     finally:
         await probe.close()
 
@@ -99,7 +101,9 @@ async def crash_cycles(cluster_factory: ClusterFactory, run: CrashRun, seed: int
             await broker.restart()  # same store, same port
             ready_at = time.monotonic()
             run.downtime_s.append(ready_at - killed_at)
-            assert all(a.cycle <= cycle for a in ledger.acks.values()), "an ack was labelled with a later cycle"
+            assert all(a.cycle <= cycle for a in ledger.acks.values()), (
+                "an ack was labelled with a later cycle"
+            )
             await _check_acks_survived(broker.addr, ledger)
             stream.cycle = cycle + 1
             await stream.wait_acked(acked_by_dead + 1, timeout_s=30)
@@ -120,7 +124,9 @@ async def crash_cycles(cluster_factory: ClusterFactory, run: CrashRun, seed: int
         f"send errors by type: {dict(ledger.errors)}; first of each: {ledger.error_samples}"
     )
     assert comparison.ok, comparison.problems()
-    assert len(consumed) == sum(ends.values()), f"the queues hold holes: {len(consumed)} messages for ends {ends}"
+    assert len(consumed) == sum(ends.values()), (
+        f"the queues hold holes: {len(consumed)} messages for ends {ends}"
+    )
     # Only a send in flight at a crash may be stored without its answer (then failed, or retried and
     # stored twice): at most one per sender per crash. More means answers go missing without a crash.
     unanswered = comparison.duplicates + sum(r.unacked_stored for r in comparison.rows.values())
@@ -133,21 +139,29 @@ async def crash_cycles(cluster_factory: ClusterFactory, run: CrashRun, seed: int
 
 @pytest.mark.timeout(180)
 async def test_kill_9_cycles_sync_flush_lose_nothing_acknowledged(cluster_factory: ClusterFactory) -> None:
-    await crash_cycles(cluster_factory, CrashRun(FlushDiskType.SYNC_FLUSH, cycles=10, acks_per_cycle=150), seed=1)
+    await crash_cycles(
+        cluster_factory, CrashRun(FlushDiskType.SYNC_FLUSH, cycles=10, acks_per_cycle=150), seed=1
+    )
 
 
 @pytest.mark.timeout(180)
 async def test_kill_9_cycles_async_flush_lose_nothing_acknowledged(cluster_factory: ClusterFactory) -> None:
-    await crash_cycles(cluster_factory, CrashRun(FlushDiskType.ASYNC_FLUSH, cycles=10, acks_per_cycle=150), seed=2)
+    await crash_cycles(
+        cluster_factory, CrashRun(FlushDiskType.ASYNC_FLUSH, cycles=10, acks_per_cycle=150), seed=2
+    )
 
 
 @pytest.mark.soak
 @pytest.mark.timeout(300)
 async def test_kill_9_cycles_sync_flush_soak(cluster_factory: ClusterFactory) -> None:
-    await crash_cycles(cluster_factory, CrashRun(FlushDiskType.SYNC_FLUSH, cycles=60, acks_per_cycle=400), seed=11)
+    await crash_cycles(
+        cluster_factory, CrashRun(FlushDiskType.SYNC_FLUSH, cycles=60, acks_per_cycle=400), seed=11
+    )
 
 
 @pytest.mark.soak
 @pytest.mark.timeout(300)
 async def test_kill_9_cycles_async_flush_soak(cluster_factory: ClusterFactory) -> None:
-    await crash_cycles(cluster_factory, CrashRun(FlushDiskType.ASYNC_FLUSH, cycles=60, acks_per_cycle=400), seed=12)
+    await crash_cycles(
+        cluster_factory, CrashRun(FlushDiskType.ASYNC_FLUSH, cycles=60, acks_per_cycle=400), seed=12
+    )

@@ -73,7 +73,9 @@ async def _cluster(cluster_factory: ClusterFactory, expiry_ms: int | None = None
     namesrv = {"scanNotActiveBrokerInterval": SCAN_MS}
     if expiry_ms is not None:
         namesrv["brokerChannelExpiredTime"] = expiry_ms
-    cluster = await cluster_factory(broker_count=2, namesrv_overrides=namesrv, broker_overrides=FAST_REGISTRATION)
+    cluster = await cluster_factory(
+        broker_count=2, namesrv_overrides=namesrv, broker_overrides=FAST_REGISTRATION
+    )
     async with Admin(namesrv_addr=cluster.namesrv_addr, instance_name="failover-admin") as admin:
         assert len(await admin.create_topic(TOPIC, read_queues=4, write_queues=4)) == 2
     await wait_route(cluster.namesrv_addr, TOPIC, BOTH, timeout_s=15)
@@ -116,7 +118,10 @@ async def _kill_round(cluster: LocalCluster, stream: SendStream, attempts: Attem
 def _success(ledger: Ledger) -> tuple[float, str]:
     sent = ledger.acked_count + sum(ledger.failed.values())
     rate = ledger.acked_count / sent if sent else 0.0
-    return rate, f"{ledger.acked_count}/{sent} sends acknowledged ({rate * 100:.3f} %), failures {dict(ledger.errors)}"
+    return (
+        rate,
+        f"{ledger.acked_count}/{sent} sends acknowledged ({rate * 100:.3f} %), failures {dict(ledger.errors)}",
+    )
 
 
 async def kill_and_return(cluster_factory: ClusterFactory, rounds: int) -> None:
@@ -140,11 +145,15 @@ async def kill_and_return(cluster_factory: ClusterFactory, rounds: int) -> None:
     assert rate >= MIN_SUCCESS_RATE, summary
     for result in results:
         assert result.avoid_s < 1.0, result.line("too slow to avoid the dead broker")
-        assert result.namesrv_drop_s < 2.0, result.line("the NameServer kept a broker whose connection closed")
+        assert result.namesrv_drop_s < 2.0, result.line(
+            "the NameServer kept a broker whose connection closed"
+        )
         assert result.back_s < RETURN_BOUND_S, result.line("the restarted broker was not used again in time")
     consumed = await read_back(cluster.namesrv_addr, TOPIC, "cg-failover-verify", timeout_s=90)
     comparison = compare(stream.ledger, consumed)
-    print(f"read back {comparison.consumed} messages: lost {len(comparison.lost)}, corrupt {len(comparison.corrupt)}")
+    print(
+        f"read back {comparison.consumed} messages: lost {len(comparison.lost)}, corrupt {len(comparison.corrupt)}"
+    )
     assert comparison.ok, comparison.problems()
     assert acks_from(stream.ledger, VICTIM) > 0 and acks_from(stream.ledger, SURVIVOR) > 0
 
@@ -161,7 +170,9 @@ async def test_kill_and_return_soak(cluster_factory: ClusterFactory) -> None:
 
 
 @pytest.mark.timeout(120)
-async def test_a_stopped_broker_expires_at_the_namesrv_and_returns_after_sigcont(cluster_factory: ClusterFactory) -> None:
+async def test_a_stopped_broker_expires_at_the_namesrv_and_returns_after_sigcont(
+    cluster_factory: ClusterFactory,
+) -> None:
     cluster = await _cluster(cluster_factory, expiry_ms=PAUSE_EXPIRY_MS)
     ns, victim = cluster.namesrv_addr, cluster.brokers[0]
     producer, stream, attempts = await _start_stream(ns, "failover-pause")
@@ -202,5 +213,7 @@ async def test_a_stopped_broker_expires_at_the_namesrv_and_returns_after_sigcont
     # Each round of tries takes every sender (each hangs on it); a round per penalty window at most.
     rounds = result.namesrv_drop_s / (max(SHORT_PENALTY_MS) / 1000) + 2
     assert result.attempts_after_fault <= STREAM["concurrency"] * rounds, result.line("pause")
-    assert result.namesrv_drop_s <= (PAUSE_EXPIRY_MS + 2 * SCAN_MS) / 1000 + 1.0, result.line("expiry too late")
+    assert result.namesrv_drop_s <= (PAUSE_EXPIRY_MS + 2 * SCAN_MS) / 1000 + 1.0, result.line(
+        "expiry too late"
+    )
     assert result.back_s < 15.0, result.line("the resumed broker was not used again in time")

@@ -115,7 +115,9 @@ async def test_relays_both_ways_byte_for_byte(proxy: FaultProxy, echo: EchoServe
 
 
 @pytest.mark.parametrize("direction", [Direction.UPSTREAM, Direction.DOWNSTREAM, Direction.BOTH])
-async def test_a_delay_holds_each_chunk_and_is_undone_on_exit(proxy: FaultProxy, direction: Direction) -> None:
+async def test_a_delay_holds_each_chunk_and_is_undone_on_exit(
+    proxy: FaultProxy, direction: Direction
+) -> None:
     reader, writer = await connect(proxy)
     delay_s = 0.3
     with proxy.delay(delay_s, direction):
@@ -150,7 +152,9 @@ async def test_an_upstream_blackhole_swallows_requests_and_keeps_the_connection(
     with proxy.blackhole(Direction.UPSTREAM):
         writer.write(b"lost in the hole")
         await writer.drain()
-        await wait_for(lambda: proxy.stats[Direction.UPSTREAM].bytes_dropped == 16, what="the bytes to be dropped")
+        await wait_for(
+            lambda: proxy.stats[Direction.UPSTREAM].bytes_dropped == 16, what="the bytes to be dropped"
+        )
         assert bytes(echo.received[0]) == b"before"
     writer.write(b"after")
     assert await asyncio.wait_for(reader.readexactly(5), TIMEOUT_S) == b"after"
@@ -163,7 +167,9 @@ async def test_a_downstream_blackhole_swallows_answers(proxy: FaultProxy, echo: 
     with proxy.blackhole(Direction.DOWNSTREAM):
         writer.write(b"unanswered")
         await wait_for(lambda: bytes(echo.received[0]) == b"unanswered", what="the server to receive")
-        await wait_for(lambda: proxy.stats[Direction.DOWNSTREAM].bytes_dropped == 10, what="the answer to be dropped")
+        await wait_for(
+            lambda: proxy.stats[Direction.DOWNSTREAM].bytes_dropped == 10, what="the answer to be dropped"
+        )
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(reader.read(1), 0.05)  # the dropped answer never arrives
     writer.write(b"x")
@@ -250,7 +256,9 @@ async def test_cut_then_close_sends_fin_after_half_an_answer(proxy: FaultProxy, 
     writer.close()
 
 
-async def test_cut_then_stall_leaves_the_connection_open_and_silent(proxy: FaultProxy, echo: EchoServer) -> None:
+async def test_cut_then_stall_leaves_the_connection_open_and_silent(
+    proxy: FaultProxy, echo: EchoServer
+) -> None:
     reader, writer = await connect(proxy)
     order = proxy.cut_frame(Direction.UPSTREAM, then="stall", count=1)
     writer.write(frame(b"S" * 16) + frame(b"T" * 16))
@@ -260,13 +268,17 @@ async def test_cut_then_stall_leaves_the_connection_open_and_silent(proxy: Fault
     assert await asyncio.wait_for(reader.readexactly(10), TIMEOUT_S) == frame(b"S" * 16)[:10]
     writer.write(b"more")
     await writer.drain()
-    await wait_for(lambda: proxy.stats[Direction.UPSTREAM].bytes_dropped >= 10 + 20 + 4, what="the rest to be dropped")
+    await wait_for(
+        lambda: proxy.stats[Direction.UPSTREAM].bytes_dropped >= 10 + 20 + 4, what="the rest to be dropped"
+    )
     assert bytes(echo.received[0]) == frame(b"S" * 16)[:10] and proxy.connection_count == 1
     assert echo.ended == []
     writer.close()
 
 
-async def test_several_cuts_apply_to_the_next_frames_of_any_connection(proxy: FaultProxy, echo: EchoServer) -> None:
+async def test_several_cuts_apply_to_the_next_frames_of_any_connection(
+    proxy: FaultProxy, echo: EchoServer
+) -> None:
     order = proxy.cut_frame(Direction.UPSTREAM, then="reset", count=2)
     conns = [await connect(proxy) for _ in range(3)]
     for _, writer in conns[:2]:

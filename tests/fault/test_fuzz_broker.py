@@ -108,8 +108,11 @@ class _Session:
         self.closed.set()
 
     async def outcome(self, timeout_s: float) -> str:
-        """"answered", "closed" (by the broker) or "silent" after `timeout_s`."""
-        waiters = [asyncio.ensure_future(self.sentinel_answered.wait()), asyncio.ensure_future(self.closed.wait())]
+        """ "answered", "closed" (by the broker) or "silent" after `timeout_s`."""
+        waiters = [
+            asyncio.ensure_future(self.sentinel_answered.wait()),
+            asyncio.ensure_future(self.closed.wait()),
+        ]
         await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         for waiter in waiters:
             waiter.cancel()
@@ -236,7 +239,11 @@ async def fuzz_broker(
     )
     assert alive, f"the broker died:\n{broker.log_tail(40)}"
     try:
-        await wait_for(lambda: open_sockets(broker.pid) <= sockets_before, timeout_s=20, what="the fuzz connections to go")
+        await wait_for(
+            lambda: open_sockets(broker.pid) <= sockets_before,
+            timeout_s=20,
+            what="the fuzz connections to go",
+        )
     except WaitTimeoutError:
         raise AssertionError(
             f"the broker still holds sockets after the fuzz (it had {sockets_before} before): "
@@ -270,7 +277,9 @@ async def test_fuzzed_frames_soak(cluster_factory: ClusterFactory) -> None:
 
 
 @pytest.mark.timeout(90)
-async def test_a_topic_with_two_billion_queues_does_not_stall_the_broker(cluster_factory: ClusterFactory) -> None:
+async def test_a_topic_with_two_billion_queues_does_not_stall_the_broker(
+    cluster_factory: ClusterFactory,
+) -> None:
     cluster = await cluster_factory(namesrv_count=0, broker_overrides=SMALL_STORE_OVERRIDES)
     broker = cluster.brokers[0]
     limit_address_space(broker.pid, 2 << 30)

@@ -62,7 +62,9 @@ def process_fd_limit(pid: int) -> int:
     raise AssertionError("no 'Max open files' line")
 
 
-async def pipelined(conns: Sequence[RawConnection], requests: Sequence[RemotingCommand]) -> list[RemotingCommand]:
+async def pipelined(
+    conns: Sequence[RawConnection], requests: Sequence[RemotingCommand]
+) -> list[RemotingCommand]:
     """Send `requests` spread over `conns`, WINDOW in flight on each; the answers in request order."""
     answers: list[RemotingCommand | None] = [None] * len(requests)
 
@@ -108,7 +110,9 @@ async def hold_connections(addr: str, pid: int, probe: BrokerProbe) -> None:
         async with connecting:
             conn = await RawConnection.open(addr, timeout_s=30)
         opened.append(conn)
-        answer = await conn.request(send_request("ManyClients", b"client-%04d" % index, queue_id=index % QUEUES), 30)
+        answer = await conn.request(
+            send_request("ManyClients", b"client-%04d" % index, queue_id=index % QUEUES), 30
+        )
         assert answer.code == ResponseCode.SUCCESS, f"client {index}: {answer.code} {answer.remark}"
         return conn
 
@@ -141,7 +145,9 @@ async def hold_connections(addr: str, pid: int, probe: BrokerProbe) -> None:
     finally:
         await asyncio.gather(*(c.close() for c in opened))
     try:
-        await wait_for(lambda: open_sockets(pid) <= sockets_before, timeout_s=30, what="the connections to go")
+        await wait_for(
+            lambda: open_sockets(pid) <= sockets_before, timeout_s=30, what="the connections to go"
+        )
     except WaitTimeoutError:
         states = Counter(state for _, _, state in tcp_sockets(pid))
         raise AssertionError(f"the broker still holds sockets ({sockets_before} before): {states}") from None

@@ -108,7 +108,9 @@ async def scenario(partition: Partition) -> None:
     consumer.subscribe(TOPIC, "*")
     consumer.register_listener(seqs)
     await consumer.start()
-    producer = Producer("pg-partition", namesrv_addr=ns, instance_name="partition-producer", **AVOIDING_PRODUCER)
+    producer = Producer(
+        "pg-partition", namesrv_addr=ns, instance_name="partition-producer", **AVOIDING_PRODUCER
+    )
     await producer.start()
     ledger = Ledger()
     stream = SendStream(producer, TOPIC, ledger, **STREAM)  # type: ignore[arg-type]
@@ -122,7 +124,11 @@ async def scenario(partition: Partition) -> None:
         dropped_at = await wait_route(ns, TOPIC, {SURVIVOR}, timeout_s=EXPIRY_MS / 1000 + 12)
         await wait_for_acks_from(stream, SURVIVOR, 200, timeout_s=20)
         during = {a.seq for a in ledger.acks.values() if a.position[0] == SURVIVOR}
-        await wait_for(lambda: during <= seqs.seen.keys(), timeout_s=20, what="broker-b's messages consumed during the partition")
+        await wait_for(
+            lambda: during <= seqs.seen.keys(),
+            timeout_s=20,
+            what="broker-b's messages consumed during the partition",
+        )
         healed_at = time.monotonic()
         attempts_during = attempts.count_to(VICTIM, since=cut_at, until=healed_at)
         last_attempt = attempts.last_to(VICTIM, since=cut_at)
@@ -135,7 +141,11 @@ async def scenario(partition: Partition) -> None:
         attempts.close()
         await producer.shutdown()
     try:
-        await wait_for(lambda: ledger.acks.keys() <= seqs.seen.keys(), timeout_s=30, what="every acknowledged message consumed")
+        await wait_for(
+            lambda: ledger.acks.keys() <= seqs.seen.keys(),
+            timeout_s=30,
+            what="every acknowledged message consumed",
+        )
     finally:
         await consumer.shutdown()
     sent = ledger.acked_count + sum(ledger.failed.values())
@@ -156,10 +166,15 @@ async def scenario(partition: Partition) -> None:
 
 
 @asynccontextmanager
-async def _netns_broker(cluster: LocalCluster, veth: VethNamespace, work_dir: Path) -> AsyncIterator[BrokerProcess]:
+async def _netns_broker(
+    cluster: LocalCluster, veth: VethNamespace, work_dir: Path
+) -> AsyncIterator[BrokerProcess]:
     """broker-a inside the namespace, registered with the cluster's NameServer over the veth pair."""
     broker = BrokerProcess(
-        VICTIM, work_dir, cluster.namesrv_addr, {**FAST_REGISTRATION, "brokerIP1": veth.ns_ip},
+        VICTIM,
+        work_dir,
+        cluster.namesrv_addr,
+        {**FAST_REGISTRATION, "brokerIP1": veth.ns_ip},
         python=veth.python_wrapper(work_dir.parent),
     )
     cluster.brokers.insert(0, broker)  # stopped with the cluster, and before it leaves the namespace
@@ -184,16 +199,22 @@ async def test_a_broker_partitioned_by_a_network_namespace_is_routed_around_and_
         assert cluster.namesrvs[0].host == veth.host_ip
         async with _netns_broker(cluster, veth, tmp_path / "netns-broker-a"):
             await cluster.add_broker(SURVIVOR, FAST_REGISTRATION)
-            await scenario(Partition(cluster.namesrv_addr, veth.cut, veth.heal, f"netns {veth.name}, {veth.network}"))
+            await scenario(
+                Partition(cluster.namesrv_addr, veth.cut, veth.heal, f"netns {veth.name}, {veth.network}")
+            )
     finally:
         leftovers = veth.close()
         assert leftovers == [], f"the namespace or the veth pair could not be removed: {leftovers}"
 
 
 @pytest.mark.timeout(150)
-async def test_a_broker_partitioned_by_fault_proxies_is_routed_around_and_used_again(cluster_factory: ClusterFactory) -> None:
+async def test_a_broker_partitioned_by_fault_proxies_is_routed_around_and_used_again(
+    cluster_factory: ClusterFactory,
+) -> None:
     if NETNS_PROBLEM is None and not SOAK:
-        pytest.skip("the netns variant runs here; this FaultProxy variant runs where namespaces are forbidden, and in soak")
+        pytest.skip(
+            "the netns variant runs here; this FaultProxy variant runs where namespaces are forbidden, and in soak"
+        )
     cluster = await cluster_factory(broker_count=0, namesrv_overrides=NAMESRV_SETTINGS)
     async with FaultProxy(cluster.namesrv_addr) as to_namesrv:
         port = free_port("127.0.0.1")

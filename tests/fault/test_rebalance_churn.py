@@ -44,7 +44,9 @@ CONSUMER_SETTINGS = {
 IN_FLIGHT_WINDOW_S = 2.0
 
 
-async def churn(cluster_factory: ClusterFactory, messages: int, send_pace_s: float, seed: int, deadline_s: float) -> None:
+async def churn(
+    cluster_factory: ClusterFactory, messages: int, send_pace_s: float, seed: int, deadline_s: float
+) -> None:
     rng = random.Random(seed)
     cluster = await cluster_factory(broker_count=2)
     ns = cluster.namesrv_addr
@@ -66,7 +68,9 @@ async def churn(cluster_factory: ClusterFactory, messages: int, send_pace_s: flo
             await asyncio.sleep(max(0.2, CHURN_PERIOD_S + rng.uniform(-1.0, 1.0)))
             await group.step()
         await stream.stop()
-        assert ledger.acked_count == messages, f"only {ledger.acked_count} of {messages} sends were acknowledged: {ledger.error_samples}"
+        assert ledger.acked_count == messages, (
+            f"only {ledger.acked_count} of {messages} sends were acknowledged: {ledger.error_samples}"
+        )
         if len(group.running) < 2:
             await group.step()  # the tail is consumed with a change in flight too
         try:
@@ -77,7 +81,11 @@ async def churn(cluster_factory: ClusterFactory, messages: int, send_pace_s: flo
                 what=f"all {messages} messages consumed",
             )
         except WaitTimeoutError:
-            stuck = {group.names[i]: sorted(str(mq) for mq in m.assigned_queues()) for i, m in enumerate(group.members) if m}
+            stuck = {
+                group.names[i]: sorted(str(mq) for mq in m.assigned_queues())
+                for i, m in enumerate(group.members)
+                if m
+            }
             print(f"\nnot everything was consumed; members and their queues: {stuck}")
         await asyncio.sleep(IN_FLIGHT_WINDOW_S)  # a late duplicate would show now
     finally:
@@ -89,7 +97,9 @@ async def churn(cluster_factory: ClusterFactory, messages: int, send_pace_s: flo
     changes = ", ".join(what for _, what in group.changes[4:])
     print(f"\nrebalance churn: {report.summary()} in {elapsed:.1f}s\nchanges: {changes}")
     missing_at = Counter(ledger.acks[seq].position[:2] for seq in report.missing if seq in ledger.acks)
-    assert report.missing == [], f"never delivered: {len(report.missing)}, by (broker, queue): {dict(missing_at)}"
+    assert report.missing == [], (
+        f"never delivered: {len(report.missing)}, by (broker, queue): {dict(missing_at)}"
+    )
     assert report.corrupt == 0
     assert report.unexplained == [], (
         f"duplicates without a membership change within {IN_FLIGHT_WINDOW_S}s of their first delivery: "

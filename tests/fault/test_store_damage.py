@@ -76,7 +76,9 @@ async def served(probe: BrokerProbe, queue_id: int) -> list[tuple[MessageExt, by
         response = await probe.pull(TOPIC, queue_id, offset)
         if response.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_OFFSET_MOVED):
             return records
-        assert response.code == ResponseCode.SUCCESS, f"pull {queue_id}@{offset}: {response.code} {response.remark}"
+        assert response.code == ResponseCode.SUCCESS, (
+            f"pull {queue_id}@{offset}: {response.code} {response.remark}"
+        )
         records.extend(split_records(response.body))
         offset = int((response.ext_fields or {})["nextBeginOffset"])
     raise AssertionError("the queue never ended")
@@ -93,7 +95,9 @@ async def write_messages(broker: BrokerProcess) -> list[Stored]:
     for queue_id in range(QUEUES):
         for msg, raw in await served(probe, queue_id):
             body_at = raw.index(msg.body)
-            stored.append(Stored(queue_id, msg.queue_offset, msg.commit_log_offset, msg.store_size, raw, body_at))
+            stored.append(
+                Stored(queue_id, msg.queue_offset, msg.commit_log_offset, msg.store_size, raw, body_at)
+            )
     await probe.close()
     assert len(stored) == MESSAGES
     # The topic must be on disk before a kill -9 (its loss is a separate finding: test_crash_config.py).
@@ -166,15 +170,21 @@ async def test_a_damaged_tail_is_cut_and_everything_before_it_is_served(
         for queue_id in range(QUEUES):
             got = await served(probe, queue_id)
             expected = [s for s in stored if s.queue_id == queue_id]
-            before = [s for s in expected if (s.queue_id, s.queue_offset) < (victim.queue_id, victim.queue_offset)]
+            before = [
+                s for s in expected if (s.queue_id, s.queue_offset) < (victim.queue_id, victim.queue_offset)
+            ]
             if queue_id != victim.queue_id:
                 before = expected
             records = [raw for _, raw in got]
-            assert records[: len(before)] == [s.record for s in before], f"queue {queue_id} lost or changed messages"
+            assert records[: len(before)] == [s.record for s in before], (
+                f"queue {queue_id} lost or changed messages"
+            )
             rest = records[len(before) :]
             if queue_id == victim.queue_id:
                 # the damaged message is gone, or (a queue rebuilt from the log) served intact
-                assert rest in ([], [victim.record]), f"queue {queue_id} served {len(rest)} unexpected records"
+                assert rest in ([], [victim.record]), (
+                    f"queue {queue_id} served {len(rest)} unexpected records"
+                )
             else:
                 assert rest == []
         # the broker goes on where the surviving messages end

@@ -11,8 +11,19 @@ from rocketq.testing.ports import free_port
 
 @pytest.mark.timeout(120)
 def test_demo_exchanges_messages_and_stops_daemons(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "rocketq.demo", "--count", "6", "--data-dir", str(tmp_path / "run-data"),
-           "--namesrv-port", str(free_port()), "--broker-port", str(free_port())]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rocketq.demo",
+        "--count",
+        "6",
+        "--data-dir",
+        str(tmp_path / "run-data"),
+        "--namesrv-port",
+        str(free_port()),
+        "--broker-port",
+        str(free_port()),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=110)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.count("  sent ") == 6

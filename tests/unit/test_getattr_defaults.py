@@ -15,7 +15,9 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "rocketq"
 
-_ARGPARSE = "argparse.Namespace: the option is declared with default=SUPPRESS on the parent parser of every verb"
+_ARGPARSE = (
+    "argparse.Namespace: the option is declared with default=SUPPRESS on the parent parser of every verb"
+)
 _INTROSPECTION = "introspection of arbitrary objects and modules while generating the blocking facade"
 _OPTIONAL_HOOK = (
     "a registered processor is any object with process_request; reject_request is an optional hook"
@@ -33,10 +35,19 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("client/blocking_gen.py", "getattr(obj, '__module__', None)"): _INTROSPECTION,
     ("client/blocking_gen.py", "getattr(sys.modules.get(home), head, None)"): _INTROSPECTION,
     ("common/fastjson.py", "getattr(obj, 'to_json', None)"): "any value handed to the JSON encoder",
-    ("common/record/accel.py", "getattr(_crecord, 'API_VERSION', None)"): "a compiled extension that may be an older build",
-    ("common/record/lazy.py", "getattr(compiled, compiled_decode, decode)"): "a compiled extension that may lack a function",
+    (
+        "common/record/accel.py",
+        "getattr(_crecord, 'API_VERSION', None)",
+    ): "a compiled extension that may be an older build",
+    (
+        "common/record/lazy.py",
+        "getattr(compiled, compiled_decode, decode)",
+    ): "a compiled extension that may lack a function",
     ("remoting/metrics.py", "getattr(inner, 'reject_request', None)"): _OPTIONAL_HOOK,
-    ("remoting/protocol/header_json.py", "getattr(json.encoder, 'c_make_encoder', None)"): "the stdlib's C encoder is optional",
+    (
+        "remoting/protocol/header_json.py",
+        "getattr(json.encoder, 'c_make_encoder', None)",
+    ): "the stdlib's C encoder is optional",
     ("remoting/transport/dispatch.py", "getattr(processor, 'reject_request', None)"): _OPTIONAL_HOOK,
 }
 

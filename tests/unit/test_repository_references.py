@@ -16,8 +16,28 @@ ROOT = Path(__file__).resolve().parents[2]
 SCANNED_DIRS = ("src", "tests", "bench", "spark_jobs", "deploy", "examples", "docs")
 SCANNED_TOP_FILES = ("Makefile", "README.md", "CONTRIBUTING.md", "CHANGELOG.md")
 TEXT_SUFFIXES = {
-    ".py", ".pyi", ".pyx", ".c", ".h", ".md", ".txt", ".hex", ".toml", ".yaml", ".yml", ".sh", ".cfg",
-    ".ini", ".properties", ".conf", ".service", ".js", ".java", ".xml", ".html", ".j2",
+    ".py",
+    ".pyi",
+    ".pyx",
+    ".c",
+    ".h",
+    ".md",
+    ".txt",
+    ".hex",
+    ".toml",
+    ".yaml",
+    ".yml",
+    ".sh",
+    ".cfg",
+    ".ini",
+    ".properties",
+    ".conf",
+    ".service",
+    ".js",
+    ".java",
+    ".xml",
+    ".html",
+    ".j2",
 }
 SKIPPED_DIRS = {"node_modules", "__pycache__", ".venv", "target", "build", "dist", ".pytest_cache", "site"}
 
@@ -56,13 +76,25 @@ def _out_of_repo_references(text: str) -> list[tuple[int, str]]:
 
 def test_the_patterns_catch_what_they_should() -> None:
     bad = [
-        "(protocol.md 2.4)", "see DESIGN.md 3", "(API.md)", "STYLE.md convention 6", "(seed 003 section 6.2)",
-        "seeds 000, 001", "(spark-notes G7)", "(issue 8 item 6)", "Issue 4 scope", "(issue #12)",
+        "(protocol.md 2.4)",
+        "see DESIGN.md 3",
+        "(API.md)",
+        "STYLE.md convention 6",
+        "(seed 003 section 6.2)",
+        "seeds 000, 001",
+        "(spark-notes G7)",
+        "(issue 8 item 6)",
+        "Issue 4 scope",
+        "(issue #12)",
         "client/admin_api.py",
     ]
     good = [
-        "(docs/protocol.md 2.4)", "docs/api.md", "FrameFuzzer(seed * 1000 + index)", "a fixed seed 7",
-        "org.apache.rocketmq.store.CommitLog#DefaultAppendMessageCallback", "the issue is timing",
+        "(docs/protocol.md 2.4)",
+        "docs/api.md",
+        "FrameFuzzer(seed * 1000 + index)",
+        "a fixed seed 7",
+        "org.apache.rocketmq.store.CommitLog#DefaultAppendMessageCallback",
+        "the issue is timing",
     ]
     assert [text for text in bad if not _out_of_repo_references(text)] == []
     assert [text for text in good if _out_of_repo_references(text)] == []

@@ -98,9 +98,21 @@ class ConsumerGroupInfo:
         added = old is None
         if old is None or old.client_id != info.client_id:
             if old is not None:
-                log.error("connection %s of group %s changed client id %s -> %s", info.conn, self.group_name, old.client_id, info.client_id)
+                log.error(
+                    "connection %s of group %s changed client id %s -> %s",
+                    info.conn,
+                    self.group_name,
+                    old.client_id,
+                    info.client_id,
+                )
             else:
-                log.info("new consumer of group %s (%s, %s): %s", self.group_name, consume_type, message_model, info)
+                log.info(
+                    "new consumer of group %s (%s, %s): %s",
+                    self.group_name,
+                    consume_type,
+                    message_model,
+                    info,
+                )
             self.channel_info_table[info.key] = info
             old = info
         self.last_update_ms = now_ms
@@ -124,7 +136,13 @@ class ConsumerGroupInfo:
                 log.info("group %s subscribes %s: %s", self.group_name, sub.topic, sub.sub_string)
             elif sub.sub_version > old.sub_version:
                 if old.sub_string != sub.sub_string:
-                    log.info("group %s changes its subscription of %s: %s -> %s", self.group_name, sub.topic, old.sub_string, sub.sub_string)
+                    log.info(
+                        "group %s changes its subscription of %s: %s -> %s",
+                        self.group_name,
+                        sub.topic,
+                        old.sub_string,
+                        sub.sub_string,
+                    )
                 self.subscription_table[sub.topic] = sub
         for topic in [t for t in self.subscription_table if t not in topics]:
             log.warning("group %s no longer subscribes %s", self.group_name, topic)
@@ -177,7 +195,9 @@ class ConsumerManager:
         now = self._clock.monotonic_ms()
         info = self.consumer_table.get(group)
         if info is None:
-            info = self.consumer_table[group] = ConsumerGroupInfo(group, consume_type, message_model, consume_from_where, now)
+            info = self.consumer_table[group] = ConsumerGroupInfo(
+                group, consume_type, message_model, consume_from_where, now
+            )
         added = info.update_channel(channel, consume_type, message_model, consume_from_where, now)
         resubscribed = info.update_subscription(subs, now)
         if added or resubscribed:
@@ -215,7 +235,12 @@ class ConsumerManager:
         for group, info in list(self.consumer_table.items()):
             for key, channel in list(info.channel_info_table.items()):
                 if now - channel.last_update_ms > self._expiry_ms:
-                    log.warning("consumer %s of group %s silent for %d ms: removed", channel, group, now - channel.last_update_ms)
+                    log.warning(
+                        "consumer %s of group %s silent for %d ms: removed",
+                        channel,
+                        group,
+                        now - channel.last_update_ms,
+                    )
                     del info.channel_info_table[key]
                     expired.append(channel.conn)
             if not info.channel_info_table:
@@ -228,7 +253,9 @@ class ConsumerManager:
 
 
 class ProducerManager:
-    def __init__(self, clock: Clock = SYSTEM_CLOCK, channel_expired_timeout_ms: int = CHANNEL_EXPIRED_TIMEOUT_MS) -> None:
+    def __init__(
+        self, clock: Clock = SYSTEM_CLOCK, channel_expired_timeout_ms: int = CHANNEL_EXPIRED_TIMEOUT_MS
+    ) -> None:
         self.group_channel_table: dict[str, dict[Any, ClientChannelInfo]] = {}
         self._client_channel_table: dict[str, Any] = {}
         self._clock = clock
@@ -271,7 +298,12 @@ class ProducerManager:
         for group, table in list(self.group_channel_table.items()):
             for key, channel in list(table.items()):
                 if now - channel.last_update_ms > self._expiry_ms:
-                    log.warning("producer %s of group %s silent for %d ms: removed", channel, group, now - channel.last_update_ms)
+                    log.warning(
+                        "producer %s of group %s silent for %d ms: removed",
+                        channel,
+                        group,
+                        now - channel.last_update_ms,
+                    )
                     del table[key]
                     self._client_channel_table.pop(channel.client_id, None)
                     expired.append(channel.conn)

@@ -32,24 +32,36 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
     """Everything the broker role needs that is not the store's (MessageStoreConfig holds those)."""
 
     # -- identity and addresses ------------------------------------------------------------------
-    broker_name: str = Field("broker-a", alias="brokerName", description="name shared by a master and its slaves")
+    broker_name: str = Field(
+        "broker-a", alias="brokerName", description="name shared by a master and its slaves"
+    )
     broker_cluster_name: str = Field(C.DEFAULT_CLUSTER, alias="brokerClusterName")
     """Cluster this broker registers under."""
     broker_id: int = Field(0, alias="brokerId", ge=0, description="0 = master, > 0 = slave")
     broker_ip1: str = Field(
-        "127.0.0.1", alias="brokerIP1", description="address clients reach; registered and written as STOREHOST"
+        "127.0.0.1",
+        alias="brokerIP1",
+        description="address clients reach; registered and written as STOREHOST",
     )
     broker_ip2: str | None = Field(None, alias="brokerIP2", description="HA address; defaults to brokerIP1")
     listen_port: int = Field(
-        C.DEFAULT_BROKER_PORT, alias="listenPort", ge=0, le=65535, description="remoting port; 0 = any free port"
+        C.DEFAULT_BROKER_PORT,
+        alias="listenPort",
+        ge=0,
+        le=65535,
+        description="remoting port; 0 = any free port",
     )
     bind_address: str | None = Field(
         None, alias="bindAddress", description="address the remoting port listens on; defaults to brokerIP1"
     )
     namesrv_addr: str | None = Field(
-        None, alias="namesrvAddr", description="NameServers, 'host:port;host:port'; env NAMESRV_ADDR when unset"
+        None,
+        alias="namesrvAddr",
+        description="NameServers, 'host:port;host:port'; env NAMESRV_ADDR when unset",
     )
-    region_id: str = Field("DefaultRegion", alias="regionId", description="sent back as MSG_REGION on every send")
+    region_id: str = Field(
+        "DefaultRegion", alias="regionId", description="sent back as MSG_REGION on every send"
+    )
     trace_on: bool = Field(True, alias="traceOn", description="sent back as TRACE_ON on every send")
 
     # -- permissions and auto-creation ----------------------------------------------------------
@@ -57,9 +69,14 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
         C.PermName.PERM_READ | C.PermName.PERM_WRITE, alias="brokerPermission", ge=0, le=15
     )
     """Broker-wide permission: 6 read+write, 4 read only, 2 write only (PermName)."""
-    default_topic_queue_nums: int = Field(8, alias="defaultTopicQueueNums", ge=1, description="TBW102's queues")
+    default_topic_queue_nums: int = Field(
+        8, alias="defaultTopicQueueNums", ge=1, description="TBW102's queues"
+    )
     max_topic_queue_nums: int = Field(
-        1024, alias="maxTopicQueueNums", ge=1, description="most read/write queues UPDATE_AND_CREATE_TOPIC accepts"
+        1024,
+        alias="maxTopicQueueNums",
+        ge=1,
+        description="most read/write queues UPDATE_AND_CREATE_TOPIC accepts",
     )
     auto_create_topic_enable: bool = Field(True, alias="autoCreateTopicEnable")
     """Create a topic on its first send, from TBW102 (Java autoCreateTopicEnable)."""
@@ -81,7 +98,9 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
     reject_transaction_message: bool = Field(False, alias="rejectTransactionMessage")
     """Refuse transactional (half) messages with NO_PERMISSION."""
     start_accept_send_request_timestamp_ms: int = Field(
-        0, alias="startAcceptSendRequestTimeStamp", description="sends before this epoch-ms answer SYSTEM_ERROR"
+        0,
+        alias="startAcceptSendRequestTimeStamp",
+        description="sends before this epoch-ms answer SYSTEM_ERROR",
     )
 
     # -- NameServer registration ----------------------------------------------------------------
@@ -105,7 +124,9 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
     )
     slave_read_enable: bool = Field(False, alias="slaveReadEnable")
     """Let consumers read from a slave when the master is behind (suggestWhichBrokerId)."""
-    enable_property_filter: bool = Field(False, alias="enablePropertyFilter", description="SQL92 subscriptions")
+    enable_property_filter: bool = Field(
+        False, alias="enablePropertyFilter", description="SQL92 subscriptions"
+    )
     filter_support_retry: bool = Field(False, alias="filterSupportRetry")
     """Apply SQL92 filters to the %RETRY% topics too."""
     transfer_msg_by_heap: bool = Field(True, alias="transferMsgByHeap")
@@ -117,7 +138,10 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
     flush_consumer_offset_interval_ms: int = Field(5_000, alias="flushConsumerOffsetInterval", ge=100)
     """How often consumerOffset.json is written (ms)."""
     client_channel_expired_timeout_ms: int = Field(
-        120_000, alias="clientChannelExpiredTimeout", ge=1_000, description="a client silent this long is dropped"
+        120_000,
+        alias="clientChannelExpiredTimeout",
+        ge=1_000,
+        description="a client silent this long is dropped",
     )
     client_scan_interval_ms: int = Field(10_000, alias="clientScanInterval", ge=100)
     """How often silent client connections are looked for (ms)."""
@@ -138,10 +162,17 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
         10_000, alias="flushDelayOffsetInterval", ge=10, description="how often delayOffset.json is written"
     )
     timer_max_delay_s: int = Field(
-        3 * 86_400, alias="timerMaxDelaySec", ge=1, description="a timer message further away is MESSAGE_ILLEGAL"
+        3 * 86_400,
+        alias="timerMaxDelaySec",
+        ge=1,
+        description="a timer message further away is MESSAGE_ILLEGAL",
     )
     timer_precision_ms: int = Field(
-        1_000, alias="timerPrecisionMs", ge=10, le=60_000, description="how late a timer message may be delivered"
+        1_000,
+        alias="timerPrecisionMs",
+        ge=10,
+        le=60_000,
+        description="how late a timer message may be delivered",
     )
     revive_interval_ms: int = Field(
         1_000, alias="reviveInterval", ge=10, description="longest wait before a timed-out POP is noticed"

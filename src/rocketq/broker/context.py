@@ -18,7 +18,9 @@ from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.remoting.errors import RemotingSendRequestError
 from rocketq.remoting.protocol.command import RemotingCommand
 
-if TYPE_CHECKING:  # for annotations only: most of these modules import this one (they are built with a context)
+if (
+    TYPE_CHECKING
+):  # for annotations only: most of these modules import this one (they are built with a context)
     from rocketq.broker.clients import ConsumerManager, ProducerManager
     from rocketq.broker.config import BrokerConfig
     from rocketq.broker.long_polling import PullRequestHoldService
@@ -75,7 +77,9 @@ class BrokerContext:
     register_increment: Callable[..., Awaitable[None]] = field(default=_noop_async)
     on_broker_config_changed: Callable[[set[str]], None] = field(default=_noop)
     # A request to a client over its connection, answered (Broker2Client.call_client; 307 / 309).
-    call_client: Callable[[Connection, RemotingCommand, float], Awaitable[RemotingCommand]] = field(default=_no_client_calls)
+    call_client: Callable[[Connection, RemotingCommand, float], Awaitable[RemotingCommand]] = field(
+        default=_no_client_calls
+    )
     # A oneway request to a client over its connection (Broker2Client.tell_client; 220).
     tell_client: Callable[[Connection, RemotingCommand], Awaitable[None]] = field(default=_no_client_tells)
     boot_timestamp_ms: int = 0

@@ -125,7 +125,9 @@ class BrokerController:
                 if family in executors:
                     runtime.queue_sizes[family] = lambda e=executors[family]: e.queued
         self.hold_service = PullRequestHoldService(
-            store.get_max_offset_in_queue, self.processors["pull"].replay, clock  # type: ignore[attr-defined]
+            store.get_max_offset_in_queue,
+            self.processors["pull"].replay,  # type: ignore[attr-defined]
+            clock,
         )
         self.ctx.pull_hold_service = self.hold_service
         self.lifecycle = MessageLifecycle(self.ctx, self.processors.get("pop"))
@@ -166,26 +168,43 @@ class BrokerController:
 
     def _build_services(self) -> dict[str, PeriodicService]:
         cfg = self.broker_config
-        hold_check_ms = cfg.long_polling_check_interval_ms if cfg.long_polling_enable else cfg.short_polling_time_ms
-        persist = PeriodicService("broker-persist", cfg.flush_consumer_offset_interval_ms / 1000, self.persist_async)
+        hold_check_ms = (
+            cfg.long_polling_check_interval_ms if cfg.long_polling_enable else cfg.short_polling_time_ms
+        )
+        persist = PeriodicService(
+            "broker-persist", cfg.flush_consumer_offset_interval_ms / 1000, self.persist_async
+        )
         for manager in self._managers():
             manager.set_change_listener(persist.wakeup)
-        return {
-            "persist": persist,
-            "client-scan": PeriodicService(
-                "client-scan", cfg.client_scan_interval_ms / 1000, self.housekeeping.scan_not_active_channels,
-                cfg.client_scan_interval_ms / 1000,
-            ),
-            "pull-hold-check": PeriodicService("pull-hold-check", hold_check_ms / 1000, self._check_held_pulls),
-            "register": PeriodicService(
-                "register-broker", cfg.register_period_ms / 1000, self._periodic_register, FIRST_REGISTER_DELAY_S
-            ),
-        } | (
-            {"acl-file-watch": self.security.watch} if self.security.watch is not None else {}
-        ) | (
-            {"slave-sync": PeriodicService("slave-sync", SYNC_INTERVAL_S, self.slave_sync.sync_all, FIRST_SYNC_DELAY_S)}
-            if self.slave_sync is not None
-            else {}
+        return (
+            {
+                "persist": persist,
+                "client-scan": PeriodicService(
+                    "client-scan",
+                    cfg.client_scan_interval_ms / 1000,
+                    self.housekeeping.scan_not_active_channels,
+                    cfg.client_scan_interval_ms / 1000,
+                ),
+                "pull-hold-check": PeriodicService(
+                    "pull-hold-check", hold_check_ms / 1000, self._check_held_pulls
+                ),
+                "register": PeriodicService(
+                    "register-broker",
+                    cfg.register_period_ms / 1000,
+                    self._periodic_register,
+                    FIRST_REGISTER_DELAY_S,
+                ),
+            }
+            | ({"acl-file-watch": self.security.watch} if self.security.watch is not None else {})
+            | (
+                {
+                    "slave-sync": PeriodicService(
+                        "slave-sync", SYNC_INTERVAL_S, self.slave_sync.sync_all, FIRST_SYNC_DELAY_S
+                    )
+                }
+                if self.slave_sync is not None
+                else {}
+            )
         )
 
     def _managers(self) -> tuple[TopicConfigManager, SubscriptionGroupManager, ConsumerOffsetManager]:
@@ -243,7 +262,12 @@ class BrokerController:
         await self._services["register"].start()
         if "slave-sync" in self._services:
             await self._services["slave-sync"].start()
-        log.info("broker %s (%s) started at %s", self.broker_config.broker_name, self.broker_config.broker_cluster_name, self.broker_addr)
+        log.info(
+            "broker %s (%s) started at %s",
+            self.broker_config.broker_name,
+            self.broker_config.broker_cluster_name,
+            self.broker_addr,
+        )
 
     async def _start_ha(self) -> None:
         cfg, store = self.broker_config, self.store
@@ -257,13 +281,17 @@ class BrokerController:
             )
             await self.ha_client.start()
             return
-        self.ha_service = HAService(store, cfg.bind_address or cfg.broker_ip2 or cfg.broker_ip1, tls=self.security.server_tls)
+        self.ha_service = HAService(
+            store, cfg.bind_address or cfg.broker_ip2 or cfg.broker_ip1, tls=self.security.server_tls
+        )
         try:
             await self.ha_service.start()
         except OSError as exc:
             where = f"{self.ha_service.host}:{self.ha_service.port}"
             self.ha_service = None
-            raise BrokerStartError(f"cannot listen for slaves on {where} (haListenPort): {exc.strerror or exc}") from None
+            raise BrokerStartError(
+                f"cannot listen for slaves on {where} (haListenPort): {exc.strerror or exc}"
+            ) from None
         store.ha = self.ha_service
 
     async def _stop_ha(self) -> None:
@@ -345,7 +373,10 @@ class BrokerController:
         wrapper.topic_config_table = self._registered_topics(wrapper.topic_config_table)
         cfg = self.broker_config
         results = await self.outer_api.register_broker_all(
-            self.identity(), wrapper, oneway=oneway, timeout_ms=cfg.register_broker_timeout_ms,
+            self.identity(),
+            wrapper,
+            oneway=oneway,
+            timeout_ms=cfg.register_broker_timeout_ms,
             compressed=cfg.compressed_register,
         )
         if results and check_order_config:
@@ -371,7 +402,10 @@ class BrokerController:
         wrapper = TopicConfigSerializeWrapper(table, version or self.topic_config_manager.data_version.copy())
         cfg = self.broker_config
         await self.outer_api.register_broker_all(
-            self.identity(), wrapper, oneway=False, timeout_ms=cfg.register_broker_timeout_ms,
+            self.identity(),
+            wrapper,
+            oneway=False,
+            timeout_ms=cfg.register_broker_timeout_ms,
             compressed=cfg.compressed_register,
         )
 

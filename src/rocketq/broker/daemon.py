@@ -95,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_args(argv)
-        broker_config, store_config = load_broker_configs(args.config_file, parse_cli_overrides(args.overrides))
+        broker_config, store_config = load_broker_configs(
+            args.config_file, parse_cli_overrides(args.overrides)
+        )
         if args.print_config:
             from rocketq.broker.processors.admin.runtime import properties_text
 

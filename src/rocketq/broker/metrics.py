@@ -54,17 +54,23 @@ _SIZE_BUCKETS_AT = 2
 class BrokerMetrics:
     """The counters the processors feed, and the collector that turns them into families at scrape time."""
 
-    def __init__(self, ctx: BrokerContext, stats_service: BrokerStatsService, server: Any, rpc: RpcLatency) -> None:
+    def __init__(
+        self, ctx: BrokerContext, stats_service: BrokerStatsService, server: Any, rpc: RpcLatency
+    ) -> None:
         self.ctx = ctx
         self.server = server  # the RemotingServer, whose executors' queues are the watermarks
         self.stats_service = stats_service
-        self.messages_in: dict[tuple[str, str], list[float]] = {}  # (topic, type) -> [messages, bytes, sizes...]
+        self.messages_in: dict[
+            tuple[str, str], list[float]
+        ] = {}  # (topic, type) -> [messages, bytes, sizes...]
         self.messages_out: dict[tuple[str, str], list[int]] = {}  # (group, topic) -> [messages, bytes]
         self.pulled: dict[tuple[str, str], dict[int, int]] = {}  # (group, topic) -> queue -> next offset
         self.rpc = rpc  # fed by the server's dispatcher (RemotingServer.time_requests)
         cfg = ctx.broker_config
         self.registry = new_registry(self.collect)
-        self.exporter = PrometheusExporter(self.registry, cfg.metrics_prom_exporter_host, cfg.metrics_prom_exporter_port)
+        self.exporter = PrometheusExporter(
+            self.registry, cfg.metrics_prom_exporter_host, cfg.metrics_prom_exporter_port
+        )
 
     # -- hot path -----------------------------------------------------------------------------------
     def on_put(self, topic: str, properties: Mapping[str, str], result: PutResult) -> None:
@@ -76,7 +82,12 @@ class BrokerMetrics:
         # the message_type label: 5.x TopicMessageType.parseFromMessageProperty(...).getMetricsValue()
         if _TRANSACTION in properties and properties[_TRANSACTION] == "true":
             kind = "transaction"
-        elif _DELAY in properties or _TIMER_DELIVER in properties or _TIMER_SEC in properties or _TIMER_MS in properties:
+        elif (
+            _DELAY in properties
+            or _TIMER_DELIVER in properties
+            or _TIMER_SEC in properties
+            or _TIMER_MS in properties
+        ):
             kind = "delay"
         elif _SHARDING_KEY in properties:
             kind = "fifo"
@@ -92,7 +103,9 @@ class BrokerMetrics:
         row[_SIZE_BUCKETS_AT + bisect_left(MESSAGE_SIZE_BUCKETS, average)] += 1
         row[-1] += average
 
-    def on_get(self, group: str, topic: str, queue_id: int, messages: int, size: int, next_offset: int) -> None:
+    def on_get(
+        self, group: str, topic: str, queue_id: int, messages: int, size: int, next_offset: int
+    ) -> None:
         key = (group, topic)
         row = self.messages_out.get(key)
         if row is None:
@@ -121,8 +134,12 @@ class BrokerMetrics:
 
     def _traffic(self, common: dict[str, str]) -> Iterable[Metric]:
         names = (*common, "topic", "message_type", "is_system")
-        msgs_in = CounterMetricFamily("rocketmq_messages_in", "Total number of incoming messages", labels=names)
-        bytes_in = CounterMetricFamily("rocketmq_throughput_in", "Total traffic of incoming messages (bytes)", labels=names)
+        msgs_in = CounterMetricFamily(
+            "rocketmq_messages_in", "Total number of incoming messages", labels=names
+        )
+        bytes_in = CounterMetricFamily(
+            "rocketmq_throughput_in", "Total traffic of incoming messages (bytes)", labels=names
+        )
         sizes = Histograms(("topic", "message_type", "is_system"), MESSAGE_SIZE_BUCKETS)
         for (topic, kind), row in sorted(self.messages_in.items()):
             values = [*common.values(), topic, kind, self._is_system_topic(topic)]
@@ -130,8 +147,12 @@ class BrokerMetrics:
             bytes_in.add_metric(values, row[1])
             sizes.table[(topic, kind, values[-1])] = row[_SIZE_BUCKETS_AT:]
         names = (*common, "topic", "consumer_group", "is_retry", "is_system")
-        msgs_out = CounterMetricFamily("rocketmq_messages_out", "Total number of outgoing messages", labels=names)
-        bytes_out = CounterMetricFamily("rocketmq_throughput_out", "Total traffic of outgoing messages (bytes)", labels=names)
+        msgs_out = CounterMetricFamily(
+            "rocketmq_messages_out", "Total number of outgoing messages", labels=names
+        )
+        bytes_out = CounterMetricFamily(
+            "rocketmq_throughput_out", "Total traffic of outgoing messages (bytes)", labels=names
+        )
         for (group, topic), (count, size) in sorted(self.messages_out.items()):
             values = [*common.values(), topic, group, *self._group_flags(group, topic)]
             msgs_out.add_metric(values, count)
@@ -141,7 +162,9 @@ class BrokerMetrics:
 
     def _group_flags(self, group: str, topic: str) -> tuple[str, str]:
         is_retry = topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX)
-        is_system = group.startswith(C.CID_RMQ_SYS_PREFIX) or (not is_retry and self.ctx.topic_config_manager.is_system_topic(topic))
+        is_system = group.startswith(C.CID_RMQ_SYS_PREFIX) or (
+            not is_retry and self.ctx.topic_config_manager.is_system_topic(topic)
+        )
         return _bool(is_retry), _bool(is_system)
 
     def _broker_gauges(self, common: dict[str, str]) -> Iterable[Metric]:
@@ -150,12 +173,23 @@ class BrokerMetrics:
             "rocketmq_processor_watermark", "Request processor watermark", labels=(*common, "processor")
         )
         for executor in self.server.registry.executors():
-            watermark.add_metric([*values, _PROCESSOR_NAMES.get(executor.name, executor.name)], executor.queued)
+            watermark.add_metric(
+                [*values, _PROCESSOR_NAMES.get(executor.name, executor.name)], executor.queued
+            )
         yield watermark
-        yield _gauge("rocketmq_broker_permission", "Broker permission", common, ctx.broker_config.broker_permission)
-        yield _gauge("rocketmq_topic_number", "Active topic number", common, len(ctx.topic_config_manager.topic_config_table))
         yield _gauge(
-            "rocketmq_consumer_group_number", "Active subscription group number", common,
+            "rocketmq_broker_permission", "Broker permission", common, ctx.broker_config.broker_permission
+        )
+        yield _gauge(
+            "rocketmq_topic_number",
+            "Active topic number",
+            common,
+            len(ctx.topic_config_manager.topic_config_table),
+        )
+        yield _gauge(
+            "rocketmq_consumer_group_number",
+            "Active subscription group number",
+            common,
             len(ctx.subscription_group_manager.subscription_group_table),
         )
 
@@ -167,7 +201,9 @@ class BrokerMetrics:
                 key = (_language(info.language), str(info.version))
                 producers[key] = producers.get(key, 0) + 1
         family = GaugeMetricFamily(
-            "rocketmq_producer_connections", "Producer connections", labels=(*common, "language", "version", "protocol_type")
+            "rocketmq_producer_connections",
+            "Producer connections",
+            labels=(*common, "language", "version", "protocol_type"),
         )
         for (language, version), n in sorted(producers.items()):
             family.add_metric([*values, language, version, "remoting"], n)
@@ -179,11 +215,31 @@ class BrokerMetrics:
                 member = (group, _language(info.language), str(info.version), mode)
                 consumers[member] = consumers.get(member, 0) + 1
         family = GaugeMetricFamily(
-            "rocketmq_consumer_connections", "Consumer connections",
-            labels=(*common, "consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"),
+            "rocketmq_consumer_connections",
+            "Consumer connections",
+            labels=(
+                *common,
+                "consumer_group",
+                "language",
+                "version",
+                "consume_mode",
+                "protocol_type",
+                "is_system",
+            ),
         )
         for (group, language, version, mode), n in sorted(consumers.items()):
-            family.add_metric([*values, group, language, version, mode, "remoting", _bool(group.startswith(C.CID_RMQ_SYS_PREFIX))], n)
+            family.add_metric(
+                [
+                    *values,
+                    group,
+                    language,
+                    version,
+                    mode,
+                    "remoting",
+                    _bool(group.startswith(C.CID_RMQ_SYS_PREFIX)),
+                ],
+                n,
+            )
         yield family
 
     def _consumer_gauges(self, common: dict[str, str]) -> Iterable[Metric]:
@@ -191,12 +247,18 @@ class BrokerMetrics:
         names = (*common, "topic", "consumer_group", "is_retry", "is_system")
         families = {
             "lag": GaugeMetricFamily("rocketmq_consumer_lag_messages", "Consumer lag messages", labels=names),
-            "lag_latency": GaugeMetricFamily("rocketmq_consumer_lag_latency", "Consumer lag time (milliseconds)", labels=names),
-            "inflight": GaugeMetricFamily("rocketmq_consumer_inflight_messages", "Consumer inflight messages", labels=names),
+            "lag_latency": GaugeMetricFamily(
+                "rocketmq_consumer_lag_latency", "Consumer lag time (milliseconds)", labels=names
+            ),
+            "inflight": GaugeMetricFamily(
+                "rocketmq_consumer_inflight_messages", "Consumer inflight messages", labels=names
+            ),
             "queueing": GaugeMetricFamily(
                 "rocketmq_consumer_queueing_latency", "Consumer queueing time (milliseconds)", labels=names
             ),
-            "ready": GaugeMetricFamily("rocketmq_consumer_ready_messages", "Consumer ready messages", labels=names),
+            "ready": GaugeMetricFamily(
+                "rocketmq_consumer_ready_messages", "Consumer ready messages", labels=names
+            ),
         }
         for (group, topic), committed in sorted(self.stats_service.offsets_by_group().items()):
             if topic in C.BROKER_STATS_TOPICS:
@@ -223,11 +285,16 @@ class BrokerMetrics:
 
     def _half_messages(self, common: dict[str, str]) -> Metric:
         """Half messages not yet checked (the half topic's backlog behind the transaction check's offset)."""
-        family = GaugeMetricFamily("rocketmq_half_messages", "Half messages of all topics", labels=(*common, "topic"))
+        family = GaugeMetricFamily(
+            "rocketmq_half_messages", "Half messages of all topics", labels=(*common, "topic")
+        )
         store, half = self.ctx.store, C.RMQ_SYS_TRANS_HALF_TOPIC
         if half in self.ctx.topic_config_manager.topic_config_table:
             checked = self.ctx.consumer_offset_manager.query_offset(C.CID_SYS_RMQ_TRANS, half, 0)
-            backlog = max(store.get_max_offset_in_queue(half, 0) - max(checked, store.get_min_offset_in_queue(half, 0)), 0)
+            backlog = max(
+                store.get_max_offset_in_queue(half, 0) - max(checked, store.get_min_offset_in_queue(half, 0)),
+                0,
+            )
             family.add_metric([*common.values(), half], backlog)
         return family
 
@@ -236,9 +303,17 @@ class BrokerMetrics:
         labels = common | {"storage_type": "local", "storage_medium": "disk"}
         root = Path(self.ctx.store_config.store_path_root_dir).expanduser()
         yield _gauge("rocketmq_storage_size", "Broker storage size (bytes)", labels, _tree_size(root))
-        yield _gauge("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", labels, figures.flush_behind_bytes)
         yield _gauge(
-            "rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", labels, figures.dispatch_behind_bytes
+            "rocketmq_storage_flush_behind_bytes",
+            "Broker flush behind bytes",
+            labels,
+            figures.flush_behind_bytes,
+        )
+        yield _gauge(
+            "rocketmq_storage_dispatch_behind_bytes",
+            "Broker dispatch behind bytes",
+            labels,
+            figures.dispatch_behind_bytes,
         )
 
 

@@ -54,7 +54,12 @@ class ConsumerOffsetManager(ConfigFileManager):
         queues[queue_id] = offset
         if previous is not None and offset < previous:
             log.info(
-                "offset of %s queue %d moved back from %d to %d by %s", key, queue_id, previous, offset, client_host
+                "offset of %s queue %d moved back from %d to %d by %s",
+                key,
+                queue_id,
+                previous,
+                offset,
+                client_host,
             )
         self.mark_dirty(urgent=False)
 
@@ -102,7 +107,8 @@ class ConsumerOffsetManager(ConfigFileManager):
     def encode(self) -> dict[str, Any]:
         return {
             "offsetTable": {
-                key: {str(qid): off for qid, off in sorted(queues.items())} for key, queues in self.offset_table.items()
+                key: {str(qid): off for qid, off in sorted(queues.items())}
+                for key, queues in self.offset_table.items()
             }
         }
 

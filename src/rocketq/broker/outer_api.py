@@ -122,7 +122,9 @@ class BrokerOuterAPI:
                 log.warning("unregistering from NameServer %s failed: %s", addr, exc)
                 return
             if response.code != ResponseCode.SUCCESS:
-                log.warning("NameServer %s refused the unregistration: %d %s", addr, response.code, response.remark)
+                log.warning(
+                    "NameServer %s refused the unregistration: %d %s", addr, response.code, response.remark
+                )
             else:
                 log.info("unregistered from NameServer %s", addr)
 

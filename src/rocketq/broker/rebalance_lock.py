@@ -53,7 +53,13 @@ class RebalanceLockManager:
                 entry.last_update_ms = now
                 locked.add(mq)
             elif self._expired(entry, now):
-                log.info("lock: %s of group %s expired for %s, granted to %s", mq, group, entry.client_id, client_id)
+                log.info(
+                    "lock: %s of group %s expired for %s, granted to %s",
+                    mq,
+                    group,
+                    entry.client_id,
+                    client_id,
+                )
                 entry.client_id = client_id
                 entry.last_update_ms = now
                 locked.add(mq)
@@ -73,7 +79,11 @@ class RebalanceLockManager:
 
     def is_locked(self, group: str, mq: MessageQueue, client_id: str) -> bool:
         entry = self._table.get(group, {}).get(mq)
-        return entry is not None and entry.client_id == client_id and not self._expired(entry, self._clock.monotonic_ms())
+        return (
+            entry is not None
+            and entry.client_id == client_id
+            and not self._expired(entry, self._clock.monotonic_ms())
+        )
 
     def holder(self, group: str, mq: MessageQueue) -> str | None:
         """The client holding a live lease on `mq`, or None."""

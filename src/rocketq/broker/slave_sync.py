@@ -59,7 +59,9 @@ class SlaveSynchronize:
 
     async def _sync_topic_config(self, addr: str) -> None:
         manager = self.ctx.topic_config_manager
-        await self._sync_versioned(addr, RequestCode.GET_ALL_TOPIC_CONFIG, manager, manager.topic_config_table, "topic configs")
+        await self._sync_versioned(
+            addr, RequestCode.GET_ALL_TOPIC_CONFIG, manager, manager.topic_config_table, "topic configs"
+        )
 
     async def _sync_consumer_offset(self, addr: str) -> None:
         data = await self._fetch(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
@@ -83,9 +85,13 @@ class SlaveSynchronize:
     async def _sync_subscription_group(self, addr: str) -> None:
         manager = self.ctx.subscription_group_manager
         table = manager.subscription_group_table
-        await self._sync_versioned(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, manager, table, "subscription groups")
+        await self._sync_versioned(
+            addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, manager, table, "subscription groups"
+        )
 
-    async def _sync_versioned(self, addr: str, code: int, manager: Any, table: dict[str, Any], what: str) -> None:
+    async def _sync_versioned(
+        self, addr: str, code: int, manager: Any, table: dict[str, Any], what: str
+    ) -> None:
         """A versioned table: replaced by the master's when the data versions differ (Java: clear, putAll)."""
         data = await self._fetch(addr, code)
         if data is None or DataVersion.from_json(data.get("dataVersion")) == manager.data_version:

@@ -42,7 +42,9 @@ def is_sys_consumer_group(group: str) -> bool:
 class SubscriptionGroupManager(ConfigFileManager):
     file_name = "subscriptionGroup.json"
 
-    def __init__(self, broker_config: BrokerConfig, config_dir: str | Path | None = None, clock: Clock = SYSTEM_CLOCK):
+    def __init__(
+        self, broker_config: BrokerConfig, config_dir: str | Path | None = None, clock: Clock = SYSTEM_CLOCK
+    ):
         super().__init__(config_dir)
         self._broker_config = broker_config
         self._clock = clock
@@ -52,7 +54,9 @@ class SubscriptionGroupManager(ConfigFileManager):
             self.subscription_group_table[group] = self._new_config(group, consume_broadcast_enable=broadcast)
 
     def _new_config(self, group: str, **overrides: Any) -> SubscriptionGroupConfig:
-        config = SubscriptionGroupConfig(group_name=group, retry_max_times=self._broker_config.max_reconsume_times)
+        config = SubscriptionGroupConfig(
+            group_name=group, retry_max_times=self._broker_config.max_reconsume_times
+        )
         for name, value in overrides.items():
             setattr(config, name, value)
         return config
@@ -60,7 +64,9 @@ class SubscriptionGroupManager(ConfigFileManager):
     def find_subscription_group_config(self, group: str) -> SubscriptionGroupConfig | None:
         """The group's config, created with the defaults when auto-creation allows it; None otherwise."""
         config = self.subscription_group_table.get(group)
-        if config is None and (self._broker_config.auto_create_subscription_group or is_sys_consumer_group(group)):
+        if config is None and (
+            self._broker_config.auto_create_subscription_group or is_sys_consumer_group(group)
+        ):
             config = self.subscription_group_table[group] = self._new_config(group)
             log.info("auto-created subscription group %s", group)
             self.data_version.next_version(self._clock.now_ms())

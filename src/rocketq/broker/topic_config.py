@@ -64,7 +64,9 @@ def topic_problem(topic: str | None) -> str | None:
 class TopicConfigManager(ConfigFileManager):
     file_name = "topics.json"
 
-    def __init__(self, broker_config: BrokerConfig, config_dir: str | Path | None = None, clock: Clock = SYSTEM_CLOCK):
+    def __init__(
+        self, broker_config: BrokerConfig, config_dir: str | Path | None = None, clock: Clock = SYSTEM_CLOCK
+    ):
         super().__init__(config_dir)
         self._broker_config = broker_config
         self._clock = clock
@@ -111,7 +113,12 @@ class TopicConfigManager(ConfigFileManager):
 
     # -- creation -------------------------------------------------------------------------------------
     def create_topic_in_send_message_method(
-        self, topic: str, default_topic: str, remote_addr: str, client_default_queue_nums: int, topic_sys_flag: int
+        self,
+        topic: str,
+        default_topic: str,
+        remote_addr: str,
+        client_default_queue_nums: int,
+        topic_sys_flag: int,
     ) -> TopicConfig | None:
         """Create `topic` from its template `default_topic` (TBW102) when the template may be inherited."""
         existing = self.topic_config_table.get(topic)
@@ -119,13 +126,26 @@ class TopicConfigManager(ConfigFileManager):
             return existing
         template = self.topic_config_table.get(default_topic)
         if template is None:
-            log.warning("cannot create topic %s: the default topic %s does not exist (producer %s)", topic, default_topic, remote_addr)
+            log.warning(
+                "cannot create topic %s: the default topic %s does not exist (producer %s)",
+                topic,
+                default_topic,
+                remote_addr,
+            )
             return None
-        if default_topic == C.AUTO_CREATE_TOPIC_KEY_TOPIC and not self._broker_config.auto_create_topic_enable:
+        if (
+            default_topic == C.AUTO_CREATE_TOPIC_KEY_TOPIC
+            and not self._broker_config.auto_create_topic_enable
+        ):
             template.perm = RW  # Java strips INHERIT from a TBW102 left over from when auto-create was on
         if not PermName.is_inherited(template.perm):
-            log.warning("cannot create topic %s: the default topic %s has perm %d, no INHERIT (producer %s)",
-                        topic, default_topic, template.perm, remote_addr)
+            log.warning(
+                "cannot create topic %s: the default topic %s has perm %d, no INHERIT (producer %s)",
+                topic,
+                default_topic,
+                template.perm,
+                remote_addr,
+            )
             return None
         queues = max(0, min(client_default_queue_nums, template.write_queue_nums))
         config = TopicConfig(
@@ -136,7 +156,13 @@ class TopicConfigManager(ConfigFileManager):
             topic_filter_type=template.topic_filter_type,
             topic_sys_flag=topic_sys_flag,
         )
-        log.info("created topic %s from default topic %s for producer %s: %s", topic, default_topic, remote_addr, config)
+        log.info(
+            "created topic %s from default topic %s for producer %s: %s",
+            topic,
+            default_topic,
+            remote_addr,
+            config,
+        )
         self._created(config)
         return config
 
@@ -148,7 +174,11 @@ class TopicConfigManager(ConfigFileManager):
         if existing is not None:
             return existing
         config = TopicConfig(
-            topic_name=topic, read_queue_nums=queue_nums, write_queue_nums=queue_nums, perm=perm, topic_sys_flag=topic_sys_flag
+            topic_name=topic,
+            read_queue_nums=queue_nums,
+            write_queue_nums=queue_nums,
+            perm=perm,
+            topic_sys_flag=topic_sys_flag,
         )
         log.info("created topic %s", config)
         self._created(config)
@@ -201,7 +231,9 @@ class TopicConfigManager(ConfigFileManager):
     # -- serialization ----------------------------------------------------------------------------------
     def build_serialize_wrapper(self) -> TopicConfigSerializeWrapper:
         """The whole table with its data version (registration, GET_ALL_TOPIC_CONFIG); shares the objects."""
-        return TopicConfigSerializeWrapper(topic_config_table=dict(self.topic_config_table), data_version=self.data_version.copy())
+        return TopicConfigSerializeWrapper(
+            topic_config_table=dict(self.topic_config_table), data_version=self.data_version.copy()
+        )
 
     def encode(self) -> dict[str, Any]:
         return self.build_serialize_wrapper().to_json()
@@ -212,4 +244,8 @@ class TopicConfigManager(ConfigFileManager):
         self.data_version.assign_new_one(wrapper.data_version)
         for config in wrapper.topic_config_table.values():
             log.debug("loaded topic %s", config)
-        log.info("loaded %d topics, data version %s", len(wrapper.topic_config_table), wrapper.data_version.to_json())
+        log.info(
+            "loaded %d topics, data version %s",
+            len(wrapper.topic_config_table),
+            wrapper.data_version.to_json(),
+        )

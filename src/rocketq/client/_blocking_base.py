@@ -63,7 +63,9 @@ def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     """Schedule a coroutine on the background loop."""
     if _LOOP.in_loop_thread():
         coro.close()
-        raise RuntimeError("a blocking rocketq call inside the client's event loop would deadlock; use rocketq.client")
+        raise RuntimeError(
+            "a blocking rocketq call inside the client's event loop would deadlock; use rocketq.client"
+        )
     return asyncio.run_coroutine_threadsafe(coro, _LOOP.loop())
 
 
@@ -102,7 +104,9 @@ class _Blocking:
         self.start()
         return self
 
-    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.shutdown()
 
     @property
@@ -114,7 +118,9 @@ class _Blocking:
 class _BlockingProducer(_Blocking):
     """The producer twins' hand-written part: calls that return futures instead of waiting."""
 
-    def send_async(self, msg: Message, selector: Any = None, arg: Any = None, **kw: Any) -> concurrent.futures.Future[SendResult]:
+    def send_async(
+        self, msg: Message, selector: Any = None, arg: Any = None, **kw: Any
+    ) -> concurrent.futures.Future[SendResult]:
         """Start a send; the returned future holds the SendResult (or the error)."""
 
         async def send() -> SendResult:

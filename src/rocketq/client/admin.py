@@ -118,7 +118,9 @@ class QueueProgress:
 class Admin(AclAdminMixin):
     """Cluster administration over the name servers and brokers (async; see rocketq.client.blocking)."""
 
-    def __init__(self, namesrv_addr: str | None = None, *, config: ClientConfig | None = None, **settings: Any) -> None:
+    def __init__(
+        self, namesrv_addr: str | None = None, *, config: ClientConfig | None = None, **settings: Any
+    ) -> None:
         values = dict(config.model_dump()) if config is not None else {}
         values.update(settings)
         if namesrv_addr is not None:
@@ -151,7 +153,9 @@ class Admin(AclAdminMixin):
         await self.start()
         return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.shutdown()
 
     async def _inst(self) -> ClientInstance:
@@ -198,7 +202,11 @@ class Admin(AclAdminMixin):
 
     async def _topic_masters(self, topic: str) -> list[tuple[str, str]]:
         route = await self.topic_route(topic)
-        return [(bd.broker_name, bd.master_addr) for bd in sorted(route.broker_datas, key=lambda b: b.broker_name) if bd.master_addr]
+        return [
+            (bd.broker_name, bd.master_addr)
+            for bd in sorted(route.broker_datas, key=lambda b: b.broker_name)
+            if bd.master_addr
+        ]
 
     async def _topic_readers(self, topic: str) -> list[tuple[str, str]]:
         """(broker name, address) per broker of `topic`: its master, or a slave while the master is gone.
@@ -231,8 +239,14 @@ class Admin(AclAdminMixin):
             raise MQClientError(problem)
         inst = await self._inst()
         header = CreateTopicRequestHeader(
-            topic=topic, default_topic=C.AUTO_CREATE_TOPIC_KEY_TOPIC, read_queue_nums=read_queues,
-            write_queue_nums=write_queues, perm=perm, topic_filter_type="SINGLE_TAG", topic_sys_flag=0, order=order,
+            topic=topic,
+            default_topic=C.AUTO_CREATE_TOPIC_KEY_TOPIC,
+            read_queue_nums=read_queues,
+            write_queue_nums=write_queues,
+            perm=perm,
+            topic_filter_type="SINGLE_TAG",
+            topic_sys_flag=0,
+            order=order,
         )
         targets = [broker_addr] if broker_addr else [addr for _, addr in await self._masters(cluster)]
         if not targets:
@@ -247,7 +261,9 @@ class Admin(AclAdminMixin):
         for _, addr in await self._masters(cluster):
             await inst.api.invoke(addr, RequestCode.DELETE_TOPIC_IN_BROKER, DeleteTopicRequestHeader(topic))
         for ns in inst.config.namesrv_list():
-            await inst.api.invoke(ns, RequestCode.DELETE_TOPIC_IN_NAMESRV, DeleteTopicFromNamesrvRequestHeader(topic, cluster))
+            await inst.api.invoke(
+                ns, RequestCode.DELETE_TOPIC_IN_NAMESRV, DeleteTopicFromNamesrvRequestHeader(topic, cluster)
+            )
         inst.route_table.pop(topic, None)
 
     async def topic_status(self, topic: str) -> dict[MessageQueue, TopicOffset]:
@@ -255,13 +271,20 @@ class Admin(AclAdminMixin):
         inst = await self._inst()
         out: dict[MessageQueue, TopicOffset] = {}
         for _, addr in await self._topic_readers(topic):
-            resp = await inst.api.invoke(addr, RequestCode.GET_TOPIC_STATS_INFO, GetTopicStatsInfoRequestHeader(topic))
+            resp = await inst.api.invoke(
+                addr, RequestCode.GET_TOPIC_STATS_INFO, GetTopicStatsInfoRequestHeader(topic)
+            )
             out.update(TopicStatsTable.decode(resp.body).offset_table)
         return dict(sorted(out.items()))
 
     # -- groups ----------------------------------------------------------------------------------------
     async def update_subscription_group(
-        self, group: str, cluster: str | None = C.DEFAULT_CLUSTER, *, broker_addr: str | None = None, **fields: Any
+        self,
+        group: str,
+        cluster: str | None = C.DEFAULT_CLUSTER,
+        *,
+        broker_addr: str | None = None,
+        **fields: Any,
     ) -> list[str]:
         """Create or update a consumer group's settings (retry_max_times=..., consume_broadcast_enable=...)."""
         inst = await self._inst()
@@ -279,17 +302,28 @@ class Admin(AclAdminMixin):
         """The online members of a consumer group and their subscriptions (GET_CONSUMER_CONNECTION_LIST)."""
         inst = await self._inst()
         addr = await self._group_broker(group)
-        resp = await inst.api.invoke(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, GetConsumerConnectionListRequestHeader(group))
+        resp = await inst.api.invoke(
+            addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, GetConsumerConnectionListRequestHeader(group)
+        )
         return ConsumerConnection.decode(resp.body)
 
     async def delete_subscription_group(
-        self, group: str, cluster: str | None = C.DEFAULT_CLUSTER, *, broker_addr: str | None = None, remove_offset: bool = False
+        self,
+        group: str,
+        cluster: str | None = C.DEFAULT_CLUSTER,
+        *,
+        broker_addr: str | None = None,
+        remove_offset: bool = False,
     ) -> list[str]:
         """Delete a consumer group's settings on every master of `cluster` (or one broker); the brokers asked."""
         inst = await self._inst()
         targets = [broker_addr] if broker_addr else [addr for _, addr in await self._masters(cluster)]
         for addr in targets:
-            await inst.api.invoke(addr, RequestCode.DELETE_SUBSCRIPTIONGROUP, DeleteSubscriptionGroupRequestHeader(group, remove_offset))
+            await inst.api.invoke(
+                addr,
+                RequestCode.DELETE_SUBSCRIPTIONGROUP,
+                DeleteSubscriptionGroupRequestHeader(group, remove_offset),
+            )
         return targets
 
     async def producer_connections(self, group: str, topic: str) -> ProducerConnection:
@@ -299,7 +333,11 @@ class Admin(AclAdminMixin):
         errors: list[Exception] = []
         for _, addr in await self._topic_readers(topic):
             try:
-                resp = await inst.api.invoke(addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, GetProducerConnectionListRequestHeader(group))
+                resp = await inst.api.invoke(
+                    addr,
+                    RequestCode.GET_PRODUCER_CONNECTION_LIST,
+                    GetProducerConnectionListRequestHeader(group),
+                )
             except MQBrokerError as exc:  # a broker this group never sent to says "not exist"
                 errors.append(exc)
                 continue
@@ -308,14 +346,20 @@ class Admin(AclAdminMixin):
             raise errors[0]
         return merged
 
-    async def consumer_running_info(self, group: str, client_id: str, *, jstack: bool = False) -> ConsumerRunningInfo:
+    async def consumer_running_info(
+        self, group: str, client_id: str, *, jstack: bool = False
+    ) -> ConsumerRunningInfo:
         """One consumer's own report (properties, subscriptions, queues, rates), asked through a broker."""
         inst = await self._inst()
         header = GetConsumerRunningInfoRequestHeader(group, client_id, jstack)
-        resp = await inst.api.invoke(await self._group_broker(group), RequestCode.GET_CONSUMER_RUNNING_INFO, header)
+        resp = await inst.api.invoke(
+            await self._group_broker(group), RequestCode.GET_CONSUMER_RUNNING_INFO, header
+        )
         return ConsumerRunningInfo.decode(resp.body)
 
-    async def consume_message_directly(self, group: str, client_id: str, msg_id: str) -> ConsumeMessageDirectlyResult:
+    async def consume_message_directly(
+        self, group: str, client_id: str, msg_id: str
+    ) -> ConsumeMessageDirectlyResult:
         """Have one consumer's listener consume the stored message `msg_id` (an offset message id) now."""
         inst = await self._inst()
         host, port, _ = parse_offset_msg_id(msg_id)
@@ -337,7 +381,9 @@ class Admin(AclAdminMixin):
             masters = await self._masters(None)
         table: dict[MessageQueue, OffsetWrapper] = {}
         for _, addr in masters:
-            resp = await inst.api.invoke(addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic))
+            resp = await inst.api.invoke(
+                addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic)
+            )
             table.update(ConsumeStats.decode(resp.body).offset_table)
         return [
             QueueProgress(mq, w.broker_offset, w.consumer_offset, w.last_timestamp)
@@ -345,7 +391,9 @@ class Admin(AclAdminMixin):
             if not mq.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX) or topic is not None
         ]
 
-    async def reset_offset_by_time(self, group: str, topic: str, timestamp_ms: int, *, force: bool = True) -> ResetOffsets:
+    async def reset_offset_by_time(
+        self, group: str, topic: str, timestamp_ms: int, *, force: bool = True
+    ) -> ResetOffsets:
         """Move the group's offsets on `topic` to the messages stored at `timestamp_ms` (-1: the queues' ends).
 
         Online consumers are told to seek by their brokers; a broker without online consumers of the group
@@ -370,7 +418,9 @@ class Admin(AclAdminMixin):
     ) -> dict[MessageQueue, int]:
         inst = await self._inst()
         route = await self.topic_route(topic)
-        stats = await inst.api.invoke(addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic))
+        stats = await inst.api.invoke(
+            addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic)
+        )
         committed = {mq: w.consumer_offset for mq, w in ConsumeStats.decode(stats.body).offset_table.items()}
         out = {}
         for qd in route.queue_datas:
@@ -399,37 +449,56 @@ class Admin(AclAdminMixin):
                 return
         raise MQClientError(f"no master of broker {mq.broker_name} serves topic {mq.topic}")
 
-    async def consumer_status(self, group: str, topic: str, client_id: str | None = None) -> dict[str, dict[MessageQueue, int]]:
+    async def consumer_status(
+        self, group: str, topic: str, client_id: str | None = None
+    ) -> dict[str, dict[MessageQueue, int]]:
         """Each online client of the group: the offsets it holds for `topic` (INVOKE_BROKER_TO_GET_CONSUMER_STATUS)."""
         inst = await self._inst()
         header = GetConsumerStatusRequestHeader(topic=topic, group=group, client_addr=client_id)
         out: dict[str, dict[MessageQueue, int]] = {}
         for _name, addr in await self._topic_masters(topic):
             # The broker waits up to 5 s for each client (Broker2Client#getConsumeStatus): wait longer than that.
-            resp = await inst.api.invoke(addr, RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, header, timeout_ms=STATUS_TIMEOUT_MS)
+            resp = await inst.api.invoke(
+                addr, RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, header, timeout_ms=STATUS_TIMEOUT_MS
+            )
             for client, table in GetConsumerStatusBody.decode(resp.body).consumer_table.items():
                 out.setdefault(client, {}).update(table)
         return {client: dict(sorted(table.items())) for client, table in sorted(out.items())}
 
     # -- name servers --------------------------------------------------------------------------------------
-    async def _each_namesrv(self, code: int, header: Any = None, body: bytes = b"") -> dict[str, RemotingCommand]:
+    async def _each_namesrv(
+        self, code: int, header: Any = None, body: bytes = b""
+    ) -> dict[str, RemotingCommand]:
         inst = await self._inst()
         return {addr: await inst.api.invoke(addr, code, header, body) for addr in inst.config.namesrv_list()}
 
     async def wipe_write_perm(self, broker_name: str) -> dict[str, int]:
         """Take write permission off every topic of `broker_name` on each name server; topics changed per server."""
-        answers = await self._each_namesrv(RequestCode.WIPE_WRITE_PERM_OF_BROKER, WipeWritePermOfBrokerRequestHeader(broker_name))
-        return {addr: WipeWritePermOfBrokerResponseHeader.from_ext_fields(r.ext_fields).wipe_topic_count for addr, r in answers.items()}
+        answers = await self._each_namesrv(
+            RequestCode.WIPE_WRITE_PERM_OF_BROKER, WipeWritePermOfBrokerRequestHeader(broker_name)
+        )
+        return {
+            addr: WipeWritePermOfBrokerResponseHeader.from_ext_fields(r.ext_fields).wipe_topic_count
+            for addr, r in answers.items()
+        }
 
     async def add_write_perm(self, broker_name: str) -> dict[str, int]:
         """Give write permission back to every topic of `broker_name` on each name server."""
-        answers = await self._each_namesrv(RequestCode.ADD_WRITE_PERM_OF_BROKER, AddWritePermOfBrokerRequestHeader(broker_name))
-        return {addr: AddWritePermOfBrokerResponseHeader.from_ext_fields(r.ext_fields).add_topic_count for addr, r in answers.items()}
+        answers = await self._each_namesrv(
+            RequestCode.ADD_WRITE_PERM_OF_BROKER, AddWritePermOfBrokerRequestHeader(broker_name)
+        )
+        return {
+            addr: AddWritePermOfBrokerResponseHeader.from_ext_fields(r.ext_fields).add_topic_count
+            for addr, r in answers.items()
+        }
 
     async def namesrv_config(self) -> dict[str, dict[str, str]]:
         """GET_NAMESRV_CONFIG of each name server: its settings by RocketMQ name."""
         answers = await self._each_namesrv(RequestCode.GET_NAMESRV_CONFIG)
-        return {addr: dict(sorted(parse_properties(r.body.decode("utf-8")).items())) for addr, r in answers.items()}
+        return {
+            addr: dict(sorted(parse_properties(r.body.decode("utf-8")).items()))
+            for addr, r in answers.items()
+        }
 
     async def update_namesrv_config(self, settings: dict[str, str]) -> list[str]:
         """UPDATE_NAMESRV_CONFIG on each name server (RocketMQ names, string values); the servers changed."""
@@ -438,11 +507,19 @@ class Admin(AclAdminMixin):
 
     async def put_kv_config(self, namespace: str, key: str, value: str) -> list[str]:
         """PUT_KV_CONFIG on each name server (e.g. namespace ORDER_TOPIC_CONFIG)."""
-        return list(await self._each_namesrv(RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader(namespace, key, value)))
+        return list(
+            await self._each_namesrv(
+                RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader(namespace, key, value)
+            )
+        )
 
     async def delete_kv_config(self, namespace: str, key: str) -> list[str]:
         """DELETE_KV_CONFIG on each name server."""
-        return list(await self._each_namesrv(RequestCode.DELETE_KV_CONFIG, DeleteKVConfigRequestHeader(namespace, key)))
+        return list(
+            await self._each_namesrv(
+                RequestCode.DELETE_KV_CONFIG, DeleteKVConfigRequestHeader(namespace, key)
+            )
+        )
 
     # -- groups across brokers --------------------------------------------------------------------------
     async def groups_with_offsets(self, broker_addr: str) -> list[str]:
@@ -466,25 +543,38 @@ class Admin(AclAdminMixin):
         inst = await self._inst()
         groups: set[str] = set()
         for _name, addr in await self._topic_masters(topic):
-            resp = await inst.api.invoke(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, QueryTopicConsumeByWhoRequestHeader(topic))
+            resp = await inst.api.invoke(
+                addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, QueryTopicConsumeByWhoRequestHeader(topic)
+            )
             groups.update(GroupList.decode(resp.body).group_list if resp.body else [])
         return sorted(groups)
 
     async def consumer_progress_on(self, broker_addr: str, group: str) -> list[QueueProgress]:
         """consumer_progress of one broker only (GET_CONSUME_STATS there)."""
         inst = await self._inst()
-        resp = await inst.api.invoke(broker_addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, None))
+        resp = await inst.api.invoke(
+            broker_addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, None)
+        )
         table = ConsumeStats.decode(resp.body).offset_table
-        return [QueueProgress(mq, w.broker_offset, w.consumer_offset, w.last_timestamp) for mq, w in sorted(table.items())]
+        return [
+            QueueProgress(mq, w.broker_offset, w.consumer_offset, w.last_timestamp)
+            for mq, w in sorted(table.items())
+        ]
 
-    async def clone_group_offset(self, src_group: str, dest_group: str, topic: str) -> dict[MessageQueue, int]:
+    async def clone_group_offset(
+        self, src_group: str, dest_group: str, topic: str
+    ) -> dict[MessageQueue, int]:
         """Give `dest_group` the committed offsets `src_group` has on `topic`; the offsets written."""
         inst = await self._inst()
         out: dict[MessageQueue, int] = {}
         for _name, addr in await self._topic_masters(topic):
-            resp = await inst.api.invoke(addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(src_group, topic))
+            resp = await inst.api.invoke(
+                addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(src_group, topic)
+            )
             for mq, wrapper in sorted(ConsumeStats.decode(resp.body).offset_table.items()):
-                await inst.api.update_consumer_offset(addr, dest_group, mq, wrapper.consumer_offset, oneway=False)
+                await inst.api.update_consumer_offset(
+                    addr, dest_group, mq, wrapper.consumer_offset, oneway=False
+                )
                 out[mq] = wrapper.consumer_offset
         return out
 
@@ -492,26 +582,54 @@ class Admin(AclAdminMixin):
         # From the route, not the instance's tables: an admin has no topic "in use", so the instance's
         # periodic clean-up would drop those and close the connection under a running command.
         route = await self.topic_route(mq.topic)
-        addr = next((bd.broker_addrs.get(C.MASTER_ID) for bd in route.broker_datas if bd.broker_name == mq.broker_name), None)
+        addr = next(
+            (
+                bd.broker_addrs.get(C.MASTER_ID)
+                for bd in route.broker_datas
+                if bd.broker_name == mq.broker_name
+            ),
+            None,
+        )
         if addr is None:
             raise MQClientError(f"no master of broker {mq.broker_name} for topic {mq.topic}")
         return addr
 
-    async def queue_offset_range(self, mq: MessageQueue, begin_ms: int | None = None, end_ms: int | None = None) -> tuple[int, int]:
+    async def queue_offset_range(
+        self, mq: MessageQueue, begin_ms: int | None = None, end_ms: int | None = None
+    ) -> tuple[int, int]:
         """[start, end) offsets of `mq`: the whole queue, or the messages stored between the two times."""
         inst, addr = await self._inst(), await self._queue_master(mq)
-        start = await inst.api.search_offset(addr, mq, begin_ms) if begin_ms is not None else await inst.api.get_min_offset(addr, mq)
-        end = await inst.api.search_offset(addr, mq, end_ms) if end_ms is not None else await inst.api.get_max_offset(addr, mq)
+        start = (
+            await inst.api.search_offset(addr, mq, begin_ms)
+            if begin_ms is not None
+            else await inst.api.get_min_offset(addr, mq)
+        )
+        end = (
+            await inst.api.search_offset(addr, mq, end_ms)
+            if end_ms is not None
+            else await inst.api.get_max_offset(addr, mq)
+        )
         return start, max(start, end)
 
-    async def pull_messages(self, mq: MessageQueue, offset: int, max_nums: int = 32, group: str = C.TOOLS_CONSUMER_GROUP) -> PullResult:
+    async def pull_messages(
+        self, mq: MessageQueue, offset: int, max_nums: int = 32, group: str = C.TOOLS_CONSUMER_GROUP
+    ) -> PullResult:
         """One PULL_MESSAGE of `mq` from `offset` (no subscription filter, nothing committed)."""
         inst, addr = await self._inst(), await self._queue_master(mq)
         header = PullMessageRequestHeader(
-            consumer_group=group, topic=mq.topic, queue_id=mq.queue_id, queue_offset=offset, max_msg_nums=max_nums,
+            consumer_group=group,
+            topic=mq.topic,
+            queue_id=mq.queue_id,
+            queue_offset=offset,
+            max_msg_nums=max_nums,
             # With its own subscription ("*"), as DefaultMQPullConsumer pulls: the group need not be online.
-            sys_flag=C.PullSysFlag.FLAG_SUBSCRIPTION, commit_offset=0, suspend_timeout_millis=0, sub_version=0,
-            subscription="*", expression_type="TAG", bname=mq.broker_name,
+            sys_flag=C.PullSysFlag.FLAG_SUBSCRIPTION,
+            commit_offset=0,
+            suspend_timeout_millis=0,
+            sub_version=0,
+            subscription="*",
+            expression_type="TAG",
+            bname=mq.broker_name,
         )
         return await inst.api.pull_message(addr, header, inst.config.mq_client_api_timeout_ms)
 
@@ -532,17 +650,23 @@ class Admin(AclAdminMixin):
         found = await self._query(topic, key, max_num, begin_ms, end_ms, unique=False)
         return [m for m in found if key in m.keys][:max_num]
 
-    async def query_message_by_unique_key(self, topic: str, uniq_key: str, max_num: int = 32) -> list[MessageExt]:
+    async def query_message_by_unique_key(
+        self, topic: str, uniq_key: str, max_num: int = 32
+    ) -> list[MessageExt]:
         """Messages of `topic` with this client (UNIQ_KEY) message id."""
         found = await self._query(topic, uniq_key, max_num, 0, None, unique=True)
         return [m for m in found if m.uniq_key == uniq_key]
 
-    async def _query(self, topic: str, key: str, max_num: int, begin_ms: int, end_ms: int | None, *, unique: bool) -> list[MessageExt]:
+    async def _query(
+        self, topic: str, key: str, max_num: int, begin_ms: int, end_ms: int | None, *, unique: bool
+    ) -> list[MessageExt]:
         inst = await self._inst()
         end = end_ms if end_ms is not None else int(time.time() * 1000) + 60_000
         out: list[MessageExt] = []
         for _, addr in await self._topic_readers(topic):
-            out.extend(await inst.api.query_message(addr, topic, key, max_num, begin_ms, end, unique_key=unique))
+            out.extend(
+                await inst.api.query_message(addr, topic, key, max_num, begin_ms, end, unique_key=unique)
+            )
         return sorted(out, key=lambda m: m.store_timestamp)
 
     async def broker_status(self, broker_addr: str) -> dict[str, str]:

@@ -104,7 +104,9 @@ class AclAdminMixin:
             )
         return out
 
-    async def get_acl_config(self, *, cluster: str | None = None, broker_addr: str | None = None) -> list[dict[str, Any]]:
+    async def get_acl_config(
+        self, *, cluster: str | None = None, broker_addr: str | None = None
+    ) -> list[dict[str, Any]]:
         """Each broker's whitelist and accounts, secret keys left out (GET_BROKER_CLUSTER_ACL_CONFIG)."""
         inst = await self._inst()
         out = []

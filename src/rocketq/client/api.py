@@ -63,7 +63,12 @@ from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestH
 log = logging.getLogger("rocketq.client.api")
 
 # "auto" starts with JSON; the transport switches a connection to msgpack once its server accepts.
-CODECS = {"auto": SerializeType.JSON, "json": SerializeType.JSON, "msgpack": SerializeType.MSGPACK, "rocketmq": SerializeType.ROCKETMQ}
+CODECS = {
+    "auto": SerializeType.JSON,
+    "json": SerializeType.JSON,
+    "msgpack": SerializeType.MSGPACK,
+    "rocketmq": SerializeType.ROCKETMQ,
+}
 
 _SEND_STATUS = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,
@@ -116,9 +121,18 @@ class MQClientAPI:
 
     # -- plumbing ---------------------------------------------------------------------------------
     def command(
-        self, code: int, header: CommandHeader | Mapping[str, str] | None = None, body: bytes = b"", *, oneway: bool = False
+        self,
+        code: int,
+        header: CommandHeader | Mapping[str, str] | None = None,
+        body: bytes = b"",
+        *,
+        oneway: bool = False,
     ) -> RemotingCommand:
-        ext = header.to_ext_fields() if isinstance(header, CommandHeader) else (dict(header) if header else None)
+        ext = (
+            header.to_ext_fields()
+            if isinstance(header, CommandHeader)
+            else (dict(header) if header else None)
+        )
         return RemotingCommand.request(code, ext, body, oneway=oneway, serialize_type=self.serialize_type)
 
     async def invoke(
@@ -139,12 +153,21 @@ class MQClientAPI:
     async def invoke_oneway(
         self, addr: str, code: int, header: CommandHeader | Mapping[str, str] | None = None, body: bytes = b""
     ) -> None:
-        await self.transport.invoke_oneway(addr, self.command(code, header, body, oneway=True), self.timeout_ms)
+        await self.transport.invoke_oneway(
+            addr, self.command(code, header, body, oneway=True), self.timeout_ms
+        )
 
     # -- name server ------------------------------------------------------------------------------
-    async def get_topic_route(self, namesrv: str, topic: str, timeout_ms: float | None = None) -> TopicRouteData:
+    async def get_topic_route(
+        self, namesrv: str, topic: str, timeout_ms: float | None = None
+    ) -> TopicRouteData:
         """The topic's route; TopicNotExistError when the name server has none."""
-        resp = await self.invoke(namesrv, RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic), timeout_ms=timeout_ms)
+        resp = await self.invoke(
+            namesrv,
+            RequestCode.GET_ROUTEINFO_BY_TOPIC,
+            GetRouteInfoRequestHeader(topic),
+            timeout_ms=timeout_ms,
+        )
         return TopicRouteData.from_json(fastjson.loads(resp.body))
 
     async def get_all_topic_list(self, namesrv: str) -> list[str]:
@@ -177,10 +200,17 @@ class MQClientAPI:
         if isinstance(header, dict):
             ext = header
         else:
-            ext = (header if isinstance(header, SendMessageRequestHeaderV2) else header.to_v2()).to_ext_fields()
+            ext = (
+                header if isinstance(header, SendMessageRequestHeaderV2) else header.to_v2()
+            ).to_ext_fields()
         code = RequestCode.SEND_BATCH_MESSAGE if ext.get("m") == "true" else RequestCode.SEND_MESSAGE_V2
-        if _REPLY_MARK in (ext.get("i") or "") and decode_properties(ext["i"]).get(C.PROPERTY_MESSAGE_TYPE) == C.REPLY_MESSAGE_FLAG:
-            code = RequestCode.SEND_REPLY_MESSAGE_V2  # a request-reply reply (MQClientAPIImpl#sendMessage isReply)
+        if (
+            _REPLY_MARK in (ext.get("i") or "")
+            and decode_properties(ext["i"]).get(C.PROPERTY_MESSAGE_TYPE) == C.REPLY_MESSAGE_FLAG
+        ):
+            code = (
+                RequestCode.SEND_REPLY_MESSAGE_V2
+            )  # a request-reply reply (MQClientAPIImpl#sendMessage isReply)
         cmd = RemotingCommand.request(code, ext, body, oneway=oneway, serialize_type=self.serialize_type)
         if oneway:
             await self.transport.invoke_oneway(addr, cmd, timeout_ms)
@@ -195,34 +225,54 @@ class MQClientAPI:
         status = _SEND_STATUS.get(resp.code)  # type: ignore[call-overload]
         if status is None:
             raise broker_error(resp.code, resp.remark)
-        offset_msg_id, queue_id, queue_offset, transaction_id, region, trace_on = _decode_send_response(resp.ext_fields)
-        if queue is None or queue.queue_id != queue_id or queue.topic != topic or queue.broker_name != broker_name:
+        offset_msg_id, queue_id, queue_offset, transaction_id, region, trace_on = _decode_send_response(
+            resp.ext_fields
+        )
+        if (
+            queue is None
+            or queue.queue_id != queue_id
+            or queue.topic != topic
+            or queue.broker_name != broker_name
+        ):
             queue = MessageQueue(topic, broker_name, queue_id)
         return SendResult(status, msg_id, offset_msg_id, queue, queue_offset, transaction_id,
                           region or "DefaultRegion", trace_on is not False)  # fmt: skip
 
     # -- pull ---------------------------------------------------------------------------------------
-    async def pull_message(self, addr: str, header: PullMessageRequestHeader, timeout_ms: float) -> PullResult:
+    async def pull_message(
+        self, addr: str, header: PullMessageRequestHeader, timeout_ms: float
+    ) -> PullResult:
         """One pull (long-polled by the broker when FLAG_SUSPEND is set); messages decoded, not filtered."""
-        resp = await self.transport.invoke_sync(addr, self.command(RequestCode.PULL_MESSAGE, header), timeout_ms)
+        resp = await self.transport.invoke_sync(
+            addr, self.command(RequestCode.PULL_MESSAGE, header), timeout_ms
+        )
         status = _PULL_STATUS.get(resp.code)  # type: ignore[call-overload]
         if status is None:
             raise broker_error(resp.code, resp.remark)
         rh = PullMessageResponseHeader.from_ext_fields(resp.ext_fields)
         # Views over the pull body: a field is decoded when the listener (or the filter) first reads it.
         msgs = decode_records_lazy(resp.body) if status is PullStatus.FOUND and resp.body else []
-        return PullResult(status, rh.next_begin_offset, rh.min_offset, rh.max_offset, msgs, rh.suggest_which_broker_id)
+        return PullResult(
+            status, rh.next_begin_offset, rh.min_offset, rh.max_offset, msgs, rh.suggest_which_broker_id
+        )
 
     # -- offsets ------------------------------------------------------------------------------------
     async def query_consumer_offset(self, addr: str, group: str, mq: MessageQueue) -> int | None:
         """The group's committed offset of `mq`; None when the broker has none (QUERY_NOT_FOUND)."""
         header = QueryConsumerOffsetRequestHeader(group, mq.topic, mq.queue_id, mq.broker_name)
-        resp = await self.invoke(addr, RequestCode.QUERY_CONSUMER_OFFSET, header, ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND))
+        resp = await self.invoke(
+            addr,
+            RequestCode.QUERY_CONSUMER_OFFSET,
+            header,
+            ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND),
+        )
         if resp.code == ResponseCode.QUERY_NOT_FOUND:
             return None
         return QueryConsumerOffsetResponseHeader.from_ext_fields(resp.ext_fields).offset
 
-    async def update_consumer_offset(self, addr: str, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True) -> None:
+    async def update_consumer_offset(
+        self, addr: str, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True
+    ) -> None:
         header = UpdateConsumerOffsetRequestHeader(group, mq.topic, mq.queue_id, offset, mq.broker_name)
         if oneway:
             await self.invoke_oneway(addr, RequestCode.UPDATE_CONSUMER_OFFSET, header)
@@ -230,11 +280,15 @@ class MQClientAPI:
             await self.invoke(addr, RequestCode.UPDATE_CONSUMER_OFFSET, header)
 
     async def get_max_offset(self, addr: str, mq: MessageQueue) -> int:
-        resp = await self.invoke(addr, RequestCode.GET_MAX_OFFSET, GetMaxOffsetRequestHeader(mq.topic, mq.queue_id, mq.broker_name))
+        resp = await self.invoke(
+            addr, RequestCode.GET_MAX_OFFSET, GetMaxOffsetRequestHeader(mq.topic, mq.queue_id, mq.broker_name)
+        )
         return GetMaxOffsetResponseHeader.from_ext_fields(resp.ext_fields).offset
 
     async def get_min_offset(self, addr: str, mq: MessageQueue) -> int:
-        resp = await self.invoke(addr, RequestCode.GET_MIN_OFFSET, GetMinOffsetRequestHeader(mq.topic, mq.queue_id, mq.broker_name))
+        resp = await self.invoke(
+            addr, RequestCode.GET_MIN_OFFSET, GetMinOffsetRequestHeader(mq.topic, mq.queue_id, mq.broker_name)
+        )
         return GetMinOffsetResponseHeader.from_ext_fields(resp.ext_fields).offset
 
     async def search_offset(self, addr: str, mq: MessageQueue, timestamp_ms: int) -> int:
@@ -260,7 +314,9 @@ class MQClientAPI:
         await self.invoke(addr, RequestCode.UNREGISTER_CLIENT, header)
 
     async def get_consumer_id_list(self, addr: str, group: str) -> list[str]:
-        resp = await self.invoke(addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, GetConsumerListByGroupRequestHeader(group))
+        resp = await self.invoke(
+            addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, GetConsumerListByGroupRequestHeader(group)
+        )
         if not resp.body:
             return []
         return GetConsumerListByGroupResponseBody.decode(resp.body).consumer_id_list
@@ -271,7 +327,13 @@ class MQClientAPI:
 
     # -- consumer retry, locks --------------------------------------------------------------------------
     async def consumer_send_message_back(
-        self, addr: str, msg: MessageExt, group: str, delay_level: int, max_reconsume_times: int, timeout_ms: float | None = None
+        self,
+        addr: str,
+        msg: MessageExt,
+        group: str,
+        delay_level: int,
+        max_reconsume_times: int,
+        timeout_ms: float | None = None,
     ) -> None:
         header = ConsumerSendMsgBackRequestHeader(
             offset=msg.commit_log_offset,
@@ -284,7 +346,9 @@ class MQClientAPI:
         )
         await self.invoke(addr, RequestCode.CONSUMER_SEND_MSG_BACK, header, timeout_ms=timeout_ms)
 
-    async def lock_batch_mq(self, addr: str, group: str, client_id: str, mqs: Iterable[MessageQueue]) -> set[MessageQueue]:
+    async def lock_batch_mq(
+        self, addr: str, group: str, client_id: str, mqs: Iterable[MessageQueue]
+    ) -> set[MessageQueue]:
         """LOCK_BATCH_MQ; the queues now held by this client."""
         body = LockBatchRequestBody(group, client_id, list(mqs)).encode()
         resp = await self.invoke(addr, RequestCode.LOCK_BATCH_MQ, None, body)
@@ -300,27 +364,48 @@ class MQClientAPI:
             await self.invoke(addr, RequestCode.UNLOCK_BATCH_MQ, None, body)
 
     # -- transactions ---------------------------------------------------------------------------------
-    async def end_transaction_oneway(self, addr: str, header: EndTransactionRequestHeader, remark: str | None = None) -> None:
+    async def end_transaction_oneway(
+        self, addr: str, header: EndTransactionRequestHeader, remark: str | None = None
+    ) -> None:
         cmd = self.command(RequestCode.END_TRANSACTION, header, oneway=True)
         cmd.remark = remark
         await self.transport.invoke_oneway(addr, cmd, self.timeout_ms)
 
     # -- message lookup ---------------------------------------------------------------------------------
-    async def view_message(self, addr: str, commit_log_offset: int, timeout_ms: float | None = None) -> MessageExt:
-        resp = await self.invoke(addr, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(commit_log_offset), timeout_ms=timeout_ms)
+    async def view_message(
+        self, addr: str, commit_log_offset: int, timeout_ms: float | None = None
+    ) -> MessageExt:
+        resp = await self.invoke(
+            addr,
+            RequestCode.VIEW_MESSAGE_BY_ID,
+            ViewMessageRequestHeader(commit_log_offset),
+            timeout_ms=timeout_ms,
+        )
         msgs = decode_records(resp.body)
         if not msgs:
             raise broker_error(ResponseCode.SYSTEM_ERROR, f"no message at offset {commit_log_offset}")
         return msgs[0]
 
     async def query_message(
-        self, addr: str, topic: str, key: str, max_num: int, begin_ms: int, end_ms: int, *, unique_key: bool = False,
+        self,
+        addr: str,
+        topic: str,
+        key: str,
+        max_num: int,
+        begin_ms: int,
+        end_ms: int,
+        *,
+        unique_key: bool = False,
         timeout_ms: float | None = None,
     ) -> list[MessageExt]:
         """QUERY_MESSAGE by key (or by UNIQ_KEY); [] when the broker finds nothing."""
         header = QueryMessageRequestHeader(topic, key, max_num, begin_ms, end_ms, unique_key)
         resp = await self.invoke(
-            addr, RequestCode.QUERY_MESSAGE, header, timeout_ms=timeout_ms, ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND)
+            addr,
+            RequestCode.QUERY_MESSAGE,
+            header,
+            timeout_ms=timeout_ms,
+            ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND),
         )
         return decode_records(resp.body) if resp.code == ResponseCode.SUCCESS and resp.body else []
 

@@ -47,7 +47,13 @@ def percentiles(values_ns: list[int]) -> dict[str, float]:
     def pct(q: float) -> float:
         return v[max(0, min(len(v) - 1, math.ceil(q * len(v)) - 1))] / 1000
 
-    return {"p50_us": pct(0.5), "p90_us": pct(0.9), "p99_us": pct(0.99), "p999_us": pct(0.999), "max_us": v[-1] / 1000}
+    return {
+        "p50_us": pct(0.5),
+        "p90_us": pct(0.9),
+        "p99_us": pct(0.99),
+        "p999_us": pct(0.999),
+        "max_us": v[-1] / 1000,
+    }
 
 
 def body_of(seq: int, pad: bytes) -> bytes:
@@ -77,8 +83,12 @@ class Progress:
 
 def security_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """ACL credentials and TLS of the run (docs/security.md), as client keyword arguments."""
-    return {"access_key": args.access_key, "secret_key": args.secret_key,
-            "use_tls": args.use_tls, "tls_ca_file": args.tls_ca_file}
+    return {
+        "access_key": args.access_key,
+        "secret_key": args.secret_key,
+        "use_tls": args.use_tls,
+        "tls_ca_file": args.tls_ca_file,
+    }
 
 
 async def produce(args: argparse.Namespace) -> dict[str, Any]:
@@ -87,8 +97,12 @@ async def produce(args: argparse.Namespace) -> dict[str, Any]:
     deadline = time.monotonic() + args.duration_s
     progress = Progress(f"produce/{args.mode}", args.quiet)
     sent = 0
-    async with Producer(args.group or "bench_producer", namesrv_addr=args.namesrv_addr, header_codec=args.header_codec,
-                        **security_kwargs(args)) as producer:
+    async with Producer(
+        args.group or "bench_producer",
+        namesrv_addr=args.namesrv_addr,
+        header_codec=args.header_codec,
+        **security_kwargs(args),
+    ) as producer:
         await producer.send(Message(args.topic, body_of(-1, pad)))  # route + connection warm-up
         started = time.monotonic()
 
@@ -110,8 +124,14 @@ async def produce(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.gather(*(worker(per_request) for _ in range(inflight)))
         elapsed = time.monotonic() - started
     progress.done()
-    return {"mode": args.mode, "messages": sent, "seconds": round(elapsed, 3), "msgs_per_s": round(sent / elapsed),
-            "mb_per_s": round(sent * args.size / elapsed / 1e6, 2), "request_latency": percentiles(latencies)}
+    return {
+        "mode": args.mode,
+        "messages": sent,
+        "seconds": round(elapsed, 3),
+        "msgs_per_s": round(sent / elapsed),
+        "mb_per_s": round(sent * args.size / elapsed / 1e6, 2),
+        "request_latency": percentiles(latencies),
+    }
 
 
 async def consume(args: argparse.Namespace) -> dict[str, Any]:
@@ -127,9 +147,14 @@ async def consume(args: argparse.Namespace) -> dict[str, Any]:
             done.set()
         return ConsumeResult.SUCCESS
 
-    consumer = PushConsumer(args.group or "bench_consumer", namesrv_addr=args.namesrv_addr,
-                            consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, header_codec=args.header_codec,
-                            consume_message_batch_max_size=args.batch, **security_kwargs(args))
+    consumer = PushConsumer(
+        args.group or "bench_consumer",
+        namesrv_addr=args.namesrv_addr,
+        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+        header_codec=args.header_codec,
+        consume_message_batch_max_size=args.batch,
+        **security_kwargs(args),
+    )
     consumer.subscribe(args.topic, "*")
     consumer.register_listener(listener)
     started = time.monotonic()
@@ -157,11 +182,17 @@ async def latency(args: argparse.Namespace) -> dict[str, Any]:
             all_in.set()
         return ConsumeResult.SUCCESS
 
-    consumer = PushConsumer(args.group or "bench_latency", namesrv_addr=args.namesrv_addr, header_codec=args.header_codec,
-                            consume_from_where=ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET)
+    consumer = PushConsumer(
+        args.group or "bench_latency",
+        namesrv_addr=args.namesrv_addr,
+        header_codec=args.header_codec,
+        consume_from_where=ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+    )
     consumer.subscribe(args.topic, "*")
     consumer.register_listener(listener)
-    async with Producer("bench_latency_producer", namesrv_addr=args.namesrv_addr, header_codec=args.header_codec) as producer:
+    async with Producer(
+        "bench_latency_producer", namesrv_addr=args.namesrv_addr, header_codec=args.header_codec
+    ) as producer:
         await producer.send(Message(args.topic, body_of(-1, pad)))
         async with consumer:
             await asyncio.sleep(1.0)  # let the consumer take its queues before timing starts
@@ -180,7 +211,12 @@ async def latency(args: argparse.Namespace) -> dict[str, Any]:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(all_in.wait(), 10)
     warm = int(args.rate * 0.5)
-    return {"sent": total, "received": len(e2e), "rate": args.rate, "e2e_latency": percentiles(e2e[warm:] or e2e)}
+    return {
+        "sent": total,
+        "received": len(e2e),
+        "rate": args.rate,
+        "e2e_latency": percentiles(e2e[warm:] or e2e),
+    }
 
 
 # `rocketq cluster up` (the console command, run as `python -m rocketq`) prints this once its NameServer
@@ -226,7 +262,17 @@ def _local_cluster(args: argparse.Namespace) -> Iterator[None]:
         return
     with tempfile.TemporaryDirectory(prefix="rocketq-bench-") as tmp:
         out, err = Path(tmp, "cluster.out"), Path(tmp, "cluster.err")
-        argv = [sys.executable, "-m", "rocketq", "cluster", "up", "--namesrv-port", "0", "--dir", str(Path(tmp, "data"))]
+        argv = [
+            sys.executable,
+            "-m",
+            "rocketq",
+            "cluster",
+            "up",
+            "--namesrv-port",
+            "0",
+            "--dir",
+            str(Path(tmp, "data")),
+        ]
         with open(out, "wb") as out_file, open(err, "wb") as err_file:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_file, stderr=err_file)
         try:
@@ -248,10 +294,14 @@ async def _main(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rocketq bench", description="Benchmark a cluster through the Python SDK.")
+    p = argparse.ArgumentParser(
+        prog="rocketq bench", description="Benchmark a cluster through the Python SDK."
+    )
     p.add_argument("command", choices=["produce", "consume", "latency"])
     p.add_argument("--namesrv-addr", default="127.0.0.1:9876")
-    p.add_argument("--local", action="store_true", help="start a throw-away NameServer and broker for this run")
+    p.add_argument(
+        "--local", action="store_true", help="start a throw-away NameServer and broker for this run"
+    )
     p.add_argument("--topic", default="BenchTopic")
     p.add_argument("--group", default="")
     p.add_argument("--size", type=int, default=1024, help="body bytes")
@@ -259,7 +309,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--duration-s", type=float, default=60.0, help="seconds at most")
     p.add_argument("--mode", choices=["sync", "pipelined", "batch"], default="pipelined")
     p.add_argument("--inflight", type=int, default=256, help="requests in flight (pipelined / batch)")
-    p.add_argument("--batch", type=int, default=100, help="messages per batch (produce) or per listener call (consume)")
+    p.add_argument(
+        "--batch", type=int, default=100, help="messages per batch (produce) or per listener call (consume)"
+    )
     p.add_argument("--rate", type=float, default=2000, help="latency: messages per second")
     p.add_argument("--header-codec", choices=["auto", "json", "msgpack", "rocketmq"], default="auto")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -45,13 +45,41 @@ SKIP = {"start", "shutdown", "close", "send_async", "request_async"}
 # The hooks the client instance and the rebalance call (ProducerInner / ConsumerInner, RebalanceImpl's
 # host): public for them, not for users.
 INTERNAL = {
-    "publish_topics", "update_publish_info", "check_transaction_state", "consumer_data", "subscription_topics",
-    "update_subscribe_info", "do_rebalance", "persist_consumer_offset", "reset_offset", "running_info", "offset_table",
-    "consume_message_directly", "compute_pull_from_where", "dispatch_pull", "message_queue_changed",
-    "remove_dirty_offset", "remove_unnecessary_queue", "lock_queue",
+    "publish_topics",
+    "update_publish_info",
+    "check_transaction_state",
+    "consumer_data",
+    "subscription_topics",
+    "update_subscribe_info",
+    "do_rebalance",
+    "persist_consumer_offset",
+    "reset_offset",
+    "running_info",
+    "offset_table",
+    "consume_message_directly",
+    "compute_pull_from_where",
+    "dispatch_pull",
+    "message_queue_changed",
+    "remove_dirty_offset",
+    "remove_unnecessary_queue",
+    "lock_queue",
 }
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_BUILTINS = {"None", "int", "str", "bytes", "bool", "float", "dict", "list", "set", "tuple", "type", "object", "frozenset"}
+_BUILTINS = {
+    "None",
+    "int",
+    "str",
+    "bytes",
+    "bool",
+    "float",
+    "dict",
+    "list",
+    "set",
+    "tuple",
+    "type",
+    "object",
+    "frozenset",
+}
 
 
 def _public_methods(cls: type[Any]) -> list[tuple[str, Any]]:
@@ -114,7 +142,11 @@ def _signature(fn: Any) -> tuple[str, str, list[str]]:
             text += f": {p.annotation}"
             notes.append(str(p.annotation))
         if p.default is not inspect.Parameter.empty:
-            text += f" = {p.default!r}" if p.annotation is inspect.Parameter.empty else f" = {_default(p.default)}"
+            text += (
+                f" = {p.default!r}"
+                if p.annotation is inspect.Parameter.empty
+                else f" = {_default(p.default)}"
+            )
         if p.kind is p.KEYWORD_ONLY and not star_done:
             params.append("*")
             star_done = True
@@ -171,14 +203,20 @@ def _isort_key(name: str) -> tuple[int, str]:
 
 
 def _import_block(imports: set[str]) -> list[str]:
-    stdlib = sorted((line for line in imports if not line.split()[1].startswith("rocketq")), key=lambda line: (line.startswith("from"), line))
+    stdlib = sorted(
+        (line for line in imports if not line.split()[1].startswith("rocketq")),
+        key=lambda line: (line.startswith("from"), line),
+    )
     ours: dict[str, set[str]] = {}
     for line in imports:
         if line.split()[1].startswith("rocketq"):
             module, _, names = line[len("from ") :].partition(" import ")
             for one in names.split(", "):
                 ours.setdefault(module, set()).add(one)
-    merged = [f"from {module} import {', '.join(sorted(names, key=_isort_key))}" for module, names in sorted(ours.items())]
+    merged = [
+        f"from {module} import {', '.join(sorted(names, key=_isort_key))}"
+        for module, names in sorted(ours.items())
+    ]
     return [*stdlib, "", *merged]
 
 
@@ -200,7 +238,11 @@ def render() -> str:
                  f"    _async_cls: type[Any] = Async{cls.__name__}", f"    _target: Async{cls.__name__}"]  # fmt: skip
         init_params, init_args, notes = _signature(cls.__init__)
         need(notes)
-        body += ["", f"    def __init__({init_params}) -> None:", f"        self._target = Async{cls.__name__}({init_args})"]
+        body += [
+            "",
+            f"    def __init__({init_params}) -> None:",
+            f"        self._target = Async{cls.__name__}({init_args})",
+        ]
         for name, fn in _public_methods(cls):
             params, args, notes = _signature(fn)
             ret = inspect.signature(fn).return_annotation
@@ -214,7 +256,11 @@ def render() -> str:
             if inspect.iscoroutinefunction(fn):
                 body.append(f"        return run(self._target.{name}({args}))")
             else:
-                body.append(f"        return in_loop(self._target.{name}, {args})" if args else f"        return in_loop(self._target.{name})")
+                body.append(
+                    f"        return in_loop(self._target.{name}, {args})"
+                    if args
+                    else f"        return in_loop(self._target.{name})"
+                )
     imports |= _DEFAULT_IMPORTS
     imports.add("from rocketq.client._blocking_base import _Blocking, _BlockingProducer, in_loop, run")
     imports.add("from typing import Any")
@@ -229,14 +275,21 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rocketq.client.blocking_gen", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the generated module is out of step")
+    parser = argparse.ArgumentParser(
+        prog="python -m rocketq.client.blocking_gen", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when the generated module is out of step"
+    )
     args = parser.parse_args(argv)
     text = render()
     if args.check:
         current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
         if current != text:
-            print(f"{TARGET} is out of step with the async classes: run python -m rocketq.client.blocking_gen", file=sys.stderr)
+            print(
+                f"{TARGET} is out of step with the async classes: run python -m rocketq.client.blocking_gen",
+                file=sys.stderr,
+            )
             return 1
         return 0
     TARGET.write_text(text, encoding="utf-8")

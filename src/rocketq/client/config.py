@@ -36,7 +36,9 @@ class ConsumeFromWhere(enum.Enum):
     CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
     CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"
     # Deprecated Java names, accepted and treated as LAST / FIRST.
-    CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST = "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"
+    CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST = (
+        "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"
+    )
     CONSUME_FROM_MIN_OFFSET = "CONSUME_FROM_MIN_OFFSET"
     CONSUME_FROM_MAX_OFFSET = "CONSUME_FROM_MAX_OFFSET"
 
@@ -104,7 +106,14 @@ class ClientConfig(RocketConfig):
 
     def security_key(self) -> tuple[object, ...]:
         """What clients sharing one connection set must agree on (credentials and TLS)."""
-        return (self.access_key, self.secret_key, self.use_tls, self.tls_ca_file, self.tls_cert_file, self.tls_key_file)
+        return (
+            self.access_key,
+            self.secret_key,
+            self.use_tls,
+            self.tls_ca_file,
+            self.tls_cert_file,
+            self.tls_key_file,
+        )
 
 
 class ProducerConfig(ClientConfig):
@@ -135,7 +144,9 @@ class ConsumerConfig(ClientConfig):
 
     consumer_group: str = Field(C.DEFAULT_CONSUMER_GROUP, alias="consumerGroup")
     message_model: MessageModel = Field(MessageModel.CLUSTERING, alias="messageModel")
-    consume_from_where: ConsumeFromWhere = Field(ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, alias="consumeFromWhere")
+    consume_from_where: ConsumeFromWhere = Field(
+        ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, alias="consumeFromWhere"
+    )
     consume_timestamp_ms: int | None = Field(None, alias="consumeTimestamp")
     """Start time for CONSUME_FROM_TIMESTAMP (epoch ms); default: half an hour before start."""
     allocate_message_queue_strategy: AllocateStrategyName = Field("AVG", alias="allocateMessageQueueStrategy")
@@ -170,7 +181,8 @@ class ConsumerConfig(ClientConfig):
     pull_max_idle_time_ms: int = Field(120_000, alias="pullMaxIdleTime", ge=10)
     """A queue with no pull for this long is revived by the watchdog."""
     offset_store_dir: str = Field(
-        default_factory=lambda: os.path.join(os.path.expanduser("~"), ".rocketq_offsets"), alias="localOffsetStoreDir"
+        default_factory=lambda: os.path.join(os.path.expanduser("~"), ".rocketq_offsets"),
+        alias="localOffsetStoreDir",
     )
     """Where BROADCASTING consumers keep their offsets."""
     # Lite pull consumer.
@@ -183,7 +195,11 @@ class ConsumerConfig(ClientConfig):
     @field_validator("message_model", mode="before")
     @classmethod
     def _model_by_name(cls, value: Any) -> Any:
-        return MessageModel[value.upper()] if isinstance(value, str) and value.upper() in MessageModel.__members__ else value
+        return (
+            MessageModel[value.upper()]
+            if isinstance(value, str) and value.upper() in MessageModel.__members__
+            else value
+        )
 
     @field_validator("consume_from_where", mode="before")
     @classmethod
@@ -193,7 +209,11 @@ class ConsumerConfig(ClientConfig):
         return value
 
     def effective_consume_timeout_ms(self) -> int:
-        return self.consume_timeout_ms if self.consume_timeout_ms is not None else self.consume_timeout_min * 60_000
+        return (
+            self.consume_timeout_ms
+            if self.consume_timeout_ms is not None
+            else self.consume_timeout_min * 60_000
+        )
 
     def effective_max_reconsume_times(self, orderly: bool) -> int:
         if self.max_reconsume_times >= 0:

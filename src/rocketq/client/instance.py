@@ -114,7 +114,9 @@ class ClientInstance:
             if not (config.access_key and config.secret_key):
                 raise ClientError("access_key and secret_key go together: give both or neither")
             self.remoting.register_rpc_hook(AclClientRPCHook(config.access_key, config.secret_key))
-        self.api = MQClientAPI(self.remoting, header_codec=config.header_codec, timeout_ms=config.mq_client_api_timeout_ms)
+        self.api = MQClientAPI(
+            self.remoting, header_codec=config.header_codec, timeout_ms=config.mq_client_api_timeout_ms
+        )
         self.producers: dict[str, ProducerInner] = {}
         self.consumers: dict[str, ConsumerInner] = {}
         self.admin_users = 0
@@ -143,9 +145,18 @@ class ClientInstance:
         self.state = ServiceState.RUNNING
         cfg = self.config
         self._services = [
-            PeriodicService("route-refresh", _ms(cfg.poll_name_server_interval_ms), self.refresh_all_routes, _ms(10)),
-            PeriodicService("heartbeat", _ms(cfg.heartbeat_broker_interval_ms), self._heartbeat_round, _ms(1_000)),
-            PeriodicService("persist-offsets", _ms(cfg.persist_consumer_offset_interval_ms), self.persist_all_offsets, _ms(10_000)),
+            PeriodicService(
+                "route-refresh", _ms(cfg.poll_name_server_interval_ms), self.refresh_all_routes, _ms(10)
+            ),
+            PeriodicService(
+                "heartbeat", _ms(cfg.heartbeat_broker_interval_ms), self._heartbeat_round, _ms(1_000)
+            ),
+            PeriodicService(
+                "persist-offsets",
+                _ms(cfg.persist_consumer_offset_interval_ms),
+                self.persist_all_offsets,
+                _ms(10_000),
+            ),
             self.rebalance_service,
         ]
         await start_all(self._services)
@@ -173,12 +184,16 @@ class ClientInstance:
     # -- registration ---------------------------------------------------------------------------------
     def register_producer(self, producer: ProducerInner) -> None:
         if producer.group in self.producers:
-            raise ClientStateError(f"producer group {producer.group!r} already runs in client {self.client_id}")
+            raise ClientStateError(
+                f"producer group {producer.group!r} already runs in client {self.client_id}"
+            )
         self.producers[producer.group] = producer
 
     def register_consumer(self, consumer: ConsumerInner) -> None:
         if consumer.group in self.consumers:
-            raise ClientStateError(f"consumer group {consumer.group!r} already runs in client {self.client_id}")
+            raise ClientStateError(
+                f"consumer group {consumer.group!r} already runs in client {self.client_id}"
+            )
         self.consumers[consumer.group] = consumer
 
     async def unregister_producer(self, group: str) -> None:
@@ -200,17 +215,30 @@ class ClientInstance:
         if not users and not self.consumers and self.admin_users == 0:
             await self.shutdown()
 
-    async def _unregister_client(self, producer_group: str | None = None, consumer_group: str | None = None) -> None:
+    async def _unregister_client(
+        self, producer_group: str | None = None, consumer_group: str | None = None
+    ) -> None:
         # A snapshot: a route refresh or offline-broker sweep may change broker_addrs (and the inner
         # address dicts) while the requests are out.
-        targets = [(name, addr) for name, addrs in list(self.broker_addrs.items()) for addr in list(addrs.values())]
+        targets = [
+            (name, addr) for name, addrs in list(self.broker_addrs.items()) for addr in list(addrs.values())
+        ]
         results = await asyncio.gather(
-            *(self.api.unregister_client(addr, self.client_id, producer_group, consumer_group) for _, addr in targets),
+            *(
+                self.api.unregister_client(addr, self.client_id, producer_group, consumer_group)
+                for _, addr in targets
+            ),
             return_exceptions=True,
         )
         for (name, addr), result in zip(targets, results, strict=True):
             if isinstance(result, (RemotingError, BrokerResponseError)):
-                log.info("unregister %s from %s (%s) failed: %s", producer_group or consumer_group, name, addr, result)
+                log.info(
+                    "unregister %s from %s (%s) failed: %s",
+                    producer_group or consumer_group,
+                    name,
+                    addr,
+                    result,
+                )
             elif isinstance(result, BaseException):
                 raise result
 
@@ -236,7 +264,9 @@ class ClientInstance:
         servers = self.config.namesrv_list()
         return servers[self._namesrv_index % len(servers)]
 
-    async def update_topic_route(self, topic: str, *, default_topic: str | None = None, default_queue_nums: int = 4) -> bool:
+    async def update_topic_route(
+        self, topic: str, *, default_topic: str | None = None, default_queue_nums: int = 4
+    ) -> bool:
         """Refresh one topic's route (from `default_topic`'s route when given); True when it changed.
 
         Concurrent calls for the same topic share one look-up (hundreds of sends may miss a route at
@@ -256,7 +286,9 @@ class ClientInstance:
             del self._route_updates[key]
             pending.set_result(changed)
 
-    async def _update_topic_route(self, topic: str, default_topic: str | None, default_queue_nums: int) -> bool:
+    async def _update_topic_route(
+        self, topic: str, default_topic: str | None, default_queue_nums: int
+    ) -> bool:
         try:
             route = await self.fetch_route(default_topic or topic)
         except RemotingError as exc:
@@ -327,7 +359,9 @@ class ClientInstance:
         addrs = self.broker_addrs.get(broker_name)
         return addrs.get(C.MASTER_ID) if addrs else None
 
-    def find_broker_addr_in_subscribe(self, broker_name: str, broker_id: int = C.MASTER_ID, only_this: bool = False) -> str | None:
+    def find_broker_addr_in_subscribe(
+        self, broker_name: str, broker_id: int = C.MASTER_ID, only_this: bool = False
+    ) -> str | None:
         """Java findBrokerAddressInSubscribe: the broker id asked for (a slave's neighbour id + 1 when that
         slave is gone), else, unless `only_this`, any node of the broker name: a slave when the master is
         gone from the route, so consumers of a dead master read from its slave."""
@@ -379,7 +413,9 @@ class ClientInstance:
     async def query_consumer_offset(self, group: str, mq: MessageQueue) -> int | None:
         return await self.api.query_consumer_offset(await self._offset_broker(mq), group, mq)
 
-    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True) -> None:
+    async def update_consumer_offset(
+        self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True
+    ) -> None:
         await self.api.update_consumer_offset(await self._offset_broker(mq), group, mq, offset, oneway=oneway)
 
     async def max_offset(self, mq: MessageQueue) -> int:
@@ -411,7 +447,9 @@ class ClientInstance:
                 for broker_id, addr in sorted(addrs.items())
                 if broker_id == C.MASTER_ID or data.consumer_data_set
             ]
-            results = await asyncio.gather(*(self.api.send_heartbeat(addr, data) for _, addr in targets), return_exceptions=True)
+            results = await asyncio.gather(
+                *(self.api.send_heartbeat(addr, data) for _, addr in targets), return_exceptions=True
+            )
             for (name, addr), result in zip(targets, results, strict=True):
                 if isinstance(result, BaseException):
                     log.info("heartbeat to %s (%s) failed: %s", name, addr, result)
@@ -461,10 +499,18 @@ def _ms(ms: int) -> float:
 def _clamped(route: TopicRouteData, queue_nums: int) -> TopicRouteData:
     """A copy of the template topic's route with queue counts capped (Java isDefault branch)."""
     qds = [
-        QueueData(q.broker_name, min(queue_nums, q.read_queue_nums), min(queue_nums, q.read_queue_nums), q.perm, q.topic_sys_flag)
+        QueueData(
+            q.broker_name,
+            min(queue_nums, q.read_queue_nums),
+            min(queue_nums, q.read_queue_nums),
+            q.perm,
+            q.topic_sys_flag,
+        )
         for q in route.queue_datas
     ]
-    return TopicRouteData(qds, [b.copy() for b in route.broker_datas], route.order_topic_conf, dict(route.filter_server_table))
+    return TopicRouteData(
+        qds, [b.copy() for b in route.broker_datas], route.order_topic_conf, dict(route.filter_server_table)
+    )
 
 
 def _ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
@@ -481,7 +527,9 @@ class _Registry:
     def __init__(self) -> None:
         self._instances: dict[tuple[object, ...], list[ClientInstance]] = {}
 
-    def acquire(self, config: ClientConfig, *, producer_group: str | None = None, consumer_group: str | None = None) -> ClientInstance:
+    def acquire(
+        self, config: ClientConfig, *, producer_group: str | None = None, consumer_group: str | None = None
+    ) -> ClientInstance:
         """The shared instance for this loop and config where the group is free (a new one if none)."""
         loop_id = id(asyncio.get_running_loop())
         key = (loop_id, config.namesrv_addr, config.instance_name, *config.security_key())
@@ -513,5 +561,7 @@ class _Registry:
 _REGISTRY = _Registry()
 
 
-def acquire_instance(config: ClientConfig, *, producer_group: str | None = None, consumer_group: str | None = None) -> ClientInstance:
+def acquire_instance(
+    config: ClientConfig, *, producer_group: str | None = None, consumer_group: str | None = None
+) -> ClientInstance:
     return _REGISTRY.acquire(config, producer_group=producer_group, consumer_group=consumer_group)

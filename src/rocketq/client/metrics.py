@@ -57,15 +57,21 @@ class ClientMetrics:
     def sent(self, topic: str, client_id: str, ok: bool, cost_ms: float) -> None:
         self.send_cost.labels(topic, client_id, "success" if ok else "failure").observe(cost_ms)
 
-    def consumed(self, msgs: Iterable[Any], group: str, client_id: str, ok: bool, started_ms: int, ended_ms: int) -> None:
+    def consumed(
+        self, msgs: Iterable[Any], group: str, client_id: str, ok: bool, started_ms: int, ended_ms: int
+    ) -> None:
         msgs = list(msgs)
         if not msgs:
             return
         topic = msgs[0].topic
         for msg in msgs:
             if msg.store_timestamp > 0:
-                self.delivery_latency.labels(topic, group, client_id).observe(max(started_ms - msg.store_timestamp, 0))
-        self.process_time.labels(topic, group, client_id, "success" if ok else "failure").observe(ended_ms - started_ms)
+                self.delivery_latency.labels(topic, group, client_id).observe(
+                    max(started_ms - msg.store_timestamp, 0)
+                )
+        self.process_time.labels(topic, group, client_id, "success" if ok else "failure").observe(
+            ended_ms - started_ms
+        )
 
 
 class _CachedMessages:
@@ -76,8 +82,12 @@ class _CachedMessages:
 
     def collect(self) -> Iterable[Metric]:
         labels = ("topic", "consumer_group", "client_id")
-        messages = GaugeMetricFamily("rocketmq_consumer_cached_messages", "Messages in the process queues", labels=labels)
-        size = GaugeMetricFamily("rocketmq_consumer_cached_bytes", "Bytes in the process queues", labels=labels)
+        messages = GaugeMetricFamily(
+            "rocketmq_consumer_cached_messages", "Messages in the process queues", labels=labels
+        )
+        size = GaugeMetricFamily(
+            "rocketmq_consumer_cached_bytes", "Bytes in the process queues", labels=labels
+        )
         for consumer in list(self._consumers):
             rebalance = consumer.rebalance
             per_topic: dict[str, list[int]] = {}

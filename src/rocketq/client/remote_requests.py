@@ -74,7 +74,11 @@ class ClientRemotingProcessor:
         if code == RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT:
             receive_reply(request.ext_fields or {}, request.body, conn.remote_addr)
             return request.make_response()
-        return None if request.is_oneway else request.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f"code {code}")
+        return (
+            None
+            if request.is_oneway
+            else request.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f"code {code}")
+        )
 
     async def _reset_offset(self, request: RemotingCommand) -> None:
         header = ResetOffsetRequestHeader.from_ext_fields(request.ext_fields)
@@ -98,7 +102,9 @@ class ClientRemotingProcessor:
         group = GetConsumerRunningInfoRequestHeader.from_ext_fields(request.ext_fields).consumer_group
         consumer = self.instance.consumers.get(group)
         if consumer is None:
-            return request.make_response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
+            return request.make_response(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer"
+            )
         return request.make_response(body=consumer.running_info().encode())
 
     async def _consume_directly(self, request: RemotingCommand) -> RemotingCommand:
@@ -106,7 +112,8 @@ class ClientRemotingProcessor:
         consumer = self.instance.consumers.get(header.consumer_group)
         if consumer is None:
             return request.make_response(
-                ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{header.consumer_group}> not exist in this consumer"
+                ResponseCode.SYSTEM_ERROR,
+                f"The Consumer Group <{header.consumer_group}> not exist in this consumer",
             )
         msgs = decode_records(request.body)
         if not msgs:

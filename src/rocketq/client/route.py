@@ -96,7 +96,9 @@ class TopicPublishInfo:
 
 def to_publish_info(topic: str, route: TopicRouteLike) -> TopicPublishInfo:
     """Writable queues: from orderTopicConf when set, else per writable QueueData whose broker has a master."""
-    writable = {qd.broker_name: qd.write_queue_nums for qd in route.queue_datas if PermName.is_writeable(qd.perm)}
+    writable = {
+        qd.broker_name: qd.write_queue_nums for qd in route.queue_datas if PermName.is_writeable(qd.perm)
+    }
     if route.order_topic_conf:
         mqs: list[MessageQueue] = []
         for item in route.order_topic_conf.split(";"):
@@ -142,5 +144,8 @@ def route_changed(old: TopicRouteLike | None, new: TopicRouteLike) -> bool:
 
 def _fingerprint(route: TopicRouteLike) -> tuple[object, ...]:
     qds = sorted((q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas)
-    bds = sorted((b.broker_name, tuple(sorted((int(k), v) for k, v in b.broker_addrs.items()))) for b in route.broker_datas)
+    bds = sorted(
+        (b.broker_name, tuple(sorted((int(k), v) for k, v in b.broker_addrs.items())))
+        for b in route.broker_datas
+    )
     return (route.order_topic_conf or "", tuple(qds), tuple(bds))

@@ -26,7 +26,9 @@ class RocketConfig(BaseModel):
     """A config model: RocketMQ names as aliases, python names too, unknown keys forbidden."""
 
     # Attribute docstrings become field descriptions: `--help` of the daemons lists them (config_help).
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(
+        populate_by_name=True, extra="forbid", validate_assignment=True, use_attribute_docstrings=True
+    )
     # Java's system-property spellings some keys also have (`tls.server.certPath` ...) -> field name.
     JAVA_PROPERTY_NAMES: ClassVar[dict[str, str]] = {}
 
@@ -58,7 +60,6 @@ class RocketConfig(BaseModel):
             raise ConfigError(
                 f"{source}: bad value for {alias or loc!r}: {first['msg']} (got {first.get('input')!r})"
             ) from None
-
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
@@ -136,7 +137,11 @@ def config_help(*models: type[RocketConfig]) -> str:
     for model in models:
         lines.append(f"\n{model.__name__} keys (in the -c file as key=value, or as --key value):")
         for name, info in model.model_fields.items():
-            default = info.get_default(call_default_factory=True) if info.default is not PydanticUndefined or info.default_factory else ""
+            default = (
+                info.get_default(call_default_factory=True)
+                if info.default is not PydanticUndefined or info.default_factory
+                else ""
+            )
             shown = default.value if isinstance(default, enum.Enum) else default  # as a file would spell it
             lines.append(f"  {info.alias or name} (default: {shown})")
             for text in (info.description or "").strip().splitlines():
@@ -144,7 +149,9 @@ def config_help(*models: type[RocketConfig]) -> str:
     return "\n".join(lines)
 
 
-def parse_daemon_args(argv: Iterable[str], usage: str, details: Callable[[], str] | None = None) -> DaemonArgs:
+def parse_daemon_args(
+    argv: Iterable[str], usage: str, details: Callable[[], str] | None = None
+) -> DaemonArgs:
     """The argv of `rocketq namesrv|broker`: `-c FILE`, `-p`, `-h` and `-v` are the daemon's own (RocketMQ's
     mqnamesrv/mqbroker spell them the same); the rest is kept for parse_cli_overrides. `--help` prints the
     usage and then `details()` (every configuration key)."""

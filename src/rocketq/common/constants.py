@@ -161,6 +161,7 @@ KEY_SEPARATOR: Final = " "
 NAME_VALUE_SEPARATOR: Final = "\u0001"
 PROPERTY_SEPARATOR: Final = "\u0002"
 
+
 # --- MessageSysFlag ------------------------------------------------------------------------------
 class MessageSysFlag:
     COMPRESSED_FLAG: Final = 0x1
@@ -228,8 +229,10 @@ class PermName:
 
     @staticmethod
     def to_string(perm: int) -> str:
-        return ("R" if PermName.is_readable(perm) else "-") + ("W" if PermName.is_writeable(perm) else "-") + (
-            "X" if PermName.is_inherited(perm) else "-"
+        return (
+            ("R" if PermName.is_readable(perm) else "-")
+            + ("W" if PermName.is_writeable(perm) else "-")
+            + ("X" if PermName.is_inherited(perm) else "-")
         )
 
 

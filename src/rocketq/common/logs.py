@@ -24,7 +24,9 @@ LOG_FORMAT = "%(asctime)s %(levelname)s [%(name)s] %(message)s"
 class DaemonLogConfig(RocketConfig):
     """The log keys shared by NamesrvConfig and BrokerConfig."""
 
-    log_level: Literal["DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"] = Field("INFO", alias="logLevel")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"] = Field(
+        "INFO", alias="logLevel"
+    )
     """Least severe level written: DEBUG, INFO, WARN(ING), ERROR or CRITICAL."""
     log_file_max_size_bytes: int = Field(128 * 1024 * 1024, alias="logFileMaxSize", ge=0)
     """The log file is rolled over to <name>.1 once it would pass this size (bytes); 0 never rolls."""
@@ -78,7 +80,10 @@ def setup_daemon_logging(log_file: Path, config: DaemonLogConfig, what: str) -> 
     try:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         file_handler = DaemonFileHandler(
-            log_file, maxBytes=config.log_file_max_size_bytes, backupCount=config.log_file_backups, encoding="utf-8"
+            log_file,
+            maxBytes=config.log_file_max_size_bytes,
+            backupCount=config.log_file_backups,
+            encoding="utf-8",
         )
     except OSError as exc:
         raise ConfigError(f"{what} {str(log_file.parent)!r} is not usable: {exc.strerror}") from None

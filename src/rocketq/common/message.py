@@ -86,7 +86,9 @@ class Message:
     @property
     def deliver_time_ms(self) -> int:
         """Absolute delivery time of a timer message (epoch ms), 0 when none."""
-        raw = self.properties.get(C.PROPERTY_TIMER_DELIVER_MS) or self.properties.get(C.PROPERTY_START_DELIVER_TIME)
+        raw = self.properties.get(C.PROPERTY_TIMER_DELIVER_MS) or self.properties.get(
+            C.PROPERTY_START_DELIVER_TIME
+        )
         try:
             return int(raw) if raw else 0
         except ValueError:

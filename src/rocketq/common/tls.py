@@ -127,7 +127,9 @@ async def accept_connection(
                 protocol_factory, sock, ssl=tls.context, ssl_handshake_timeout=tls.handshake_timeout_s
             )
         elif tls.mode is TlsMode.ENFORCING:
-            log.warning("%s: plain connection refused, tlsMode is enforcing (first byte 0x%02x)", peer, first[0])
+            log.warning(
+                "%s: plain connection refused, tlsMode is enforcing (first byte 0x%02x)", peer, first[0]
+            )
             sock.close()
         else:
             await loop.connect_accepted_socket(protocol_factory, sock)
@@ -210,7 +212,9 @@ async def serve(
 class TlsListener:
     """A listening socket whose connections are chosen plain or TLS (serve() starts it)."""
 
-    def __init__(self, sock: socket.socket, protocol_factory: Callable[[], asyncio.BaseProtocol], tls: ServerTls) -> None:
+    def __init__(
+        self, sock: socket.socket, protocol_factory: Callable[[], asyncio.BaseProtocol], tls: ServerTls
+    ) -> None:
         self.sock = sock
         self.port: int = sock.getsockname()[1]
         self.protocol_factory = protocol_factory
@@ -221,7 +225,9 @@ class TlsListener:
     async def accept_loop(self) -> None:
         loop = asyncio.get_running_loop()
         await accept_forever(
-            loop, self.sock, lambda conn_sock: self.accepting.start(loop, conn_sock, self.protocol_factory, self.tls)
+            loop,
+            self.sock,
+            lambda conn_sock: self.accepting.start(loop, conn_sock, self.protocol_factory, self.tls),
         )
 
     async def close(self) -> None:

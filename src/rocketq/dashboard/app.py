@@ -82,7 +82,9 @@ class Dashboard:
         context["namesrv_addr"] = self.namesrv_addr
         return self.templates.TemplateResponse(request, template, context, status_code=status)
 
-    def page(self, template: str, build: Callable[[Request], Awaitable[dict[str, Any]]]) -> Callable[[Request], Awaitable[Response]]:
+    def page(
+        self, template: str, build: Callable[[Request], Awaitable[dict[str, Any]]]
+    ) -> Callable[[Request], Awaitable[Response]]:
         async def handler(request: Request) -> Response:
             try:
                 return self.render(request, template, **await build(request))
@@ -91,15 +93,22 @@ class Dashboard:
                 return self.render(request, "error.html", status=502, error=_problem(exc))
             except Exception as exc:  # a bug: the traceback goes to the log, the page gets one line
                 log.exception("%s failed", request.url.path)
-                return self.render(request, "error.html", status=500, error=f"internal error: {type(exc).__name__}: {exc}")
+                return self.render(
+                    request, "error.html", status=500, error=f"internal error: {type(exc).__name__}: {exc}"
+                )
 
         return handler
 
-    def action(self, act: Callable[[Request, dict[str, str]], Awaitable[str]], back: Callable[[Request], str]) -> Callable[[Request], Awaitable[Response]]:
+    def action(
+        self, act: Callable[[Request, dict[str, str]], Awaitable[str]], back: Callable[[Request], str]
+    ) -> Callable[[Request], Awaitable[Response]]:
         """A form post: `act` returns where to go with its notice; a failure goes back with the banner."""
 
         async def handler(request: Request) -> Response:
-            form = {k: v[0].strip() for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+            form = {
+                k: v[0].strip()
+                for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()
+            }
             try:
                 target = await act(request, form)
             except (RocketQError, OSError, TimeoutError, FormError, ValueError) as exc:
@@ -107,7 +116,10 @@ class Dashboard:
                 return RedirectResponse(_with(back(request), error=_problem(exc)), status_code=303)
             except Exception as exc:  # a bug: the traceback goes to the log, the page gets one line
                 log.exception("%s failed", request.url.path)
-                return RedirectResponse(_with(back(request), error=f"internal error: {type(exc).__name__}: {exc}"), status_code=303)
+                return RedirectResponse(
+                    _with(back(request), error=f"internal error: {type(exc).__name__}: {exc}"),
+                    status_code=303,
+                )
             return RedirectResponse(target, status_code=303)
 
         return handler
@@ -173,7 +185,11 @@ class Dashboard:
         topics = await self.call(self.admin.topic_list())
         show_system = request.query_params.get("system") == "1"
         shown = [t for t in topics if show_system or not _system_topic(t)]
-        return {"topics": shown, "hidden": len(topics) - len(shown), "clusters": sorted({c for c, _, _ in await self.masters()})}
+        return {
+            "topics": shown,
+            "hidden": len(topics) - len(shown),
+            "clusters": sorted({c for c, _, _ in await self.masters()}),
+        }
 
     async def topic(self, request: Request) -> dict[str, Any]:
         topic = request.path_params["topic"]
@@ -181,7 +197,12 @@ class Dashboard:
         status = await self.call(self.admin.topic_status(topic))
         queues = [{"mq": mq, "min": o.min_offset, "max": o.max_offset, "last": o.last_update_timestamp}
                   for mq, o in sorted(status.items())]  # fmt: skip
-        return {"topic": topic, "route": route, "queues": queues, "total": sum(q["max"] - q["min"] for q in queues)}
+        return {
+            "topic": topic,
+            "route": route,
+            "queues": queues,
+            "total": sum(q["max"] - q["min"] for q in queues),
+        }
 
     async def create_topic(self, request: Request, form: dict[str, str]) -> str:
         topic = _topic_name(form.get("topic", ""))
@@ -196,7 +217,9 @@ class Dashboard:
     async def _put_topic(self, topic: str, form: dict[str, str]) -> None:
         read, write = _int(form, "read_queues", 4, 1, 1024), _int(form, "write_queues", 4, 1, 1024)
         perm = _int(form, "perm", 6, 0, 7)
-        await self.call(self.admin.create_topic(topic, form.get("cluster") or C.DEFAULT_CLUSTER, read, write, perm=perm))
+        await self.call(
+            self.admin.create_topic(topic, form.get("cluster") or C.DEFAULT_CLUSTER, read, write, perm=perm)
+        )
 
     async def delete_topic(self, request: Request, form: dict[str, str]) -> str:
         topic = _topic_name(request.path_params["topic"])
@@ -207,7 +230,9 @@ class Dashboard:
     async def send_message(self, request: Request, form: dict[str, str]) -> str:
         topic = _topic_name(request.path_params["topic"])
         producer = await self.send_producer()
-        msg = Message(topic, form.get("body", "").encode(), tags=form.get("tags") or None, keys=form.get("keys") or None)
+        msg = Message(
+            topic, form.get("body", "").encode(), tags=form.get("tags") or None, keys=form.get("keys") or None
+        )
         result = await self.call(producer.send(msg))
         target = f"/message?{urlencode({'topic': topic, 'uniq': result.msg_id})}"
         return _with(target, notice=f"sent: {result.status.name}, message id {result.msg_id}")
@@ -237,7 +262,9 @@ class Dashboard:
         if connection is not None:
             for conn in connection.connection_set[:10]:
                 try:
-                    running[conn.client_id] = await self.call(self.admin.consumer_running_info(group, conn.client_id))
+                    running[conn.client_id] = await self.call(
+                        self.admin.consumer_running_info(group, conn.client_id)
+                    )
                 except (RocketQError, TimeoutError) as exc:
                     running[conn.client_id] = _problem(exc)
         topics = sorted({p.queue.topic for p in progress})
@@ -251,7 +278,10 @@ class Dashboard:
         when = _timestamp(form.get("timestamp", ""))
         offsets = await self.call(self.admin.reset_offset_by_time(group, topic, when))
         point = _fmt_ms(when) if when > 0 else "the first message"
-        return _with(f"/groups/{quote(group)}", notice=f"offsets of {group} on {topic} reset to {point}: {len(offsets)} queue(s)")
+        return _with(
+            f"/groups/{quote(group)}",
+            notice=f"offsets of {group} on {topic} reset to {point}: {len(offsets)} queue(s)",
+        )
 
     async def skip_backlog(self, request: Request, form: dict[str, str]) -> str:
         group = _group_name(request.path_params["group"])
@@ -259,12 +289,18 @@ class Dashboard:
         topics = sorted({p.queue.topic for p in await self.call(self.admin.consumer_progress(group))})
         for topic in topics:
             await self.call(self.admin.reset_offset_by_time(group, topic, now))
-        return _with(f"/groups/{quote(group)}", notice=f"backlog of {group} skipped on {len(topics)} topic(s)")
+        return _with(
+            f"/groups/{quote(group)}", notice=f"backlog of {group} skipped on {len(topics)} topic(s)"
+        )
 
     async def delete_group(self, request: Request, form: dict[str, str]) -> str:
         group = _group_name(request.path_params["group"])
         for cluster in sorted({c for c, _, _ in await self.masters()}):
-            await self.call(self.admin.delete_subscription_group(group, cluster, remove_offset=form.get("remove_offset") == "on"))
+            await self.call(
+                self.admin.delete_subscription_group(
+                    group, cluster, remove_offset=form.get("remove_offset") == "on"
+                )
+            )
         return _with("/groups", notice=f"group {group} deleted")
 
     # -- producers ------------------------------------------------------------------------------------------
@@ -326,11 +362,17 @@ class Dashboard:
         if q.get("id"):
             msg = await self.call(self.admin.query_message_by_id(q["id"].strip()))
         else:
-            found = await self.call(self.admin.query_message_by_unique_key(_topic_name(q.get("topic", "")), q.get("uniq", "").strip()))
+            found = await self.call(
+                self.admin.query_message_by_unique_key(
+                    _topic_name(q.get("topic", "")), q.get("uniq", "").strip()
+                )
+            )
             if not found:
                 raise FormError(f"no message {q.get('uniq')!r} in topic {q.get('topic')!r} (yet)")
             msg = found[0]
-        trace = await self.call(query_msg_trace_by_id(self.admin, msg.msg_id, q.get("trace_topic") or C.RMQ_SYS_TRACE_TOPIC))
+        trace = await self.call(
+            query_msg_trace_by_id(self.admin, msg.msg_id, q.get("trace_topic") or C.RMQ_SYS_TRACE_TOPIC)
+        )
         body = msg.body.decode("utf-8", errors="replace")
         return {"msg": msg, "body": body, "trace": trace, "properties": sorted(msg.properties.items())}
 
@@ -341,10 +383,17 @@ class Dashboard:
         return {"id": msg_id, "trace_topic": topic, "trace": views}
 
     async def resend(self, request: Request, form: dict[str, str]) -> str:
-        group, client_id, msg_id = _group_name(form.get("group", "")), form.get("client_id", ""), form.get("msg_id", "")
+        group, client_id, msg_id = (
+            _group_name(form.get("group", "")),
+            form.get("client_id", ""),
+            form.get("msg_id", ""),
+        )
         result = await self.call(self.admin.consume_message_directly(group, client_id, msg_id))
         status = result.consume_result.name if result.consume_result is not None else "?"
-        return _with(f"/message?{urlencode({'id': msg_id})}", notice=f"consumed by {client_id}: {status} {result.remark or ''}")
+        return _with(
+            f"/message?{urlencode({'id': msg_id})}",
+            notice=f"consumed by {client_id}: {status} {result.remark or ''}",
+        )
 
     async def close(self) -> None:
         await self.history.stop()
@@ -396,7 +445,9 @@ def _timestamp(text: str) -> int:
 
 def _system_topic(topic: str) -> bool:
     """Hidden from the topic list unless asked for (rocketmq-dashboard's "system topic" filter)."""
-    return C.is_system_topic(topic) or topic.startswith((C.RETRY_GROUP_TOPIC_PREFIX, C.DLQ_GROUP_TOPIC_PREFIX))
+    return C.is_system_topic(topic) or topic.startswith(
+        (C.RETRY_GROUP_TOPIC_PREFIX, C.DLQ_GROUP_TOPIC_PREFIX)
+    )
 
 
 def _problem(exc: BaseException) -> str:

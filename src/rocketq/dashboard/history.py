@@ -24,7 +24,9 @@ KEEP_S = 3600
 
 @dataclass(slots=True)
 class Series:
-    points: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=int(KEEP_S / SAMPLE_INTERVAL_S) + 1))
+    points: deque[tuple[float, float]] = field(
+        default_factory=lambda: deque(maxlen=int(KEEP_S / SAMPLE_INTERVAL_S) + 1)
+    )
 
     def add(self, value: float, at: float | None = None) -> None:
         self.points.append((time.time() if at is None else at, value))

@@ -41,7 +41,9 @@ def read_users(path: str | Path) -> dict[str, str]:
 class Sessions:
     """Session cookies: `name|expiry|signature`, the signature over the first two parts."""
 
-    def __init__(self, users: Mapping[str, str], key: bytes | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, users: Mapping[str, str], key: bytes | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         self.users = dict(users)
         self._key = key or secrets.token_bytes(32)
         self._clock = clock
@@ -84,15 +86,23 @@ class LoginRequired:
             return
         request = Request(scope)
         if self.sessions.user_of(request.cookies.get(COOKIE)) is None:
-            target = scope["path"] + (f"?{scope['query_string'].decode()}" if scope.get("query_string") else "")
-            await RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)(scope, receive, send)
+            target = scope["path"] + (
+                f"?{scope['query_string'].decode()}" if scope.get("query_string") else ""
+            )
+            await RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)(
+                scope, receive, send
+            )
             return
         await self.app(scope, receive, send)
 
 
 def login_routes(
     sessions: Sessions, render: Callable[..., Response]
-) -> tuple[Callable[[Request], Awaitable[Response]], Callable[[Request], Awaitable[Response]], Callable[[Request], Awaitable[Response]]]:
+) -> tuple[
+    Callable[[Request], Awaitable[Response]],
+    Callable[[Request], Awaitable[Response]],
+    Callable[[Request], Awaitable[Response]],
+]:
     """GET /login (the form), POST /login (check, set the cookie, go on), GET /logout."""
 
     def _next(value: str | None) -> str:

@@ -66,7 +66,9 @@ class KVConfigManager:
         items = self._table.get(namespace)
         if items is not None and key in items:
             value = items.pop(key)
-            log.info("deleteKVConfig delete a config item, Namespace: %s Key: %s Value: %s", namespace, key, value)
+            log.info(
+                "deleteKVConfig delete a config item, Namespace: %s Key: %s Value: %s", namespace, key, value
+            )
         self.persist()
 
     def namespace(self, namespace: str) -> dict[str, str] | None:

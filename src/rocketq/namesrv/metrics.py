@@ -39,7 +39,11 @@ class NamesrvMetrics:
         labels, values = tuple(common), list(common.values())
         yield self.rpc.family(common)
         for name, doc, value in (
-            ("rocketmq_namesrv_brokers_alive", "Brokers whose registration has not expired", len(self.routes.live)),
+            (
+                "rocketmq_namesrv_brokers_alive",
+                "Brokers whose registration has not expired",
+                len(self.routes.live),
+            ),
             ("rocketmq_namesrv_topic_number", "Topics with a route", len(self.routes.topics)),
             ("rocketmq_namesrv_cluster_number", "Clusters with a broker", len(self.routes.clusters)),
         ):
@@ -47,10 +51,13 @@ class NamesrvMetrics:
             gauge.add_metric(values, value)
             yield gauge
         requests = CounterMetricFamily(
-            "rocketmq_namesrv_route_requests", "Route look-ups (GET_ROUTEINFO_BY_TOPIC) by result",
+            "rocketmq_namesrv_route_requests",
+            "Route look-ups (GET_ROUTEINFO_BY_TOPIC) by result",
             labels=(*labels, "result"),
         )
         found = self.rpc.count(RequestCode.GET_ROUTEINFO_BY_TOPIC, ResponseCode.SUCCESS)
         requests.add_metric([*values, "found"], found)
-        requests.add_metric([*values, "not_found"], self.rpc.count(RequestCode.GET_ROUTEINFO_BY_TOPIC) - found)
+        requests.add_metric(
+            [*values, "not_found"], self.rpc.count(RequestCode.GET_ROUTEINFO_BY_TOPIC) - found
+        )
         yield requests

@@ -82,7 +82,12 @@ class RouteInfoManager:
         first = self.brokers.put_addr(cluster_name, broker_name, broker_id, broker_addr)
         if broker_id == MASTER_ID:
             if first:
-                log.info("cluster [%s] brokerName [%s] master address is %s", cluster_name, broker_name, broker_addr)
+                log.info(
+                    "cluster [%s] brokerName [%s] master address is %s",
+                    cluster_name,
+                    broker_name,
+                    broker_addr,
+                )
             version = topic_config_wrapper.data_version
             if first or self.live.is_changed(broker_addr, version):
                 self._update_topics(broker_name, topic_config_wrapper)
@@ -115,10 +120,14 @@ class RouteInfoManager:
             return RegisterBrokerResult()
         return RegisterBrokerResult(ha_server_addr=master.ha_server_addr, master_addr=master_addr)
 
-    def unregister_broker(self, cluster_name: str, broker_addr: str, broker_name: str, broker_id: int) -> None:
+    def unregister_broker(
+        self, cluster_name: str, broker_addr: str, broker_name: str, broker_id: int
+    ) -> None:
         """UNREGISTER_BROKER: drop the address; the broker name and its queues when it was the last one."""
         removed = self.live.remove(broker_addr)
-        log.info("unregisterBroker, remove from brokerLiveTable %s, %s", "OK" if removed else "Failed", broker_addr)
+        log.info(
+            "unregisterBroker, remove from brokerLiveTable %s, %s", "OK" if removed else "Failed", broker_addr
+        )
         self.filter_servers.remove(broker_addr)
         result = self.brokers.remove_id(broker_name, broker_id)
         if result.name_removed:
@@ -166,14 +175,18 @@ class RouteInfoManager:
         self.filter_servers.remove(broker_addr)
         removal = self.brokers.remove_addr(broker_addr)
         if removal.broker_name is not None and removal.name_removed:
-            log.info("remove brokerName[%s] from brokerAddrTable, because channel destroyed", removal.broker_name)
+            log.info(
+                "remove brokerName[%s] from brokerAddrTable, because channel destroyed", removal.broker_name
+            )
             self.clusters.remove(removal.broker_name)
             self._drop_broker_topics(removal.broker_name)
         return removal
 
     def _drop_broker_topics(self, broker_name: str) -> None:
         for topic in self.topics.remove_broker(broker_name):
-            log.info("remove topic[%s] all queue, from topicQueueTable, because %s is gone", topic, broker_name)
+            log.info(
+                "remove topic[%s] all queue, from topicQueueTable, because %s is gone", topic, broker_name
+            )
 
     # -- routes ---------------------------------------------------------------------------------
     def pickup_topic_route_data(self, topic: str) -> TopicRouteData | None:
@@ -194,7 +207,9 @@ class RouteInfoManager:
         return route
 
     def cluster_info(self) -> ClusterInfo:
-        return ClusterInfo(broker_addr_table=self.brokers.snapshot(), cluster_addr_table=self.clusters.snapshot())
+        return ClusterInfo(
+            broker_addr_table=self.brokers.snapshot(), cluster_addr_table=self.clusters.snapshot()
+        )
 
     # -- topic lists ----------------------------------------------------------------------------
     def all_topics(self) -> list[str]:
@@ -222,7 +237,10 @@ class RouteInfoManager:
 
     def has_unit_sub_ununit_topics(self) -> list[str]:
         return self.topics.topics_where_first(
-            lambda qd: not qd.topic_sys_flag & TOPIC_SYS_FLAG_UNIT and bool(qd.topic_sys_flag & TOPIC_SYS_FLAG_UNIT_SUB)
+            lambda qd: (
+                not qd.topic_sys_flag & TOPIC_SYS_FLAG_UNIT
+                and bool(qd.topic_sys_flag & TOPIC_SYS_FLAG_UNIT_SUB)
+            )
         )
 
     # -- admin ----------------------------------------------------------------------------------

@@ -133,7 +133,9 @@ class RpcLatency:
         if row is None:
             row = table[key] = [0] * (len(RPC_LATENCY_BUCKETS_MS) + 2)
         below = 0
-        for i, edge_ns in enumerate(_RPC_LATENCY_EDGES_NS):  # a value v lands in the first bucket with v <= edge
+        for i, edge_ns in enumerate(
+            _RPC_LATENCY_EDGES_NS
+        ):  # a value v lands in the first bucket with v <= edge
             upto = bisect_right(values, edge_ns)
             row[i] += upto - below
             below = upto
@@ -241,7 +243,9 @@ class PrometheusExporter:
     def _scrape(self) -> bytes:
         try:
             return generate_latest(self.registry)
-        except Exception:  # a bug in a collector must not take the daemon down; logged once per run of failures
+        except (
+            Exception
+        ):  # a bug in a collector must not take the daemon down; logged once per run of failures
             self._scrape_failures += 1
             if self._scrape_failures == 1:
                 log.exception("a metrics scrape failed")
@@ -252,5 +256,6 @@ class PrometheusExporter:
         reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed"}[status]
         writer.write(
             f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1") + body
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")
+            + body
         )

@@ -60,7 +60,9 @@ class QueueRoute:
 class SyncClient:
     """Blocking calls to a rocketq / RocketMQ cluster, on a private event loop."""
 
-    def __init__(self, namesrv: str, *, group: str = DEFAULT_GROUP, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+    def __init__(
+        self, namesrv: str, *, group: str = DEFAULT_GROUP, timeout_ms: int = DEFAULT_TIMEOUT_MS
+    ) -> None:
         self.namesrvs = [a.strip() for a in namesrv.replace(",", ";").split(";") if a.strip()]
         if not self.namesrvs:
             raise RouteError("option 'namesrv' is required: 'host:port' or 'host:port;host:port'")
@@ -94,7 +96,9 @@ class SyncClient:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     # -- routes and offsets ---------------------------------------------------------------------------
@@ -202,7 +206,14 @@ class SyncClient:
         return self._loop.create_task(self.api.pull_message(route.addr, header, self.timeout_ms))
 
     def read_range(
-        self, route: QueueRoute, start: int, end: int, *, batch: int = 32, depth: int = 4, fail_on_data_loss: bool = True
+        self,
+        route: QueueRoute,
+        start: int,
+        end: int,
+        *,
+        batch: int = 32,
+        depth: int = 4,
+        fail_on_data_loss: bool = True,
     ) -> Iterator[list[MessageExt]]:
         """The messages of [start, end) of one queue, in order, as lists (one per pull answer).
 
@@ -223,7 +234,9 @@ class SyncClient:
                 asked_at, size, task = inflight.popleft()
                 result = self._run(task)
                 until = asked_at + size
-                msgs = [m for m in result.messages if pos <= m.queue_offset < until] if asked_at == pos else []
+                msgs = (
+                    [m for m in result.messages if pos <= m.queue_offset < until] if asked_at == pos else []
+                )
                 if msgs:
                     if msgs[0].queue_offset != pos:
                         self._lost(route, pos, msgs[0].queue_offset, fail_on_data_loss)

@@ -46,7 +46,9 @@ class QueueKey:
 
 def normalize(offsets: Mapping[str, Mapping[str, int]]) -> Offsets:
     """The canonical form: keys sorted at both levels, values ints."""
-    return {topic: {key: int(offsets[topic][key]) for key in sorted(offsets[topic])} for topic in sorted(offsets)}
+    return {
+        topic: {key: int(offsets[topic][key]) for key in sorted(offsets[topic])} for topic in sorted(offsets)
+    }
 
 
 def to_offsets(values: Mapping[QueueKey, int]) -> Offsets:
@@ -57,7 +59,11 @@ def to_offsets(values: Mapping[QueueKey, int]) -> Offsets:
 
 
 def from_offsets(offsets: Mapping[str, Mapping[str, int]]) -> dict[QueueKey, int]:
-    return {QueueKey.parse(topic, key): int(value) for topic, queues in offsets.items() for key, value in queues.items()}
+    return {
+        QueueKey.parse(topic, key): int(value)
+        for topic, queues in offsets.items()
+        for key, value in queues.items()
+    }
 
 
 def dumps(offsets: Mapping[str, Mapping[str, int]]) -> str:
@@ -101,7 +107,9 @@ class OffsetSpec:
         if known - named:
             problems.append("misses queues that are read: " + _keys(known - named))
         if problems:
-            raise OffsetSpecError(f"{self.option} " + "; ".join(problems) + " (every queue of every topic is needed)")
+            raise OffsetSpecError(
+                f"{self.option} " + "; ".join(problems) + " (every queue of every topic is needed)"
+            )
 
     def resolve(self, queue: QueueKey, earliest: int, latest: int, by_time: int | None = None) -> int:
         """The offset of `queue` given its current bounds (and the offset found for the timestamp)."""
@@ -137,15 +145,19 @@ def _json_per_queue(option: str, raw: str, what: str, minimum: int) -> dict[Queu
         parsed: Any = json.loads(raw)
     except ValueError:
         raise OffsetSpecError(
-            f"{option}: expected JSON like {{\"topic\": {{\"broker-a:0\": 42}}}}, got {raw!r}"
+            f'{option}: expected JSON like {{"topic": {{"broker-a:0": 42}}}}, got {raw!r}'
         ) from None
     if not isinstance(parsed, dict) or not all(isinstance(v, dict) for v in parsed.values()):
-        raise OffsetSpecError(f'{option}: the JSON must map each topic to {{"<brokerName>:<queueId>": {what}}}')
+        raise OffsetSpecError(
+            f'{option}: the JSON must map each topic to {{"<brokerName>:<queueId>": {what}}}'
+        )
     out: dict[QueueKey, int] = {}
     for topic, queues in parsed.items():
         for key, value in queues.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-                raise OffsetSpecError(f"{option}: {what} of {topic} {key} must be an integer >= {minimum}, got {value!r}")
+                raise OffsetSpecError(
+                    f"{option}: {what} of {topic} {key} must be an integer >= {minimum}, got {value!r}"
+                )
             out[QueueKey.parse(str(topic), str(key))] = value
     return out
 
@@ -176,7 +188,12 @@ def parse_timestamp(option: str, text: str, *, strict: bool) -> OffsetSpec:
 
 def parse_timestamps(option: str, text: str, *, strict: bool) -> OffsetSpec:
     """startingOffsetsByTimestamp / endingOffsetsByTimestamp: JSON of an epoch-ms time per queue."""
-    return OffsetSpec("timestamps", offsets=_json_per_queue(option, text.strip(), "timestamp", 0), option=option, strict=strict)
+    return OffsetSpec(
+        "timestamps",
+        offsets=_json_per_queue(option, text.strip(), "timestamp", 0),
+        option=option,
+        strict=strict,
+    )
 
 
 def parse_topics(text: str | None) -> list[str]:
@@ -258,7 +275,9 @@ def count(start: Offsets, end: Offsets) -> int:
     return sum(until - since for _q, since, until in plan(start, end))
 
 
-def split(ranges: list[tuple[QueueKey, int, int]], min_partitions: int | None) -> list[tuple[QueueKey, int, int]]:
+def split(
+    ranges: list[tuple[QueueKey, int, int]], min_partitions: int | None
+) -> list[tuple[QueueKey, int, int]]:
     """Ranges cut into at least `min_partitions` pieces, each queue in proportion to its size.
 
     As Kafka's KafkaOffsetRangeCalculator: nothing changes when there are enough ranges already; else a
@@ -276,7 +295,9 @@ def split(ranges: list[tuple[QueueKey, int, int]], min_partitions: int | None) -
     return out
 
 
-def pack(ranges: list[tuple[QueueKey, int, int]], max_partitions: int | None) -> list[list[tuple[QueueKey, int, int]]]:
+def pack(
+    ranges: list[tuple[QueueKey, int, int]], max_partitions: int | None
+) -> list[list[tuple[QueueKey, int, int]]]:
     """Ranges grouped into at most `max_partitions` partitions of nearly equal message counts.
 
     Each Spark task has a fixed cost (a Python worker round trip, the reader unpickled, a connection),

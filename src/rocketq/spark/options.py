@@ -91,7 +91,10 @@ class Subscription:
         """assign: whether `queue` is one of the assigned ones (a bare queue id means that id on every broker)."""
         if self.kind != "assign":
             return True
-        return (queue.topic, queue.key) in self.assigned or (queue.topic, f"*:{queue.queue_id}") in self.assigned
+        return (queue.topic, queue.key) in self.assigned or (
+            queue.topic,
+            f"*:{queue.queue_id}",
+        ) in self.assigned
 
     @property
     def assigned_topics(self) -> tuple[str, ...]:
@@ -99,7 +102,9 @@ class Subscription:
 
 
 def parse_subscription(options: Mapping[str, str]) -> Subscription:
-    given = [name for name in ("topic", "subscribe", "subscribePattern", "assign") if options.get(name.lower())]
+    given = [
+        name for name in ("topic", "subscribe", "subscribePattern", "assign") if options.get(name.lower())
+    ]
     if len(given) != 1:
         raise OffsetSpecError(
             "exactly one of the options 'subscribe' (or its alias 'topic'), 'subscribePattern' or 'assign' is "
@@ -124,7 +129,11 @@ def _parse_assign(text: str) -> tuple[tuple[str, str], ...]:
         parsed: Any = json.loads(text)
     except ValueError:
         parsed = None
-    if not isinstance(parsed, dict) or not parsed or not all(isinstance(v, list) and v for v in parsed.values()):
+    if (
+        not isinstance(parsed, dict)
+        or not parsed
+        or not all(isinstance(v, list) and v for v in parsed.values())
+    ):
         raise OffsetSpecError(
             f'assign: expected JSON like {{"topicA": ["broker-a:0", "broker-b:1"], "topicB": [0]}}, got {text!r}'
         )
@@ -136,7 +145,9 @@ def _parse_assign(text: str) -> tuple[tuple[str, str], ...]:
             elif isinstance(q, str):
                 out.add((str(topic), QueueKey.parse(str(topic), q).key))
             else:
-                raise OffsetSpecError(f"assign: queue {q!r} of topic {topic!r} is not '<brokerName>:<queueId>' or an id")
+                raise OffsetSpecError(
+                    f"assign: queue {q!r} of topic {topic!r} is not '<brokerName>:<queueId>' or an id"
+                )
     return tuple(sorted(out))
 
 
@@ -144,12 +155,16 @@ def _starting(options: Mapping[str, str]) -> OffsetSpec:
     """Kafka's precedence: startingTimestamp > startingOffsetsByTimestamp > startingOffsets."""
     strategy = options.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
     if strategy not in ("error", "latest"):
-        raise OffsetSpecError(f"startingOffsetsByTimestampStrategy: expected error or latest, got {strategy!r}")
+        raise OffsetSpecError(
+            f"startingOffsetsByTimestampStrategy: expected error or latest, got {strategy!r}"
+        )
     strict = strategy == "error"
     if "startingtimestamp" in options:
         return parse_timestamp("startingTimestamp", options["startingtimestamp"], strict=strict)
     if "startingoffsetsbytimestamp" in options:
-        return parse_timestamps("startingOffsetsByTimestamp", options["startingoffsetsbytimestamp"], strict=strict)
+        return parse_timestamps(
+            "startingOffsetsByTimestamp", options["startingoffsetsbytimestamp"], strict=strict
+        )
     return parse_spec("startingOffsets", options.get("startingoffsets"), "earliest")
 
 
@@ -163,9 +178,15 @@ def _ending(options: Mapping[str, str]) -> OffsetSpec:
 
 
 def _check_batch(starting: OffsetSpec, ending: OffsetSpec) -> None:
-    if starting.kind == "latest" or (starting.kind == "offsets" and LATEST in (starting.offsets or {}).values()):
-        raise OffsetSpecError("startingOffsets: 'latest' (-1) is not valid for batch queries (the read would be empty)")
-    if ending.kind == "earliest" or (ending.kind == "offsets" and EARLIEST in (ending.offsets or {}).values()):
+    if starting.kind == "latest" or (
+        starting.kind == "offsets" and LATEST in (starting.offsets or {}).values()
+    ):
+        raise OffsetSpecError(
+            "startingOffsets: 'latest' (-1) is not valid for batch queries (the read would be empty)"
+        )
+    if ending.kind == "earliest" or (
+        ending.kind == "offsets" and EARLIEST in (ending.offsets or {}).values()
+    ):
         raise OffsetSpecError("endingOffsets: 'earliest' (-2) is not valid for batch queries")
 
 
@@ -215,7 +236,9 @@ class SourceOptions:
         max_per = parse_positive(max_name, opts.get(max_name.lower()), None)
         min_per = parse_positive("minOffsetsPerTrigger", opts.get("minoffsetspertrigger"), None)
         if max_per is not None and min_per is not None and min_per > max_per:
-            raise OffsetSpecError(f"minOffsetsPerTrigger ({min_per}) is greater than maxOffsetsPerTrigger ({max_per})")
+            raise OffsetSpecError(
+                f"minOffsetsPerTrigger ({min_per}) is greater than maxOffsetsPerTrigger ({max_per})"
+            )
         min_parts = parse_positive("minPartitions", opts.get("minpartitions"), None)
         max_parts = parse_positive("maxPartitions", opts.get("maxpartitions"), None)
         if min_parts is not None and max_parts is not None and min_parts > max_parts:
@@ -227,16 +250,21 @@ class SourceOptions:
             ending=ending,
             max_offsets_per_trigger=max_per,
             min_offsets_per_trigger=min_per,
-            max_trigger_delay_ms=parse_duration_ms("maxTriggerDelay", opts.get("maxtriggerdelay"), DEFAULT_MAX_TRIGGER_DELAY_MS),
+            max_trigger_delay_ms=parse_duration_ms(
+                "maxTriggerDelay", opts.get("maxtriggerdelay"), DEFAULT_MAX_TRIGGER_DELAY_MS
+            ),
             fail_on_data_loss=parse_bool("failOnDataLoss", opts.get("failondataloss"), True),
             include_headers=parse_bool("includeHeaders", opts.get("includeheaders"), False),
             min_partitions=min_parts,
             max_partitions=max_parts,
-            pull_batch_size=parse_positive("pullBatchSize", opts.get("pullbatchsize"), DEFAULT_PULL_BATCH_SIZE)
+            pull_batch_size=parse_positive(
+                "pullBatchSize", opts.get("pullbatchsize"), DEFAULT_PULL_BATCH_SIZE
+            )
             or DEFAULT_PULL_BATCH_SIZE,
             pull_depth=parse_positive("pullPipelineDepth", opts.get("pullpipelinedepth"), DEFAULT_PULL_DEPTH)
             or DEFAULT_PULL_DEPTH,
             group=(opts.get("group") or DEFAULT_GROUP).strip(),
             commit_offsets=parse_bool("commitOffsetsToBroker", opts.get("commitoffsetstobroker"), False),
-            timeout_ms=parse_positive("timeoutMs", opts.get("timeoutms"), DEFAULT_TIMEOUT_MS) or DEFAULT_TIMEOUT_MS,
+            timeout_ms=parse_positive("timeoutMs", opts.get("timeoutms"), DEFAULT_TIMEOUT_MS)
+            or DEFAULT_TIMEOUT_MS,
         )

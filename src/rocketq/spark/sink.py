@@ -48,7 +48,16 @@ DEFAULT_MAX_INFLIGHT = 4
 MAX_BATCH_BYTES = 1024 * 1024  # well under the broker's 4 MiB maxMessageSize for a whole batch body
 
 # Spark's own writers pass these through the options; they mean nothing to the sink.
-SINK_OPTIONS = ("namesrv", "topic", "producerGroup", "batchSize", "maxInflight", "timeoutMs", "checkpointLocation", "path")
+SINK_OPTIONS = (
+    "namesrv",
+    "topic",
+    "producerGroup",
+    "batchSize",
+    "maxInflight",
+    "timeoutMs",
+    "checkpointLocation",
+    "path",
+)
 # Spark's streaming engine sets these local properties on every task of a micro-batch (MicroBatchExecution).
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
@@ -85,9 +94,12 @@ class SinkOptions:
             namesrv=namesrv,
             topic=opts.get("topic", "").strip() or None,
             producer_group=opts.get("producergroup", "").strip() or DEFAULT_PRODUCER_GROUP,
-            batch_size=parse_positive("batchSize", opts.get("batchsize"), DEFAULT_BATCH_SIZE) or DEFAULT_BATCH_SIZE,
-            max_inflight=parse_positive("maxInflight", opts.get("maxinflight"), DEFAULT_MAX_INFLIGHT) or DEFAULT_MAX_INFLIGHT,
-            timeout_ms=parse_positive("timeoutMs", opts.get("timeoutms"), DEFAULT_TIMEOUT_MS) or DEFAULT_TIMEOUT_MS,
+            batch_size=parse_positive("batchSize", opts.get("batchsize"), DEFAULT_BATCH_SIZE)
+            or DEFAULT_BATCH_SIZE,
+            max_inflight=parse_positive("maxInflight", opts.get("maxinflight"), DEFAULT_MAX_INFLIGHT)
+            or DEFAULT_MAX_INFLIGHT,
+            timeout_ms=parse_positive("timeoutMs", opts.get("timeoutms"), DEFAULT_TIMEOUT_MS)
+            or DEFAULT_TIMEOUT_MS,
         )
 
 
@@ -96,10 +108,14 @@ def check_schema(schema: StructType, options: SinkOptions) -> None:
     fields = {f.name.lower(): f.dataType for f in schema.fields}
     unknown = sorted(set(fields) - set(COLUMNS))
     if unknown:
-        raise OffsetSpecError(f"the rocketq sink has no column(s) {', '.join(unknown)}; it takes {', '.join(COLUMNS)}")
+        raise OffsetSpecError(
+            f"the rocketq sink has no column(s) {', '.join(unknown)}; it takes {', '.join(COLUMNS)}"
+        )
     for name, data_type in fields.items():
         if not isinstance(data_type, COLUMNS[name]):
-            raise OffsetSpecError(f"column {name!r} is {data_type.simpleString()}; expected {_kinds(COLUMNS[name])}")
+            raise OffsetSpecError(
+                f"column {name!r} is {data_type.simpleString()}; expected {_kinds(COLUMNS[name])}"
+            )
     if "body" in fields and "value" in fields:
         raise OffsetSpecError("give the message body as a 'body' or a 'value' column, not both")
     if "body" not in fields and "value" not in fields:
@@ -155,7 +171,9 @@ class _RowSender:
         self.sent = 0
 
     async def run(self, rows: Iterator[Any], write_id: str, partition: int) -> int:
-        producer = Producer(self.opts.producer_group, namesrv_addr=self.opts.namesrv, send_msg_timeout_ms=self.opts.timeout_ms)
+        producer = Producer(
+            self.opts.producer_group, namesrv_addr=self.opts.namesrv, send_msg_timeout_ms=self.opts.timeout_ms
+        )
         await producer.start()
         slots = asyncio.Semaphore(self.opts.max_inflight)
         inflight: set[asyncio.Task[None]] = set()
@@ -221,7 +239,9 @@ class RocketqBatchWriter(DataSourceWriter):
         log.info("rocketq sink: write %s sent %d messages", self.write_id, _total(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        log.warning("rocketq sink: write %s aborted after %d messages were sent", self.write_id, _total(messages))
+        log.warning(
+            "rocketq sink: write %s aborted after %d messages were sent", self.write_id, _total(messages)
+        )
 
 
 class RocketqStreamWriter(DataSourceStreamWriter):

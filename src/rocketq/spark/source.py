@@ -113,7 +113,10 @@ def _arrow_batch(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
         pa.array([m.queue_id for m in msgs], schema.field("queue_id").type),
         pa.array([m.queue_offset for m in msgs], schema.field("queue_offset").type),
         # MessageExt.msg_id without its two property look-ups: UNIQ_KEY, else the offset msgId.
-        pa.array([p.get(UNIQ_KEY) or m.offset_msg_id for p, m in zip(props, msgs, strict=True)], schema.field("msg_id").type),
+        pa.array(
+            [p.get(UNIQ_KEY) or m.offset_msg_id for p, m in zip(props, msgs, strict=True)],
+            schema.field("msg_id").type,
+        ),
         pa.array([p.get("TAGS") for p in props], schema.field("tags").type),
         pa.array([p.get("KEYS") for p in props], schema.field("keys").type),
         properties.cast(schema.field("properties").type),
@@ -158,7 +161,12 @@ def read_partition(p: QueueRange | QueueRanges, schema: pa.Schema) -> Iterator[p
 def _chunks(client: SyncClient, route: QueueRoute, p: QueueRange) -> Generator[list[MessageExt], None, None]:
     def read(r: QueueRoute) -> Iterator[list[MessageExt]]:
         return client.read_range(
-            r, p.start, p.end, batch=p.pull_batch_size, depth=p.pull_depth, fail_on_data_loss=p.fail_on_data_loss
+            r,
+            p.start,
+            p.end,
+            batch=p.pull_batch_size,
+            depth=p.pull_depth,
+            fail_on_data_loss=p.fail_on_data_loss,
         )
 
     if route.addr:
@@ -168,7 +176,9 @@ def _chunks(client: SyncClient, route: QueueRoute, p: QueueRange) -> Generator[l
         except StopIteration:
             return
         except RemotingConnectError:
-            log.info("broker %s at %s unreachable; asking the NameServer again", route.broker_name, route.addr)
+            log.info(
+                "broker %s at %s unreachable; asking the NameServer again", route.broker_name, route.addr
+            )
         else:
             yield first
             yield from chunks
@@ -198,7 +208,9 @@ class _Planner:
     @property
     def client(self) -> SyncClient:
         if self._client is None:
-            self._client = SyncClient(self.opts.namesrv, group=self.opts.group, timeout_ms=self.opts.timeout_ms)
+            self._client = SyncClient(
+                self.opts.namesrv, group=self.opts.group, timeout_ms=self.opts.timeout_ms
+            )
         return self._client
 
     def close(self) -> None:
@@ -238,14 +250,20 @@ class _Planner:
         bounds = self.client.bounds([routes[k] for k in keys])
         return dict(zip(keys, bounds, strict=True))
 
-    def resolve(self, spec: OffsetSpec, bounds: dict[QueueKey, tuple[int, int]] | None = None) -> dict[QueueKey, int]:
+    def resolve(
+        self, spec: OffsetSpec, bounds: dict[QueueKey, tuple[int, int]] | None = None
+    ) -> dict[QueueKey, int]:
         """`spec` resolved for every queue (against `bounds` when given, else fresh ones)."""
         if bounds is None:
             bounds = self.refresh()
         spec.check_covers(bounds)
         out = {}
         for queue, (low, high) in bounds.items():
-            by_time = self.client.offset_by_time(self.routes[queue], spec.timestamp_of(queue)) if spec.by_time else None
+            by_time = (
+                self.client.offset_by_time(self.routes[queue], spec.timestamp_of(queue))
+                if spec.by_time
+                else None
+            )
             out[queue] = spec.resolve(queue, low, high, by_time)
         return out
 
@@ -314,7 +332,9 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._initial: Offsets | None = None
         self._target: Offsets | None = None
         self._latest: Offsets | None = None
-        self._last_trigger_ms = 0  # minOffsetsPerTrigger / maxTriggerDelay, as KafkaMicroBatchStream#delayBatch
+        self._last_trigger_ms = (
+            0  # minOffsetsPerTrigger / maxTriggerDelay, as KafkaMicroBatchStream#delayBatch
+        )
 
     def initialOffset(self) -> dict[str, Any]:
         if self._initial is None:  # cached: Spark asks twice at a first start
@@ -328,7 +348,9 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         limit = self.planner.opts.max_offsets_per_trigger
         return ReadMaxRows(limit) if limit else ReadAllAvailable()
 
-    def latestOffset(self, start: dict[str, Any] | None = None, limit: ReadLimit | None = None) -> dict[str, Any]:
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: ReadLimit | None = None
+    ) -> dict[str, Any]:
         latest = self._target if self._target is not None else self.planner.latest()
         self._latest = latest
         if start is None:  # Spark 4.0 / 4.1 call it without arguments

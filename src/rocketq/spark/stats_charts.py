@@ -76,7 +76,14 @@ def _plot(ax: Axes, series: Series, title: str, ylabel: str, step_s: float, *, z
 
 
 def tps_panel(ax: Axes, topic_tps: Rows, step_s: float) -> None:
-    _plot(ax, _series(topic_tps, lambda r: r["topic"], "put_tps"), "Put TPS per topic", "messages / s", step_s, zero_based=True)
+    _plot(
+        ax,
+        _series(topic_tps, lambda r: r["topic"], "put_tps"),
+        "Put TPS per topic",
+        "messages / s",
+        step_s,
+        zero_based=True,
+    )
 
 
 def get_tps_panel(ax: Axes, topic_tps: Rows, step_s: float) -> None:
@@ -100,7 +107,9 @@ def lag_panel(ax: Axes, group_lag: Rows, step_s: float) -> None:
 
 def lag_latency_panel(ax: Axes, group_lag: Rows, step_s: float) -> None:
     series, hidden = _lagging(group_lag, "lag_latency_ms", 1 / 1000)
-    title = "Consumer lag latency (age of the oldest unconsumed message)" + (f", {hidden} groups without lag not drawn" if hidden else "")
+    title = "Consumer lag latency (age of the oldest unconsumed message)" + (
+        f", {hidden} groups without lag not drawn" if hidden else ""
+    )
     _plot(ax, series, title, "s", step_s, zero_based=True)
 
 

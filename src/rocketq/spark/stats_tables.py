@@ -124,7 +124,14 @@ def topic_tps(topics: DataFrame, brokers: DataFrame, resolution_s: int = 60) -> 
     # a record of the topic are idle buckets (zero), so a chart shows the idle time as such.
     buckets = coverage(brokers, resolution_s).select("bucket").distinct()
     grid = buckets.crossJoin(topics.select("topic").distinct())
-    zeros: dict[str, bool | float | int | str] = {"put_messages": 0, "put_bytes": 0, "get_messages": 0, "put_tps": 0.0, "get_tps": 0.0, "brokers": 0}
+    zeros: dict[str, bool | float | int | str] = {
+        "put_messages": 0,
+        "put_bytes": 0,
+        "get_messages": 0,
+        "put_tps": 0.0,
+        "get_tps": 0.0,
+        "brokers": 0,
+    }
     return grid.join(active, ["bucket", "topic"], "left").fillna(zeros).orderBy("bucket", "topic")
 
 
@@ -162,23 +169,27 @@ def put_latency(brokers: DataFrame, resolution_s: int = 60) -> DataFrame:
     )
     by_idx = Window.partitionBy("bucket", "brokerName").orderBy("idx")
     whole = Window.partitionBy("bucket", "brokerName")
-    upper = F.when(F.col("idx") < F.size("edges"), F.element_at("edges", F.col("idx") + 1).cast("double")).otherwise(
-        F.greatest(F.col("max_us_all").cast("double"), F.col("lower"))
-    )
+    upper = F.when(
+        F.col("idx") < F.size("edges"), F.element_at("edges", F.col("idx") + 1).cast("double")
+    ).otherwise(F.greatest(F.col("max_us_all").cast("double"), F.col("lower")))
     ranked = (
         cells.withColumn("max_us_all", F.max("max_us").over(whole))
         .withColumn("total", F.sum("n").over(whole))
         .withColumn("cum", F.sum("n").over(by_idx.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
         .withColumn(
             "lower",
-            F.when(F.col("idx") == 0, F.lit(0.0)).otherwise(F.element_at("edges", F.col("idx")).cast("double")),
+            F.when(F.col("idx") == 0, F.lit(0.0)).otherwise(
+                F.element_at("edges", F.col("idx")).cast("double")
+            ),
         )
         .withColumn("upper", upper)
     )
     aggs: list[Column] = [F.first("total").alias("count"), F.first("max_us_all").alias("max_us")]
     for name, q in PERCENTILES:
         rank = F.lit(q) * F.col("total")
-        inside = F.col("lower") + (F.col("upper") - F.col("lower")) * (rank - (F.col("cum") - F.col("n"))) / F.col("n")
+        inside = F.col("lower") + (F.col("upper") - F.col("lower")) * (
+            rank - (F.col("cum") - F.col("n"))
+        ) / F.col("n")
         value = F.least(inside, F.col("max_us_all").cast("double"))  # never above the slowest put seen
         hit = (F.col("n") > 0) & (F.col("cum") >= rank)
         aggs.append(F.min_by(F.when(hit, value), F.when(hit, F.col("idx"))).alias(name))

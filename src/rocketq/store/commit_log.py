@@ -337,7 +337,9 @@ class CommitLog:
                 f"replicated data of {len(data)} bytes at offset {offset} does not fit {mapped.path.name} "
                 f"(written up to {mapped.wrote_position} of {self.file_size})"
             )
-        self._check_at = -1  # the put path finds its file again (a slave puts nothing, but a changed role may)
+        self._check_at = (
+            -1
+        )  # the put path finds its file again (a slave puts nothing, but a changed role may)
         if pos + len(data) > mapped.reserved:
             self._reserve(mapped, pos + len(data))
         mapped.mm[pos : pos + len(data)] = data

@@ -201,7 +201,10 @@ class MessageStoreConfig(RocketConfig):
         5000, alias="haSendHeartbeatInterval", ge=1, description="idle master and slave say so this often"
     )
     ha_housekeeping_interval_ms: int = Field(
-        20_000, alias="haHousekeepingInterval", ge=1, description="an HA connection silent this long is closed"
+        20_000,
+        alias="haHousekeepingInterval",
+        ge=1,
+        description="an HA connection silent this long is closed",
     )
     ha_transfer_batch_size_bytes: int = Field(
         32 * 1024, alias="haTransferBatchSize", ge=1, description="most commit-log bytes in one HA frame"

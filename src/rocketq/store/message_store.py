@@ -60,6 +60,7 @@ from rocketq.store.status import GetMessageStatus, GetResult, PutMessageStatus, 
 
 log = logging.getLogger("rocketq.store")
 
+
 class ReplicaAcks(Protocol):
     """What a SYNC_MASTER put asks of replication (rocketq.store.ha.master.HAService)."""
 
@@ -214,7 +215,9 @@ class MessageStore:
         if self.commit_log.dispatch_end is not None and self._replica is None and self._writable:
             dispatch_whole_records(self.commit_log, self.dispatcher)  # what recovery could not dispatch
             if self.commit_log.dispatch_end < self.commit_log.max_offset:  # a record it cannot read
-                raise OSError(errno.EIO, f"the commit log cannot be dispatched past {self.commit_log.dispatch_end}")
+                raise OSError(
+                    errno.EIO, f"the commit log cannot be dispatched past {self.commit_log.dispatch_end}"
+                )
             log.info("store: the records recovery could not dispatch for lack of room are dispatched")
             self.commit_log.dispatch_end = None  # dispatch is inline again
         self.commit_log.ensure_room(self.commit_log.max_record_size)
@@ -324,7 +327,11 @@ class MessageStore:
                 assert append is not None
                 if not await group.request(append.wrote_offset + append.wrote_bytes):
                     self._flush_timed_out(result)
-        if self._sync_master and result.status in _REPLICATED and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false":
+        if (
+            self._sync_master
+            and result.status in _REPLICATED
+            and msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) != "false"
+        ):
             await self._wait_for_slave(result)
         return result
 

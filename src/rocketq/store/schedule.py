@@ -235,7 +235,10 @@ class ScheduleMessageService:
                 failure_pause_s=MAX_RETRY_PAUSE_MS / 1000,
             )  # fmt: skip
         interval = self.persist_interval_ms / 1000
-        self._services = [*self._levels.values(), PeriodicService("schedule-persist", interval, self._persist_round, interval)]
+        self._services = [
+            *self._levels.values(),
+            PeriodicService("schedule-persist", interval, self._persist_round, interval),
+        ]
         await start_all(self._services)
 
     async def shutdown(self) -> None:

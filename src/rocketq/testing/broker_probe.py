@@ -96,14 +96,18 @@ class Sent:
 class BrokerProbe:
     """Typed calls over one RawConnection; every method asserts on unexpected answers."""
 
-    def __init__(self, conn: RawConnection, topic: str = "ProbeTopic", timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, conn: RawConnection, topic: str = "ProbeTopic", timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> None:
         self.conn = conn
         self.topic = topic
         self.timeout_s = timeout_s
         self.roundtrips = 0
 
     @classmethod
-    async def open(cls, addr: str, topic: str = "ProbeTopic", timeout_s: float = DEFAULT_TIMEOUT_S) -> BrokerProbe:
+    async def open(
+        cls, addr: str, topic: str = "ProbeTopic", timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> BrokerProbe:
         return cls(await RawConnection.open(addr, timeout_s), topic, timeout_s)
 
     async def close(self) -> None:
@@ -112,17 +116,25 @@ class BrokerProbe:
     async def send(
         self, topic: str, body: bytes, properties: Mapping[str, str] | None = None, *, queue_id: int = 0
     ) -> Sent:
-        response = await self.conn.request(send_request(topic, body, properties, queue_id=queue_id), self.timeout_s)
+        response = await self.conn.request(
+            send_request(topic, body, properties, queue_id=queue_id), self.timeout_s
+        )
         assert response.code == ResponseCode.SUCCESS, f"send to {topic}: {response.code} {response.remark}"
         ext = response.ext_fields or {}
         return Sent(topic, int(ext["queueId"]), int(ext["queueOffset"]), ext["msgId"], body)
 
     async def pull(self, topic: str, queue_id: int, offset: int, max_msgs: int = 32) -> RemotingCommand:
-        return await self.conn.request(pull_request(topic, queue_id, offset, max_msgs=max_msgs), self.timeout_s)
+        return await self.conn.request(
+            pull_request(topic, queue_id, offset, max_msgs=max_msgs), self.timeout_s
+        )
 
-    async def pull_messages(self, topic: str, queue_id: int, offset: int = 0, max_msgs: int = 32) -> list[MessageExt]:
+    async def pull_messages(
+        self, topic: str, queue_id: int, offset: int = 0, max_msgs: int = 32
+    ) -> list[MessageExt]:
         response = await self.pull(topic, queue_id, offset, max_msgs)
-        assert response.code == ResponseCode.SUCCESS, f"pull {topic}/{queue_id}@{offset}: {response.code} {response.remark}"
+        assert response.code == ResponseCode.SUCCESS, (
+            f"pull {topic}/{queue_id}@{offset}: {response.code} {response.remark}"
+        )
         return decode_records(response.body)
 
     async def pull_all(self, topic: str, queue_id: int, offset: int = 0) -> list[MessageExt]:
@@ -132,14 +144,18 @@ class BrokerProbe:
             response = await self.pull(topic, queue_id, offset)
             if response.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_OFFSET_MOVED):
                 return out
-            assert response.code == ResponseCode.SUCCESS, f"pull {topic}/{queue_id}@{offset}: {response.code} {response.remark}"
+            assert response.code == ResponseCode.SUCCESS, (
+                f"pull {topic}/{queue_id}@{offset}: {response.code} {response.remark}"
+            )
             out.extend(decode_records(response.body))
             offset = int((response.ext_fields or {})["nextBeginOffset"])
 
     async def max_offset(self, topic: str, queue_id: int) -> int:
         header = GetMaxOffsetRequestHeader(topic=topic, queue_id=queue_id).to_ext_fields()
         response = await self.conn.call(RequestCode.GET_MAX_OFFSET, header, timeout_s=self.timeout_s)
-        assert response.code == ResponseCode.SUCCESS, f"max offset {topic}/{queue_id}: {response.code} {response.remark}"
+        assert response.code == ResponseCode.SUCCESS, (
+            f"max offset {topic}/{queue_id}: {response.code} {response.remark}"
+        )
         return int((response.ext_fields or {})["offset"])
 
     async def create_topic(self, topic: str, queues: int = 8, perm: int = 6) -> None:
@@ -157,4 +173,7 @@ class BrokerProbe:
 
 
 # Small store files keep a test broker's start, stop and restart fast (the defaults are 1 GiB / 6 MB).
-SMALL_STORE_OVERRIDES: dict[str, object] = {"mappedFileSizeCommitLog": 16 << 20, "mappedFileSizeConsumeQueue": 6000}
+SMALL_STORE_OVERRIDES: dict[str, object] = {
+    "mappedFileSizeCommitLog": 16 << 20,
+    "mappedFileSizeConsumeQueue": 6000,
+}

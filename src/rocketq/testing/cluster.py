@@ -402,8 +402,15 @@ class LocalCluster:
 
     async def start(self) -> Self:
         try:
-            await asyncio.gather(*(self.add_namesrv(_per_index(self._namesrv_overrides, i)) for i in range(self.namesrv_count)))
-            await asyncio.gather(*(self.add_broker(overrides=_per_index(self._broker_overrides, i)) for i in range(self.broker_count)))
+            await asyncio.gather(
+                *(self.add_namesrv(_per_index(self._namesrv_overrides, i)) for i in range(self.namesrv_count))
+            )
+            await asyncio.gather(
+                *(
+                    self.add_broker(overrides=_per_index(self._broker_overrides, i))
+                    for i in range(self.broker_count)
+                )
+            )
         except BaseException:
             await self.close()
             raise
@@ -412,7 +419,9 @@ class LocalCluster:
     async def add_namesrv(self, overrides: Overrides | None = None) -> NamesrvProcess:
         """Start one more NameServer (brokers already running do not learn about it)."""
         index = len(self.namesrvs)
-        namesrv = NamesrvProcess(f"namesrv-{index}", self.tmp_dir / f"namesrv-{index}", overrides, **self._daemon_kw)
+        namesrv = NamesrvProcess(
+            f"namesrv-{index}", self.tmp_dir / f"namesrv-{index}", overrides, **self._daemon_kw
+        )
         self.namesrvs.append(namesrv)
         return await namesrv.start()
 

@@ -49,7 +49,9 @@ async def wait_route(namesrv_addr: str, topic: str, brokers: set[str], timeout_s
     async def matches() -> bool:
         return await route_brokers(namesrv_addr, topic) == brokers
 
-    await wait_for(matches, timeout_s=timeout_s, interval_s=0.05, what=f"route of {topic} = {sorted(brokers)}")
+    await wait_for(
+        matches, timeout_s=timeout_s, interval_s=0.05, what=f"route of {topic} = {sorted(brokers)}"
+    )
     return time.monotonic()
 
 

@@ -25,7 +25,9 @@ _REPORT_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Keep each phase's report on the item so fixtures can tell whether the test failed."""
     report = yield
     item.stash.setdefault(_REPORT_KEY, {})[report.when] = report

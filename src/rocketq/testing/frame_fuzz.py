@@ -31,7 +31,11 @@ from rocketq.remoting.protocol.frame import MAX_FRAME_LENGTH, encode_frame
 from rocketq.remoting.protocol.headers import admin, client, offset, pull, query, retry, send, transaction
 
 EXCLUDED_CODES = frozenset(
-    {RequestCode.UPDATE_BROKER_CONFIG, RequestCode.WIPE_WRITE_PERM_OF_BROKER, RequestCode.ADD_WRITE_PERM_OF_BROKER}
+    {
+        RequestCode.UPDATE_BROKER_CONFIG,
+        RequestCode.WIPE_WRITE_PERM_OF_BROKER,
+        RequestCode.ADD_WRITE_PERM_OF_BROKER,
+    }
 )
 REAL_CODES = tuple(sorted(int(c) for c in RequestCode if c not in EXCLUDED_CODES))
 
@@ -88,7 +92,18 @@ HEADER_OF_CODE: dict[int, type] = {
 }
 # Requests whose substance is a JSON body (built as the client would, then perturbed).
 BODY_CODES = (R.HEART_BEAT, R.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, R.LOCK_BATCH_MQ, R.UNLOCK_BATCH_MQ)
-PROPERTY_KEYS = ("TAGS", "KEYS", "DELAY", "UNIQ_KEY", "TRAN_MSG", "WAIT", "PGROUP", "REAL_TOPIC", "MAX_OFFSET", "x")
+PROPERTY_KEYS = (
+    "TAGS",
+    "KEYS",
+    "DELAY",
+    "UNIQ_KEY",
+    "TRAN_MSG",
+    "WAIT",
+    "PGROUP",
+    "REAL_TOPIC",
+    "MAX_OFFSET",
+    "x",
+)
 _JUNK = string.printable + "\u00e9\u4e2d\U0001f600\x00"
 
 MUTATIONS = (
@@ -111,7 +126,12 @@ class FrameFuzzer:
     """`next()` gives the next frame; `kinds` counts what was generated."""
 
     def __init__(
-        self, seed: int, *, big_body_ratio: float = 0.005, max_big_body: int = 1 << 20, max_queue_nums: int = 1024
+        self,
+        seed: int,
+        *,
+        big_body_ratio: float = 0.005,
+        max_big_body: int = 1 << 20,
+        max_queue_nums: int = 1024,
     ) -> None:
         self.rng = random.Random(seed)
         self.max_queue_nums = max_queue_nums
@@ -145,7 +165,9 @@ class FrameFuzzer:
         pick = rng.random()
         if pick < 0.5:
             code = rng.choice(tuple(HEADER_OF_CODE))
-            cmd = RemotingCommand.request(code, self._typed_fields(HEADER_OF_CODE[code]), self._body_for(code))
+            cmd = RemotingCommand.request(
+                code, self._typed_fields(HEADER_OF_CODE[code]), self._body_for(code)
+            )
         elif pick < 0.6:
             code = rng.choice(BODY_CODES)
             cmd = RemotingCommand.request(code, self._ext_fields(), self._json_body(code))
@@ -209,7 +231,28 @@ class FrameFuzzer:
         if "bool" in text:
             return rng.choice(("true", "false"))
         if "int" in text:
-            return str(rng.choice((0, 0, 1, 1, 2, 3, -1, 7, 17, 18, 99, 1000, 2**31 - 1, -(2**31), 2**63 - 1, rng.randrange(-(10**12), 10**12))))
+            return str(
+                rng.choice(
+                    (
+                        0,
+                        0,
+                        1,
+                        1,
+                        2,
+                        3,
+                        -1,
+                        7,
+                        17,
+                        18,
+                        99,
+                        1000,
+                        2**31 - 1,
+                        -(2**31),
+                        2**63 - 1,
+                        rng.randrange(-(10**12), 10**12),
+                    )
+                )
+            )
         if java_name in ("properties", "i"):
             return self._properties()
         return rng.choice(KNOWN_NAMES) if rng.random() < 0.8 else self._value()
@@ -228,7 +271,9 @@ class FrameFuzzer:
     def _body_for(self, code: int) -> bytes:
         if code == R.SEND_BATCH_MESSAGE and self.rng.random() < 0.7:
             count = self.rng.randrange(0, 6)
-            messages = [Message("FuzzTopic", self.rng.randbytes(self.rng.randrange(0, 200))) for _ in range(count)]
+            messages = [
+                Message("FuzzTopic", self.rng.randbytes(self.rng.randrange(0, 200))) for _ in range(count)
+            ]
             for message in messages:
                 message.properties.update({"TAGS": "TagA"} if self.rng.random() < 0.5 else {})
             return encode_batch(messages)
@@ -299,7 +344,11 @@ class FrameFuzzer:
         if pick < 0.30:
             return rng.choice(KNOWN_NAMES)
         if pick < 0.55:
-            return str(rng.choice((0, 1, -1, 2, 7, 17, 2**31 - 1, -(2**31), 2**63 - 1, rng.randrange(-(10**12), 10**12))))
+            return str(
+                rng.choice(
+                    (0, 1, -1, 2, 7, 17, 2**31 - 1, -(2**31), 2**63 - 1, rng.randrange(-(10**12), 10**12))
+                )
+            )
         if pick < 0.60 and self._new_topics < 40:  # a few new, valid topic names (auto-create)
             self._new_topics += 1
             return f"FuzzNew{self._new_topics}"
@@ -322,7 +371,11 @@ class FrameFuzzer:
         if pick < 0.7:
             return rng.randbytes(rng.randrange(1, 300))
         if pick < 0.9:
-            return b'{"clientID":"fuzz","producerDataSet":[{"groupName":"fuzz_pg"}],"consumerDataSet":[' + rng.randbytes(8) + b"]}"
+            return (
+                b'{"clientID":"fuzz","producerDataSet":[{"groupName":"fuzz_pg"}],"consumerDataSet":['
+                + rng.randbytes(8)
+                + b"]}"
+            )
         if rng.random() < self.big_body_ratio * 10:
             return rng.randbytes(rng.randrange(64 * 1024, self.max_big_body))
         return rng.randbytes(rng.randrange(300, 8192))

@@ -38,7 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--namesrvs", type=int, help="number of NameServers (default 1)")
     parser.add_argument("--brokers", type=int, help="number of brokers (default 1, or one per [[broker]])")
     parser.add_argument("--dir", help="where daemons keep their stores and logs (default run-data/cluster)")
-    parser.add_argument("--namesrv-port", type=int, help=f"first NameServer port (default {DEFAULT_NAMESRV_PORT})")
+    parser.add_argument(
+        "--namesrv-port", type=int, help=f"first NameServer port (default {DEFAULT_NAMESRV_PORT})"
+    )
     return parser
 
 

@@ -102,7 +102,15 @@ class CycleRow:
     unacked_stored: int = 0  # sends that raised (or were retried) whose message is stored anyway
 
     def cells(self) -> tuple[int, ...]:
-        return (self.cycle, self.sent, self.acked, self.acked_consumed, self.lost, self.failed, self.unacked_stored)
+        return (
+            self.cycle,
+            self.sent,
+            self.acked,
+            self.acked_consumed,
+            self.lost,
+            self.failed,
+            self.unacked_stored,
+        )
 
 
 @dataclass
@@ -136,7 +144,9 @@ class Comparison:
         lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True)))
         for cells in rows:
             lines.append("  ".join(str(c).rjust(w) for c, w in zip(cells, widths, strict=True)))
-        lines.append("  ".join(str(c).rjust(w) for c, w in zip(("all", *total.cells()[1:]), widths, strict=True)))
+        lines.append(
+            "  ".join(str(c).rjust(w) for c, w in zip(("all", *total.cells()[1:]), widths, strict=True))
+        )
         lines.append(
             f"consumed {self.consumed} messages; lost {len(self.lost)}, mismatched {len(self.mismatched)}, "
             f"corrupt {len(self.corrupt)}, duplicates of retried sends {self.duplicates}"
@@ -146,9 +156,13 @@ class Comparison:
     def problems(self, limit: int = 5) -> str:
         parts = []
         if self.lost:
-            parts.append(f"lost (acknowledged, never consumed): {[(a.seq, a.cycle, a.position) for a in self.lost[:limit]]}")
+            parts.append(
+                f"lost (acknowledged, never consumed): {[(a.seq, a.cycle, a.position) for a in self.lost[:limit]]}"
+            )
         if self.mismatched:
-            parts.append(f"acknowledged position holds other bytes: {[(a.seq, a.position, b[:60]) for a, b in self.mismatched[:limit]]}")
+            parts.append(
+                f"acknowledged position holds other bytes: {[(a.seq, a.position, b[:60]) for a, b in self.mismatched[:limit]]}"
+            )
         if self.corrupt:
             parts.append(f"corrupt bodies delivered: {[(p, b[:60]) for p, b in self.corrupt[:limit]]}")
         return "; ".join(parts)

@@ -60,7 +60,11 @@ class NamesrvTestClient:
         version: int = CURRENT_VERSION,
     ) -> RemotingCommand:
         """One sync request; the response whatever its code."""
-        ext = header.to_ext_fields() if isinstance(header, CommandHeader) else (dict(header) if header else None)
+        ext = (
+            header.to_ext_fields()
+            if isinstance(header, CommandHeader)
+            else (dict(header) if header else None)
+        )
         request = RemotingCommand.request(code, ext, body)
         request.version = version
         return await self.remoting.invoke_sync(self.addr, request, self.timeout_ms)
@@ -105,7 +109,9 @@ class NamesrvTestClient:
 
     async def route(self, topic: str, *, version: int = CURRENT_VERSION) -> TopicRouteData | None:
         """The topic's route, or None on TOPIC_NOT_EXIST; AssertionError on any other code."""
-        response = await self.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic), version=version)
+        response = await self.call(
+            RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic), version=version
+        )
         if response.code == ResponseCode.TOPIC_NOT_EXIST:
             return None
         assert response.code == ResponseCode.SUCCESS, f"route of {topic}: {response.code} {response.remark}"

@@ -394,7 +394,9 @@ class FaultProxy:
             link.abort()
         return len(links)
 
-    def cut_frame(self, direction: Direction = Direction.UPSTREAM, *, then: CutThen = "reset", count: int = 1) -> CutOrder:
+    def cut_frame(
+        self, direction: Direction = Direction.UPSTREAM, *, then: CutThen = "reset", count: int = 1
+    ) -> CutOrder:
         """Cut the next `count` frames of `direction` (on any connection) in half.
 
         The first half of such a frame is forwarded, the rest is dropped, then the connection is reset

@@ -97,7 +97,9 @@ class SendStream:
                 await asyncio.sleep(FAILURE_BACKOFF_S)
                 continue
             if result.status is SendStatus.SEND_OK:
-                ledger.record_ack(seq, cycle, (result.queue.broker_name, result.queue.queue_id, result.queue_offset), body)
+                ledger.record_ack(
+                    seq, cycle, (result.queue.broker_name, result.queue.queue_id, result.queue_offset), body
+                )
                 self.last_ack_time = time.monotonic()
                 self._progress.set()
             else:
@@ -117,7 +119,9 @@ class SendStream:
         while not reached():
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._tasks:
-                raise TimeoutError(f"{count} acknowledgements (cycle {cycle}) did not come within {timeout_s:.0f}s")
+                raise TimeoutError(
+                    f"{count} acknowledgements (cycle {cycle}) did not come within {timeout_s:.0f}s"
+                )
             self._progress.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._progress.wait(), min(remaining, 0.5))
@@ -192,7 +196,9 @@ async def read_back(
     try:
         while any(reached[mq] < ends.get(mq, 0) for mq in queues):
             if time.monotonic() >= deadline:
-                behind = {str(mq): (reached[mq], ends.get(mq, 0)) for mq in queues if reached[mq] < ends.get(mq, 0)}
+                behind = {
+                    str(mq): (reached[mq], ends.get(mq, 0)) for mq in queues if reached[mq] < ends.get(mq, 0)
+                }
                 raise AssertionError(f"read-back of {topic} stopped short (queue: (reached, end)): {behind}")
             for msg in await consumer.poll(timeout_ms=500):
                 mq = MessageQueue(msg.topic, msg.broker_name, msg.queue_id)

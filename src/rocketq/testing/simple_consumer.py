@@ -6,7 +6,9 @@ from rocketq.client import MessageExt, SimpleConsumer
 from rocketq.testing.waiting import wait_for
 
 
-async def receive_until(consumer: SimpleConsumer, n: int, invisible_ms: int, timeout_s: float = 15) -> list[MessageExt]:
+async def receive_until(
+    consumer: SimpleConsumer, n: int, invisible_ms: int, timeout_s: float = 15
+) -> list[MessageExt]:
     """Receive (each hidden for `invisible_ms`) until at least `n` messages came; WaitTimeoutError after `timeout_s`."""
     got: list[MessageExt] = []
 

@@ -18,7 +18,11 @@ class WaitTimeoutError(AssertionError):
 # A condition may answer None for "not yet": the value returned is the first truthy one, never None.
 @overload
 async def wait_for(
-    condition: Callable[[], Awaitable[T | None]], *, timeout_s: float = ..., interval_s: float = ..., what: str = ...
+    condition: Callable[[], Awaitable[T | None]],
+    *,
+    timeout_s: float = ...,
+    interval_s: float = ...,
+    what: str = ...,
 ) -> T: ...
 
 
@@ -53,6 +57,8 @@ async def wait_for(
         except (AssertionError, Exception) as exc:
             last_error = exc
         if time.monotonic() >= deadline:
-            detail = f"last error: {last_error!r}" if last_error is not None else f"last value: {last_value!r}"
+            detail = (
+                f"last error: {last_error!r}" if last_error is not None else f"last value: {last_value!r}"
+            )
             raise WaitTimeoutError(f"timed out after {timeout_s:.1f}s waiting for {what} ({detail})")
         await asyncio.sleep(interval_s)

@@ -53,7 +53,9 @@ class RawConnection:
         self._reader_task = asyncio.ensure_future(self._read_loop())
 
     @classmethod
-    async def open(cls, addr: str, timeout_s: float = DEFAULT_TIMEOUT_S, ssl: SSLContext | None = None) -> Self:
+    async def open(
+        cls, addr: str, timeout_s: float = DEFAULT_TIMEOUT_S, ssl: SSLContext | None = None
+    ) -> Self:
         """Connect (with TLS when `ssl` is given, the handshake within `timeout_s` too)."""
         host, _, port = addr.rpartition(":")
         host = host.strip("[]")
@@ -97,7 +99,9 @@ class RawConnection:
         try:
             await asyncio.wait_for(self._closed.wait(), timeout_s)
         except TimeoutError:
-            raise TimeoutError(f"the connection from port {self.local_port} is still open after {timeout_s}s") from None
+            raise TimeoutError(
+                f"the connection from port {self.local_port} is still open after {timeout_s}s"
+            ) from None
         assert self.closed_how is not None
         return self.closed_how
 
@@ -220,7 +224,9 @@ HOSTILE_FRAMES: dict[str, bytes] = {
     "json_invalid_utf8_ext_field": raw_frame(b'{"code":105,"opaque":1,"extFields":{"topic":"\xc0\xaf"}}'),
     "unknown_serialize_type": raw_frame(json_header(), serialize_type=7),
     "serialize_type_255": raw_frame(json_header(), serialize_type=0xFF),
-    "rocketmq_overlong_ext_field": raw_frame(_binary_header_with_overlong_ext(), serialize_type=SerializeType.ROCKETMQ),
+    "rocketmq_overlong_ext_field": raw_frame(
+        _binary_header_with_overlong_ext(), serialize_type=SerializeType.ROCKETMQ
+    ),
     "rocketmq_truncated_header": raw_frame(b"\x00\x69\x00", serialize_type=SerializeType.ROCKETMQ),
     "msgpack_garbage": raw_frame(b"\xc1\xc1\xc1", serialize_type=SerializeType.MSGPACK),
 }

@@ -37,14 +37,25 @@ class BrokerTestClient:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()
 
     async def call(
-        self, code: int, header: CommandHeader | Mapping[str, str] | None = None, body: bytes = b"", *,
-        timeout_ms: int = TIMEOUT_MS, oneway: bool = False,
+        self,
+        code: int,
+        header: CommandHeader | Mapping[str, str] | None = None,
+        body: bytes = b"",
+        *,
+        timeout_ms: int = TIMEOUT_MS,
+        oneway: bool = False,
     ) -> RemotingCommand:
-        ext = header.to_ext_fields() if isinstance(header, CommandHeader) else (dict(header) if header else None)
+        ext = (
+            header.to_ext_fields()
+            if isinstance(header, CommandHeader)
+            else (dict(header) if header else None)
+        )
         request = RemotingCommand.request(code, ext, body, oneway=oneway)
         if oneway:
             await self.remoting.invoke_oneway(self.addr, request, timeout_ms)
@@ -52,18 +63,32 @@ class BrokerTestClient:
         return await self.remoting.invoke_sync(self.addr, request, timeout_ms)
 
     @staticmethod
-    def send_header(topic: str, properties: Mapping[str, str], queue_id: int = 0, **kw: Any) -> SendMessageRequestHeader:
+    def send_header(
+        topic: str, properties: Mapping[str, str], queue_id: int = 0, **kw: Any
+    ) -> SendMessageRequestHeader:
         fields: dict[str, Any] = dict(
-            producer_group="pg_test", topic=topic, default_topic="TBW102", default_topic_queue_nums=4,
-            queue_id=queue_id, sys_flag=0, born_timestamp=int(time.time() * 1000), flag=0,
+            producer_group="pg_test",
+            topic=topic,
+            default_topic="TBW102",
+            default_topic_queue_nums=4,
+            queue_id=queue_id,
+            sys_flag=0,
+            born_timestamp=int(time.time() * 1000),
+            flag=0,
             properties=encode_properties(properties),
         )
         fields.update(kw)
         return SendMessageRequestHeader(**fields)
 
     async def send(
-        self, topic: str, body: bytes, properties: Mapping[str, str] | None = None, *, queue_id: int = 0,
-        code: int = RequestCode.SEND_MESSAGE_V2, **kw: Any,
+        self,
+        topic: str,
+        body: bytes,
+        properties: Mapping[str, str] | None = None,
+        *,
+        queue_id: int = 0,
+        code: int = RequestCode.SEND_MESSAGE_V2,
+        **kw: Any,
     ) -> RemotingCommand:
         header = self.send_header(topic, properties or {}, queue_id, **kw)
         if code == RequestCode.SEND_MESSAGE:
@@ -75,13 +100,29 @@ class BrokerTestClient:
         return await self.call(RequestCode.SEND_BATCH_MESSAGE, header.to_v2(), encode_batch(messages))
 
     async def pull(
-        self, group: str, topic: str, queue_id: int, offset: int, *, max_msgs: int = 32, suspend_ms: int = 0,
-        subscription: str = "*", commit_offset: int | None = None, timeout_ms: int = TIMEOUT_MS,
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        *,
+        max_msgs: int = 32,
+        suspend_ms: int = 0,
+        subscription: str = "*",
+        commit_offset: int | None = None,
+        timeout_ms: int = TIMEOUT_MS,
     ) -> RemotingCommand:
         flag = PullSysFlag.build(commit_offset is not None, suspend_ms > 0, True)
         header = PullMessageRequestHeader(
-            consumer_group=group, topic=topic, queue_id=queue_id, queue_offset=offset, max_msg_nums=max_msgs,
-            sys_flag=flag, commit_offset=commit_offset or 0, suspend_timeout_millis=suspend_ms, sub_version=0,
+            consumer_group=group,
+            topic=topic,
+            queue_id=queue_id,
+            queue_offset=offset,
+            max_msg_nums=max_msgs,
+            sys_flag=flag,
+            commit_offset=commit_offset or 0,
+            suspend_timeout_millis=suspend_ms,
+            sub_version=0,
             subscription=subscription,
         )
         return await self.call(RequestCode.PULL_MESSAGE, header, timeout_ms=timeout_ms)
@@ -93,13 +134,21 @@ class BrokerTestClient:
 
     async def create_topic(self, topic: str, queues: int = 4, perm: int = 6) -> RemotingCommand:
         header = CreateTopicRequestHeader(
-            topic=topic, default_topic="TBW102", read_queue_nums=queues, write_queue_nums=queues, perm=perm,
+            topic=topic,
+            default_topic="TBW102",
+            read_queue_nums=queues,
+            write_queue_nums=queues,
+            perm=perm,
             topic_filter_type="SINGLE_TAG",
         )
         return await self.call(RequestCode.UPDATE_AND_CREATE_TOPIC, header)
 
-    async def commit_offset(self, group: str, topic: str, queue_id: int, offset: int, *, oneway: bool = False) -> None:
-        header = UpdateConsumerOffsetRequestHeader(consumer_group=group, topic=topic, queue_id=queue_id, commit_offset=offset)
+    async def commit_offset(
+        self, group: str, topic: str, queue_id: int, offset: int, *, oneway: bool = False
+    ) -> None:
+        header = UpdateConsumerOffsetRequestHeader(
+            consumer_group=group, topic=topic, queue_id=queue_id, commit_offset=offset
+        )
         await self.call(RequestCode.UPDATE_CONSUMER_OFFSET, header, oneway=oneway)
 
     async def query_offset(self, group: str, topic: str, queue_id: int) -> RemotingCommand:
@@ -107,7 +156,9 @@ class BrokerTestClient:
         return await self.call(RequestCode.QUERY_CONSUMER_OFFSET, header)
 
     async def max_offset(self, topic: str, queue_id: int) -> int:
-        response = await self.call(RequestCode.GET_MAX_OFFSET, GetMaxOffsetRequestHeader(topic=topic, queue_id=queue_id))
+        response = await self.call(
+            RequestCode.GET_MAX_OFFSET, GetMaxOffsetRequestHeader(topic=topic, queue_id=queue_id)
+        )
         return int((response.ext_fields or {})["offset"])
 
 

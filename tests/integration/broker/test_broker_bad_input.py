@@ -20,7 +20,9 @@ async def test_refusals_and_the_broker_keeps_serving(cluster_factory: ClusterFac
 
         assert (await broker.create_topic("Open", queues=1)).code == 0
         too_big = await broker.send("Open", b"x" * (FOUR_MIB + 1))
-        assert too_big.code == ResponseCode.MESSAGE_ILLEGAL and "msg body length limit 4194304B" in (too_big.remark or "")
+        assert too_big.code == ResponseCode.MESSAGE_ILLEGAL and "msg body length limit 4194304B" in (
+            too_big.remark or ""
+        )
 
         assert (await broker.create_topic("ReadOnly", queues=1, perm=4)).code == 0
         forbidden = await broker.send("ReadOnly", b"x")
@@ -42,16 +44,23 @@ async def test_refusals_and_the_broker_keeps_serving(cluster_factory: ClusterFac
             assert (await broker.send("Open", b"m%d" % i)).code == 0
         beyond = await broker.pull("cg", "Open", 0, 10)
         assert beyond.code == ResponseCode.PULL_OFFSET_MOVED and beyond.remark == "OFFSET_OVERFLOW_BADLY"
-        assert (beyond.ext_fields or {})["nextBeginOffset"] == "2" and (beyond.ext_fields or {})["maxOffset"] == "2"
+        assert (beyond.ext_fields or {})["nextBeginOffset"] == "2" and (beyond.ext_fields or {})[
+            "maxOffset"
+        ] == "2"
         caught_up = await broker.pull("cg", "Open", 0, 2)
-        assert caught_up.code == ResponseCode.PULL_NOT_FOUND and (caught_up.ext_fields or {})["nextBeginOffset"] == "2"
+        assert (
+            caught_up.code == ResponseCode.PULL_NOT_FOUND
+            and (caught_up.ext_fields or {})["nextBeginOffset"] == "2"
+        )
         no_queue = await broker.pull("cg", "Open", 3, 0)
         assert no_queue.code == ResponseCode.SYSTEM_ERROR and "queueId[3]" in (no_queue.remark or "")
 
         # still serving, and each refusal was logged once
         assert (await broker.send("Open", b"after all that")).code == 0
         assert len(await broker.pull_messages("cg", "Open", 0)) == 3
-    log_text = await wait_for(lambda: proc.log_text() if "ReadOnly" in proc.log_text() else None, what="the log")
+    log_text = await wait_for(
+        lambda: proc.log_text() if "ReadOnly" in proc.log_text() else None, what="the log"
+    )
     assert log_text.count("topic[NoSuchTopic] not exist") == 1
     assert log_text.count("the topic[ReadOnly] sending message is forbidden") == 1
 
@@ -68,5 +77,3 @@ async def test_a_frame_of_garbage_closes_only_its_connection(cluster_factory: Cl
     writer.close()
     async with BrokerTestClient(cluster.brokers[0].addr) as broker:
         assert (await broker.send("AfterGarbage", b"ok", queue_id=-1)).code == 0
-
-

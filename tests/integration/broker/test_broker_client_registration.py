@@ -40,7 +40,9 @@ class NotifyRecorder:
         self.groups: list[str] = []
 
     async def process_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None:
-        self.groups.append(NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields).consumer_group)
+        self.groups.append(
+            NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields).consumer_group
+        )
         return None
 
 
@@ -54,13 +56,17 @@ def heartbeat(client_id: str) -> bytes:
 
 
 async def consumer_ids(client: BrokerTestClient) -> list[str]:
-    response = await client.call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, GetConsumerListByGroupRequestHeader(GROUP))
+    response = await client.call(
+        RequestCode.GET_CONSUMER_LIST_BY_GROUP, GetConsumerListByGroupRequestHeader(GROUP)
+    )
     if response.code != ResponseCode.SUCCESS:
         return []
     return sorted(GetConsumerListByGroupResponseBody.decode(response.body).consumer_id_list)
 
 
-async def test_heartbeats_notify_the_group_and_create_its_retry_topic(cluster_factory: ClusterFactory) -> None:
+async def test_heartbeats_notify_the_group_and_create_its_retry_topic(
+    cluster_factory: ClusterFactory,
+) -> None:
     cluster = await cluster_factory(broker_overrides=SMALL_STORE)
     addr = cluster.brokers[0].addr
     first, second = BrokerTestClient(addr), BrokerTestClient(addr)
@@ -74,7 +80,9 @@ async def test_heartbeats_notify_the_group_and_create_its_retry_topic(cluster_fa
         async with NamesrvTestClient(cluster.namesrv_addr) as ns:
             route = await wait_for(lambda: ns.route(f"%RETRY%{GROUP}"), what="the retry topic's route")
             assert route.queue_datas[0].read_queue_nums == 1
-        await wait_for(lambda: GROUP in recorder.groups, what="the first notice")  # joining notifies the group
+        await wait_for(
+            lambda: GROUP in recorder.groups, what="the first notice"
+        )  # joining notifies the group
         recorder.groups.clear()
         assert (await second.call(RequestCode.HEART_BEAT, None, heartbeat("127.0.0.1@second"))).code == 0
         await wait_for(lambda: recorder.groups == [GROUP], what="a notice for the second member")
@@ -85,8 +93,12 @@ async def test_heartbeats_notify_the_group_and_create_its_retry_topic(cluster_fa
         assert await consumer_ids(first) == ["127.0.0.1@first"]
         bye = UnregisterClientRequestHeader(client_id="127.0.0.1@first", consumer_group=GROUP)
         assert (await first.call(RequestCode.UNREGISTER_CLIENT, bye)).code == 0
-        nobody = await first.call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, GetConsumerListByGroupRequestHeader(GROUP))
-        assert nobody.code == ResponseCode.SYSTEM_ERROR and "no consumer for this group" in (nobody.remark or "")
+        nobody = await first.call(
+            RequestCode.GET_CONSUMER_LIST_BY_GROUP, GetConsumerListByGroupRequestHeader(GROUP)
+        )
+        assert nobody.code == ResponseCode.SYSTEM_ERROR and "no consumer for this group" in (
+            nobody.remark or ""
+        )
     finally:
         await first.close()
         await second.close()

@@ -15,8 +15,13 @@ from rocketq.testing.waiting import wait_for
 
 async def run_broker(*args: str, timeout_s: float = 30) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rocketq", "broker", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "rocketq",
+        "broker",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
     return proc.returncode or 0, out.decode(), err.decode()
@@ -39,12 +44,18 @@ async def test_port_in_use_exits_1_with_one_line(tmp_path: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         code, out, err = await run_broker(
-            "--listen-port", str(port), "--store-path-root-dir", str(tmp_path / "store"),
+            "--listen-port",
+            str(port),
+            "--store-path-root-dir",
+            str(tmp_path / "store"),
             *[a for k, v in SMALL_STORE.items() for a in (f"--{k}", str(v))],
         )
     assert code == 1 and "READY" not in out
     # stderr also carries the log; the operator's line is the last one, and the only one of its kind
-    assert err.strip().splitlines()[-1] == f"rocketq broker: cannot listen on 127.0.0.1:{port}: the port is already in use"
+    assert (
+        err.strip().splitlines()[-1]
+        == f"rocketq broker: cannot listen on 127.0.0.1:{port}: the port is already in use"
+    )
     assert err.count("rocketq broker:") == 1
 
 

@@ -27,14 +27,22 @@ async def test_v1_v2_and_batch_sends_come_back_byte_for_byte(cluster_factory: Cl
         body2 = bytes(range(256)) * 40
         r1 = await broker.send(TOPIC, b"one", props1, queue_id=1, code=RequestCode.SEND_MESSAGE, flag=7)
         r2 = await broker.send(TOPIC, body2, props2, queue_id=1, code=RequestCode.SEND_MESSAGE_V2)
-        batch = [Message(TOPIC, b"b%d" % i, tags="TagC", properties={"UNIQ_KEY": f"BBBB000{i}"}) for i in range(3)]
+        batch = [
+            Message(TOPIC, b"b%d" % i, tags="TagC", properties={"UNIQ_KEY": f"BBBB000{i}"}) for i in range(3)
+        ]
         r3 = await broker.send_batch(TOPIC, batch, queue_id=1)
         for r in (r1, r2, r3):
             assert r.code == ResponseCode.SUCCESS, r.remark
             ext = r.ext_fields or {}
-            assert ext["queueId"] == "1" and ext["MSG_REGION"] == "DefaultRegion" and ext["TRACE_ON"] == "true"
+            assert (
+                ext["queueId"] == "1" and ext["MSG_REGION"] == "DefaultRegion" and ext["TRACE_ON"] == "true"
+            )
         assert [(r.ext_fields or {})["queueOffset"] for r in (r1, r2, r3)] == ["0", "1", "2"]
-        msg_ids = [(r1.ext_fields or {})["msgId"], (r2.ext_fields or {})["msgId"], *(r3.ext_fields or {})["msgId"].split(",")]
+        msg_ids = [
+            (r1.ext_fields or {})["msgId"],
+            (r2.ext_fields or {})["msgId"],
+            *(r3.ext_fields or {})["msgId"].split(","),
+        ]
         assert len(msg_ids) == 5
 
         pulled = await broker.pull("cg", TOPIC, 1, 0)
@@ -58,7 +66,9 @@ async def test_v1_v2_and_batch_sends_come_back_byte_for_byte(cluster_factory: Cl
         # VIEW_MESSAGE_BY_ID returns the very bytes the pull returned
         spans = list(iter_record_spans(pulled.body))
         for (start, size), m in zip(spans, msgs, strict=True):
-            view = await broker.call(RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=m.commit_log_offset))
+            view = await broker.call(
+                RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=m.commit_log_offset)
+            )
             assert view.code == 0 and view.body == pulled.body[start : start + size]
 
 
@@ -69,7 +79,9 @@ async def test_long_polling_and_query(cluster_factory: ClusterFactory) -> None:
         # suspend bit clear: answered at once
         quick = await broker.pull("cg", TOPIC, 0, 0)
         assert quick.code == ResponseCode.PULL_NOT_FOUND
-        assert {"suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset"} <= set(quick.ext_fields or {})
+        assert {"suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset"} <= set(
+            quick.ext_fields or {}
+        )
         # suspend bit set: held until a message arrives
         held = asyncio.ensure_future(broker.pull("cg", TOPIC, 0, 0, suspend_ms=15_000, timeout_ms=30_000))
         done, _ = await asyncio.wait({held}, timeout=0.5)
@@ -80,11 +92,20 @@ async def test_long_polling_and_query(cluster_factory: ClusterFactory) -> None:
         assert answer.code == ResponseCode.SUCCESS and decode_records(answer.body)[0].body == b"wake up"
         # a held pull that nothing wakes answers PULL_NOT_FOUND when its hold time is up
         expired = await asyncio.wait_for(broker.pull("cg", TOPIC, 0, 1, suspend_ms=300, timeout_ms=10_000), 8)
-        assert expired.code == ResponseCode.PULL_NOT_FOUND and (expired.ext_fields or {})["nextBeginOffset"] == "1"
+        assert (
+            expired.code == ResponseCode.PULL_NOT_FOUND
+            and (expired.ext_fields or {})["nextBeginOffset"] == "1"
+        )
 
         def query(key: str, unique: bool = False) -> QueryMessageRequestHeader:
-            return QueryMessageRequestHeader(topic=TOPIC, key=key, max_num=32, begin_timestamp=0,
-                                             end_timestamp=2**62, unique_key_query=unique or None)
+            return QueryMessageRequestHeader(
+                topic=TOPIC,
+                key=key,
+                max_num=32,
+                begin_timestamp=0,
+                end_timestamp=2**62,
+                unique_key_query=unique or None,
+            )
 
         by_key = await broker.call(RequestCode.QUERY_MESSAGE, query("order-42"))
         assert by_key.code == 0 and [m.body for m in decode_records(by_key.body)] == [b"wake up"]
@@ -110,6 +131,10 @@ async def test_offsets_survive_a_broker_restart(cluster_factory: ClusterFactory)
     await broker_proc.restart()
     async with BrokerTestClient(broker_proc.addr) as broker:
         offsets = [await broker.query_offset(g, TOPIC, q) for g, q in (("cg", 0), ("cg", 1), ("cg2", 0))]
-        assert [(r.code, (r.ext_fields or {}).get("offset")) for r in offsets] == [(0, "2"), (0, "7"), (0, "1")]
+        assert [(r.code, (r.ext_fields or {}).get("offset")) for r in offsets] == [
+            (0, "2"),
+            (0, "7"),
+            (0, "1"),
+        ]
         assert await broker.max_offset(TOPIC, 0) == 3
         assert [m.body for m in await broker.pull_messages("cg", TOPIC, 0, 2)] == [b"m2"]

@@ -11,7 +11,9 @@ from rocketq.testing.namesrv_client import NamesrvTestClient
 from rocketq.testing.waiting import wait_for
 
 
-async def test_brokers_register_with_every_namesrv_and_topics_appear_at_once(cluster_factory: ClusterFactory) -> None:
+async def test_brokers_register_with_every_namesrv_and_topics_appear_at_once(
+    cluster_factory: ClusterFactory,
+) -> None:
     cluster = await cluster_factory(namesrv_count=2, broker_count=2, broker_overrides=SMALL_STORE)
     a, b = cluster.brokers
     for ns in cluster.namesrvs:
@@ -21,7 +23,8 @@ async def test_brokers_register_with_every_namesrv_and_topics_appear_at_once(clu
             route = await client.route("TBW102")  # autoCreateTopicEnable: the template is routed
             assert route is not None
             assert {bd.broker_name: bd.broker_addrs for bd in route.broker_datas} == {
-                "broker-a": {0: a.addr}, "broker-b": {0: b.addr},
+                "broker-a": {0: a.addr},
+                "broker-b": {0: b.addr},
             }
             assert all(q.perm == 7 and q.write_queue_nums == 8 for q in route.queue_datas)
     async with BrokerTestClient(a.addr) as broker:
@@ -32,16 +35,23 @@ async def test_brokers_register_with_every_namesrv_and_topics_appear_at_once(clu
             async with NamesrvTestClient(ns.addr) as client:
                 route = await client.route("Orders")
                 assert route is not None
-                assert [(q.broker_name, q.read_queue_nums, q.perm) for q in route.queue_datas] == [("broker-a", 3, 6)]
+                assert [(q.broker_name, q.read_queue_nums, q.perm) for q in route.queue_datas] == [
+                    ("broker-a", 3, 6)
+                ]
         refused = await broker.create_topic("SCHEDULE_TOPIC_XXXX")
         assert refused.code == ResponseCode.SYSTEM_ERROR and "system topic" in (refused.remark or "")
-        deleted = await broker.call(RequestCode.DELETE_TOPIC_IN_BROKER, DeleteTopicRequestHeader(topic="Orders"))
+        deleted = await broker.call(
+            RequestCode.DELETE_TOPIC_IN_BROKER, DeleteTopicRequestHeader(topic="Orders")
+        )
         assert deleted.code == ResponseCode.SUCCESS
 
 
 async def test_send_to_a_new_topic_creates_it_and_reregisters(cluster_factory: ClusterFactory) -> None:
     cluster = await cluster_factory(broker_overrides=SMALL_STORE)
-    async with BrokerTestClient(cluster.brokers[0].addr) as broker, NamesrvTestClient(cluster.namesrv_addr) as ns:
+    async with (
+        BrokerTestClient(cluster.brokers[0].addr) as broker,
+        NamesrvTestClient(cluster.namesrv_addr) as ns,
+    ):
         assert await ns.route("Fresh") is None
         sent = await broker.send("Fresh", b"x", queue_id=-1)
         assert sent.code == ResponseCode.SUCCESS, sent.remark
@@ -49,15 +59,21 @@ async def test_send_to_a_new_topic_creates_it_and_reregisters(cluster_factory: C
         assert route.queue_datas[0].write_queue_nums == 4  # min(client's 4, TBW102's 8)
 
 
-async def test_a_killed_broker_is_dropped_and_a_stopped_one_unregisters(cluster_factory: ClusterFactory) -> None:
+async def test_a_killed_broker_is_dropped_and_a_stopped_one_unregisters(
+    cluster_factory: ClusterFactory,
+) -> None:
     cluster = await cluster_factory(broker_count=2, broker_overrides=SMALL_STORE)
     a, b = cluster.brokers
     async with NamesrvTestClient(cluster.namesrv_addr) as ns:
         assert await _brokers_in_route(ns) == {"broker-a", "broker-b"}
         a.kill()  # its connection closes: the NameServer drops it at once
-        await wait_for(lambda: _equals(_brokers_in_route(ns), {"broker-b"}), timeout_s=10, what="broker-a dropped")
+        await wait_for(
+            lambda: _equals(_brokers_in_route(ns), {"broker-b"}), timeout_s=10, what="broker-a dropped"
+        )
         assert await b.stop() == 0  # SIGTERM: a clean shutdown exits 0 and unregisters
-        await wait_for(lambda: _equals(_brokers_in_route(ns), set()), timeout_s=10, what="broker-b unregistered")
+        await wait_for(
+            lambda: _equals(_brokers_in_route(ns), set()), timeout_s=10, what="broker-b unregistered"
+        )
         assert "unregistered from NameServer" in b.log_text()
 
 
@@ -71,7 +87,9 @@ async def test_a_hung_broker_expires_after_the_shortened_expiry(cluster_factory:
         assert await _brokers_in_route(ns) == {"broker-a"}
         broker.pause()  # SIGSTOP: the connection stays open, registrations stop
         try:
-            await wait_for(lambda: _equals(_brokers_in_route(ns), set()), timeout_s=10, what="broker-a expired")
+            await wait_for(
+                lambda: _equals(_brokers_in_route(ns), set()), timeout_s=10, what="broker-a expired"
+            )
         finally:
             broker.resume()
         assert "expired" in cluster.namesrvs[0].log_text()

@@ -26,7 +26,9 @@ class Collector:
 
     def __call__(self, msgs: list[MessageExt]) -> ConsumeResult:
         for m in msgs:
-            self.events.append((self.name, MessageQueue(m.topic, m.broker_name, m.queue_id), m.queue_offset, m.body))
+            self.events.append(
+                (self.name, MessageQueue(m.topic, m.broker_name, m.queue_id), m.queue_offset, m.body)
+            )
         return ConsumeResult.SUCCESS
 
     @property
@@ -41,7 +43,9 @@ def counts(*collectors: Collector) -> Counter[bytes]:
     return c
 
 
-async def send_all(producer: Producer, topic: str, bodies: Sequence[bytes], inflight: int = 64, **kw: object) -> list:
+async def send_all(
+    producer: Producer, topic: str, bodies: Sequence[bytes], inflight: int = 64, **kw: object
+) -> list:
     """Send every body with at most `inflight` sends outstanding; the SendResults in order."""
     sem = asyncio.Semaphore(inflight)
 
@@ -52,7 +56,9 @@ async def send_all(producer: Producer, topic: str, bodies: Sequence[bytes], infl
     return await asyncio.gather(*(one(b) for b in bodies))
 
 
-async def wait_group_stable(consumers: Sequence[PushConsumer], topic: str, n_queues: int, timeout_s: float = 30) -> None:
+async def wait_group_stable(
+    consumers: Sequence[PushConsumer], topic: str, n_queues: int, timeout_s: float = 30
+) -> None:
     """Until the members own disjoint queue sets of `topic` that together cover all its queues."""
 
     def stable() -> bool:
@@ -65,4 +71,6 @@ async def wait_group_stable(consumers: Sequence[PushConsumer], topic: str, n_que
 
 @pytest.fixture
 def h() -> types.SimpleNamespace:
-    return types.SimpleNamespace(Collector=Collector, counts=counts, send_all=send_all, wait_group_stable=wait_group_stable)
+    return types.SimpleNamespace(
+        Collector=Collector, counts=counts, send_all=send_all, wait_group_stable=wait_group_stable
+    )

@@ -32,7 +32,9 @@ async def test_admin_sees_and_drives_live_clients(cluster, capsys) -> None:
 
     async with Admin(namesrv_addr=ns) as admin:
         await admin.create_topic(TOPIC, read_queues=2, write_queues=2)
-        consumer = PushConsumer(CGROUP, namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+        consumer = PushConsumer(
+            CGROUP, namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+        )
         consumer.subscribe(TOPIC, "*")
         consumer.register_listener(listener)
         async with Producer(PGROUP, namesrv_addr=ns) as producer, consumer:
@@ -50,7 +52,9 @@ async def test_admin_sees_and_drives_live_clients(cluster, capsys) -> None:
             assert TOPIC in members.subscription_table
 
             info = await wait_for(
-                lambda: _with_queues(admin, consumer.client_id), timeout_s=30, what="the consumer reporting its queues"
+                lambda: _with_queues(admin, consumer.client_id),
+                timeout_s=30,
+                what="the consumer reporting its queues",
             )
             assert TOPIC in {sd.topic for sd in info.subscription_set}
             with pytest.raises(MQBrokerError) as offline:
@@ -73,13 +77,17 @@ async def test_admin_sees_and_drives_live_clients(cluster, capsys) -> None:
                 code = admin_main(["--namesrv-addr", ns, "--json", *argv])
                 return code, capsys.readouterr().out
 
-            code, out = await loop.run_in_executor(None, run, "producer-connection", "-g", PGROUP, "-t", TOPIC)
+            code, out = await loop.run_in_executor(
+                None, run, "producer-connection", "-g", PGROUP, "-t", TOPIC
+            )
             assert code == 0 and json.loads(out)[0]["clientId"] == producer.client_id
             code, out = await loop.run_in_executor(None, run, "consumer-connection", "-g", CGROUP)
             assert code == 0 and json.loads(out)[0]["clientId"] == consumer.client_id
             code, out = await loop.run_in_executor(None, run, "consumer-status", "-g", CGROUP)
             assert code == 0 and {row["topic"] for row in json.loads(out)} == {TOPIC, "%RETRY%" + CGROUP}
-            code, out = await loop.run_in_executor(None, run, "update-broker-config", "-b", broker, "-k", "statsInterval", "-v", "45000")
+            code, out = await loop.run_in_executor(
+                None, run, "update-broker-config", "-b", broker, "-k", "statsInterval", "-v", "45000"
+            )
             assert code == 0 and json.loads(out)[0]["value"] == "45000"
             code, out = await loop.run_in_executor(None, run, "get-broker-config", "-b", broker)
             assert code == 0 and {"key": "statsInterval", "value": "45000"} in json.loads(out)
@@ -87,7 +95,11 @@ async def test_admin_sees_and_drives_live_clients(cluster, capsys) -> None:
         await admin.update_subscription_group("cg-doomed", retry_max_times=2)
         assert await admin.delete_subscription_group("cg-doomed") == [broker]
         code, out = await asyncio.get_running_loop().run_in_executor(
-            None, lambda: (admin_main(["--namesrv-addr", ns, "delete-sub-group", "-g", "cg-doomed"]), capsys.readouterr().out)
+            None,
+            lambda: (
+                admin_main(["--namesrv-addr", ns, "delete-sub-group", "-g", "cg-doomed"]),
+                capsys.readouterr().out,
+            ),
         )
         assert code == 0 and "cg-doomed" in out
 

@@ -36,7 +36,9 @@ async def create_topic(ns: str, topic: str, queues: int = 1) -> None:
         await admin.create_topic(topic, read_queues=queues, write_queues=queues)
 
 
-async def test_a_message_stuck_past_consume_timeout_is_sent_back_and_comes_again(cluster_factory: Any) -> None:
+async def test_a_message_stuck_past_consume_timeout_is_sent_back_and_comes_again(
+    cluster_factory: Any,
+) -> None:
     cluster = await cluster_factory(broker_overrides={"messageDelayLevel": ONE_SECOND_LEVELS})
     ns, topic = cluster.namesrv_addr, "TopicConsumeTimeout"
     await create_topic(ns, topic)
@@ -57,10 +59,14 @@ async def test_a_message_stuck_past_consume_timeout_is_sent_back_and_comes_again
     mq = MessageQueue(topic, cluster.brokers[0].name, 0)
     async with consumer:
         try:
-            await wait_for(lambda: (b"stuck", 1) in deliveries, timeout_s=20, what="the timed-out message again")
+            await wait_for(
+                lambda: (b"stuck", 1) in deliveries, timeout_s=20, what="the timed-out message again"
+            )
             assert deliveries[0] == (b"stuck", 0)
             # It left the process queue: the queue's offset no longer waits for the hung call.
-            await wait_for(lambda: consumer.offset_table(topic).get(mq) == 1, timeout_s=5, what="offset past it")
+            await wait_for(
+                lambda: consumer.offset_table(topic).get(mq) == 1, timeout_s=5, what="offset past it"
+            )
         finally:
             release.set()
     assert deliveries.count((b"stuck", 1)) == 1
@@ -108,7 +114,9 @@ async def test_sql92_subscriptions_after_start_are_checked_by_the_brokers(cluste
     assert b"cheap" not in received and b"cheap" not in polled
 
 
-async def test_lite_pull_shutdown_cancels_its_rebalance_in_flight(cluster: Any, caplog: pytest.LogCaptureFixture) -> None:
+async def test_lite_pull_shutdown_cancels_its_rebalance_in_flight(
+    cluster: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     ns, topic = cluster.namesrv_addr, "TopicLiteStop"
     await create_topic(ns, topic, queues=4)
     # A producer keeps the shared client instance (and its rebalance service) alive past the consumer.

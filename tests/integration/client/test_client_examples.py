@@ -43,8 +43,13 @@ def test_every_example_has_an_expectation() -> None:
 @pytest.mark.parametrize("script", SCRIPTS)
 async def test_example_runs(cluster, script: str) -> None:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, script, "--namesrv-addr", cluster.namesrv_addr,
-        cwd=EXAMPLES, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        sys.executable,
+        script,
+        "--namesrv-addr",
+        cluster.namesrv_addr,
+        cwd=EXAMPLES,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), 90)

@@ -39,7 +39,9 @@ async def test_lite_pull_subscribe_poll_commit_resume(cluster, h) -> None:
     async with Producer("pg-lite", namesrv_addr=ns) as producer:
         first = [f"l{i}".encode() for i in range(60)]
         await h.send_all(producer, topic, first)
-        async with LitePullConsumer("cg-lite", namesrv_addr=ns, consume_from_where=FIRST, auto_commit=False) as lite:
+        async with LitePullConsumer(
+            "cg-lite", namesrv_addr=ns, consume_from_where=FIRST, auto_commit=False
+        ) as lite:
             lite.subscribe(topic, "*")
             await wait_for(lambda: len(lite.assignment()) == 4, timeout_s=15, what="four queues")
             got = await poll_until(lite, 60)
@@ -70,7 +72,9 @@ async def test_lite_pull_assign_and_auto_commit(cluster, h) -> None:
         results = await h.send_all(producer, topic, [f"a{i}".encode() for i in range(40)])
     mq = results[0].queue
     mine = [r for r in results if r.queue == mq]
-    async with LitePullConsumer("cg-assign", namesrv_addr=ns, consume_from_where=FIRST, auto_commit_interval_ms=50) as lite:
+    async with LitePullConsumer(
+        "cg-assign", namesrv_addr=ns, consume_from_where=FIRST, auto_commit_interval_ms=50
+    ) as lite:
         lite.assign([mq])
         got = await poll_until(lite, len(mine))
         assert {m.queue_id for m in got} == {mq.queue_id}
@@ -96,7 +100,9 @@ async def test_admin_topics_groups_queries_and_reset(cluster, h) -> None:
         assert sum(o.max_offset for o in status.values()) == 10
         found = await admin.query_message_by_id(sent[3].offset_msg_id)
         assert found.body == b"q3"
-        by_key = await wait_for(lambda: admin.query_message_by_key(topic, "order-7"), timeout_s=10, what="index")
+        by_key = await wait_for(
+            lambda: admin.query_message_by_key(topic, "order-7"), timeout_s=10, what="index"
+        )
         assert {m.body for m in by_key} <= {f"q{i}".encode() for i in range(10)} and by_key
         by_uniq = await admin.query_message_by_unique_key(topic, sent[5].msg_id)
         assert [m.body for m in by_uniq] == [b"q5"]
@@ -128,21 +134,42 @@ async def test_admin_cli_verbs(cluster, capsys) -> None:
     loop = asyncio.get_running_loop()
     code, out = await loop.run_in_executor(None, run, "update-topic", "-t", "TopicCli", "-r", "2", "-w", "2")
     assert code == 0 and "TopicCli" in out
-    code, out = await loop.run_in_executor(None, run, "send-message", "-t", "TopicCli", "-p", "hello-cli", "--tags", "T1")
+    code, out = await loop.run_in_executor(
+        None, run, "send-message", "-t", "TopicCli", "-p", "hello-cli", "--tags", "T1"
+    )
     assert code == 0 and "SEND_OK" in out
-    code, out = await loop.run_in_executor(None, run, "--json", "consume-message", "-t", "TopicCli", "-c", "1")
+    code, out = await loop.run_in_executor(
+        None, run, "--json", "consume-message", "-t", "TopicCli", "-c", "1"
+    )
     assert code == 0 and json.loads(out)[0]["body"] == "hello-cli"
     code, out = await loop.run_in_executor(None, run, "--json", "topic-route", "-t", "TopicCli")
     assert code == 0 and json.loads(out)[0]["writeQueues"] == 2
-    for verb in (["cluster-list"], ["topic-list"], ["topic-status", "-t", "TopicCli"], ["broker-status", "-b", cluster.brokers[0].addr]):
+    for verb in (
+        ["cluster-list"],
+        ["topic-list"],
+        ["topic-status", "-t", "TopicCli"],
+        ["broker-status", "-b", cluster.brokers[0].addr],
+    ):
         code, out = await loop.run_in_executor(None, run, *verb)
         assert code == 0, verb
-    code, out = await loop.run_in_executor(None, run, "--json", "query-msg-by-unique-key", "-t", "TopicCli", "-i", "nope")
+    code, out = await loop.run_in_executor(
+        None, run, "--json", "query-msg-by-unique-key", "-t", "TopicCli", "-i", "nope"
+    )
     assert code == 0 and json.loads(out) == []
-    sent = json.loads((await loop.run_in_executor(None, run, "--json", "send-message", "-t", "TopicCli", "-p", "x", "--keys", "K9"))[1])
-    code, out = await loop.run_in_executor(None, run, "--json", "query-msg-by-id", "-i", sent[0]["offsetMsgId"])
+    sent = json.loads(
+        (
+            await loop.run_in_executor(
+                None, run, "--json", "send-message", "-t", "TopicCli", "-p", "x", "--keys", "K9"
+            )
+        )[1]
+    )
+    code, out = await loop.run_in_executor(
+        None, run, "--json", "query-msg-by-id", "-i", sent[0]["offsetMsgId"]
+    )
     assert code == 0 and json.loads(out)[0]["body"] == "x"
-    code, out = await loop.run_in_executor(None, run, "--json", "query-msg-by-unique-key", "-t", "TopicCli", "-i", sent[0]["msgId"])
+    code, out = await loop.run_in_executor(
+        None, run, "--json", "query-msg-by-unique-key", "-t", "TopicCli", "-i", sent[0]["msgId"]
+    )
     assert code == 0 and json.loads(out)[0]["keys"] == "K9"
     for verb in (
         ["query-msg-by-key", "-t", "TopicCli", "-k", "K9"],
@@ -168,14 +195,30 @@ async def test_bench_cli_runs(cluster) -> None:
         ["consume", "--count", "600", "--duration-s", "20"],
         ["latency", "--rate", "200", "--duration-s", "1"],
     ):
-        code = await loop.run_in_executor(None, bench_main, [*argv, "--namesrv-addr", ns, "--topic", "TopicBench", "--quiet"])
+        code = await loop.run_in_executor(
+            None, bench_main, [*argv, "--namesrv-addr", ns, "--topic", "TopicBench", "--quiet"]
+        )
         assert code == 0, argv
 
 
 def test_bench_local_starts_and_stops_its_own_cluster() -> None:
     # As a user runs it: the console command, which starts `rocketq cluster up` itself and stops it after.
-    argv = [sys.executable, "-m", "rocketq", "bench", "produce", "--local", "--mode", "sync", "--count", "20",
-            "--topic", "TopicBenchLocal", "--json", "--quiet"]
+    argv = [
+        sys.executable,
+        "-m",
+        "rocketq",
+        "bench",
+        "produce",
+        "--local",
+        "--mode",
+        "sync",
+        "--count",
+        "20",
+        "--topic",
+        "TopicBenchLocal",
+        "--json",
+        "--quiet",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.strip().splitlines()[-1])
@@ -203,7 +246,9 @@ async def test_blocking_facade_basic_flow(cluster) -> None:
         with blocking.Producer("pg-blocking", namesrv_addr=ns) as producer:
             results = [producer.send(blocking.Message("TopicBlocking", f"x{i}".encode())) for i in range(20)]
             assert all(r.status is blocking.SendStatus.SEND_OK for r in results)
-            futures = [producer.send_async(blocking.Message("TopicBlocking", f"y{i}".encode())) for i in range(10)]
+            futures = [
+                producer.send_async(blocking.Message("TopicBlocking", f"y{i}".encode())) for i in range(10)
+            ]
             assert all(f.result(timeout=10).status is blocking.SendStatus.SEND_OK for f in futures)
         consumer = blocking.PushConsumer("cg-blocking", namesrv_addr=ns, consume_from_where=FIRST)
         consumer.subscribe("TopicBlocking", "*")

@@ -53,7 +53,9 @@ async def test_10k_messages_two_brokers_three_consumers_exactly_once(cluster_fac
             bodies = [f"load-{i}".encode() for i in range(10_000)]
             results = await h.send_all(producer, topic, bodies, inflight=256)
         assert {r.queue.broker_name for r in results} == {"broker-a", "broker-b"}
-        await wait_for(lambda: sum(len(c.events) for c in cols) >= 10_000, timeout_s=90, what="10,000 messages")
+        await wait_for(
+            lambda: sum(len(c.events) for c in cols) >= 10_000, timeout_s=90, what="10,000 messages"
+        )
         await asyncio.sleep(0.5)  # any duplicate would show up now
         seen = h.counts(*cols)
         assert set(seen) == set(bodies)
@@ -97,7 +99,9 @@ async def test_consumers_join_and_leave_mid_stream_without_loss(cluster_factory,
                 await first.shutdown()
                 members.remove(first)
     try:
-        await wait_for(lambda: set(h.counts(*cols)) >= set(bodies), timeout_s=90, what="every message at least once")
+        await wait_for(
+            lambda: set(h.counts(*cols)) >= set(bodies), timeout_s=90, what="every message at least once"
+        )
         assert cols[1].events and cols[2].events
     finally:
         for c in members:
@@ -110,17 +114,32 @@ async def test_broadcasting_delivers_every_message_to_every_consumer(cluster, h,
         await producer.send(Message(topic, b"create"))  # creates the topic (TBW102)
         cols = [h.Collector(f"b{i}") for i in range(3)]
         consumers = [
-            consumer(ns, "cg-bc", topic, col, message_model=MessageModel.BROADCASTING, offset_store_dir=str(tmp_path))
+            consumer(
+                ns,
+                "cg-bc",
+                topic,
+                col,
+                message_model=MessageModel.BROADCASTING,
+                offset_store_dir=str(tmp_path),
+            )
             for col in cols
         ]
         for c in consumers:
             await c.start()
         try:
-            await wait_for(lambda: all(len(c.assigned_queues()) == 4 for c in consumers), timeout_s=20, what="all queues each")
+            await wait_for(
+                lambda: all(len(c.assigned_queues()) == 4 for c in consumers),
+                timeout_s=20,
+                what="all queues each",
+            )
             bodies = [f"bc-{i}".encode() for i in range(200)]
             await h.send_all(producer, topic, bodies)
             for col in cols:
-                await wait_for(lambda col=col: set(bodies) <= set(col.bodies), timeout_s=30, what=f"all messages at {col.name}")  # type: ignore[misc, arg-type]
+                await wait_for(
+                    lambda col=col: set(bodies) <= set(col.bodies),  # type: ignore[misc, arg-type]
+                    timeout_s=30,
+                    what=f"all messages at {col.name}",
+                )
         finally:
             for c in consumers:
                 await c.shutdown()
@@ -139,6 +158,7 @@ async def test_orderly_keeps_per_queue_order_across_rebalance(cluster, h) -> Non
         def listener(msgs):
             for m in msgs:
                 events.append((name, m.queue_id, m.queue_offset))
+
         return listener
 
     c1 = PushConsumer("cg-orderly", namesrv_addr=ns, consume_from_where=FIRST)
@@ -157,7 +177,9 @@ async def test_orderly_keeps_per_queue_order_across_rebalance(cluster, h) -> Non
                 await producer.send(Message(topic, f"{i % 8}:{i}".encode()), selector=selector, arg=i % 8)
                 if i == total // 3:
                     await c2.start()
-        await wait_for(lambda: len({(q, o) for _, q, o in events}) >= total, timeout_s=60, what="every message")
+        await wait_for(
+            lambda: len({(q, o) for _, q, o in events}) >= total, timeout_s=60, what="every message"
+        )
     finally:
         await c1.shutdown()
         await c2.shutdown()
@@ -189,7 +211,9 @@ async def test_offsets_resume_after_consumer_restart(cluster, h) -> None:
         async with consumer(ns, "cg-resume", topic, col2):
             await wait_for(lambda: set(second_batch) <= set(col2.bodies), timeout_s=20, what="second batch")
             await asyncio.sleep(0.3)
-        assert not set(first_batch) & set(col2.bodies), "the restarted consumer went back before its committed offset"
+        assert not set(first_batch) & set(col2.bodies), (
+            "the restarted consumer went back before its committed offset"
+        )
 
 
 async def test_listener_failure_goes_back_and_consumer_keeps_running(cluster, h) -> None:
@@ -210,7 +234,9 @@ async def test_listener_failure_goes_back_and_consumer_keeps_running(cluster, h)
     async with Producer("pg-retry", namesrv_addr=ns) as producer:
         sent = [await producer.send(Message(topic, b"bad")), await producer.send(Message(topic, b"good"))]
         async with c:
-            await wait_for(lambda: b"good" in done and b"bad" in attempts, timeout_s=20, what="both messages tried")
+            await wait_for(
+                lambda: b"good" in done and b"bad" in attempts, timeout_s=20, what="both messages tried"
+            )
 
             def settled() -> bool:
                 offsets = c.offset_table(topic)
@@ -227,9 +253,13 @@ async def test_failed_message_is_redelivered(cluster, h) -> None:
     ns, topic = cluster.namesrv_addr, "TopicRedeliver"
     async with Admin(namesrv_addr=ns) as admin:
         inst = await admin._inst()
-        addr = inst.any_broker_addr() or (await admin.cluster_info()).broker_addr_table["broker-a"].master_addr
+        addr = (
+            inst.any_broker_addr() or (await admin.cluster_info()).broker_addr_table["broker-a"].master_addr
+        )
         assert addr is not None
-        resp = await inst.api.transport.invoke_sync(addr, inst.api.command(36, {"offset": "0", "group": "g", "delayLevel": "0"}), 3000)
+        resp = await inst.api.transport.invoke_sync(
+            addr, inst.api.command(36, {"offset": "0", "group": "g", "delayLevel": "0"}), 3000
+        )
         if resp.code == 3:
             pytest.skip("this broker does not serve CONSUMER_SEND_MSG_BACK / delayed retry yet")
     attempts: dict[bytes, int] = {}
@@ -246,4 +276,6 @@ async def test_failed_message_is_redelivered(cluster, h) -> None:
     async with Producer("pg-redeliver", namesrv_addr=ns) as producer:
         await producer.send(Message(topic, b"again"))
         async with c:
-            await wait_for(lambda: attempts.get(b"again", 0) >= 2, timeout_s=40, what="the redelivery (10 s delay level)")
+            await wait_for(
+                lambda: attempts.get(b"again", 0) >= 2, timeout_s=40, what="the redelivery (10 s delay level)"
+            )

@@ -92,10 +92,15 @@ async def test_batch_selector_async_oneway_and_compression(cluster) -> None:
     ns, topic = cluster.namesrv_addr, "TopicKinds"
     big = bytes(range(256)) * 64  # 16 KiB, compressible
     async with Producer("pg-kinds", namesrv_addr=ns) as producer:
-        batch = await producer.send_batch([Message(topic, f"batch-{i}".encode(), keys=[f"k{i}"]) for i in range(10)])
+        batch = await producer.send_batch(
+            [Message(topic, f"batch-{i}".encode(), keys=[f"k{i}"]) for i in range(10)]
+        )
         assert batch.status is SendStatus.SEND_OK and len(batch.msg_id.split(",")) == 10
         selector = SelectMessageQueueByHash()
-        picked = {(await producer.send(Message(topic, b"sel"), selector=selector, arg="order-1")).queue for _ in range(5)}
+        picked = {
+            (await producer.send(Message(topic, b"sel"), selector=selector, arg="order-1")).queue
+            for _ in range(5)
+        }
         assert len(picked) == 1
         futures = [producer.send_async(Message(topic, f"async-{i}".encode())) for i in range(20)]
         assert all(r.status is SendStatus.SEND_OK for r in await asyncio.gather(*futures))

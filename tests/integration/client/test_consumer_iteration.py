@@ -14,7 +14,9 @@ from rocketq.client import (
 )
 
 
-async def _collect(consumer: LitePullConsumer | SimpleConsumer, n: int, ack: bool = False) -> list[MessageExt]:
+async def _collect(
+    consumer: LitePullConsumer | SimpleConsumer, n: int, ack: bool = False
+) -> list[MessageExt]:
     got: list[MessageExt] = []
 
     async def loop() -> None:
@@ -37,7 +39,12 @@ async def test_async_for_over_lite_pull_and_simple_consumers(cluster, h) -> None
     bodies = [f"it{i}".encode() for i in range(8)]
     async with Producer("pg-iter", namesrv_addr=ns) as producer:
         await h.send_all(producer, "TopicIter", bodies)
-    lite = LitePullConsumer("cg-iter-lite", namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, auto_commit=False)
+    lite = LitePullConsumer(
+        "cg-iter-lite",
+        namesrv_addr=ns,
+        consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+        auto_commit=False,
+    )
     lite.subscribe("TopicIter", "*")
     async with lite:
         got = await _collect(lite, len(bodies))

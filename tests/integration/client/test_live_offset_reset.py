@@ -60,14 +60,24 @@ async def test_live_reset_replays_for_push_and_lite_pull_consumers(cluster, h) -
     async with Admin(namesrv_addr=ns) as admin, Producer("pg-live-reset", namesrv_addr=ns) as producer:
         await admin.create_topic(topic, read_queues=2, write_queues=2)
         await h.send_all(producer, topic, bodies)
-        push = PushConsumer("cg-live-push", namesrv_addr=ns, consume_from_where=FIRST, persist_consumer_offset_interval_ms=200)
+        push = PushConsumer(
+            "cg-live-push", namesrv_addr=ns, consume_from_where=FIRST, persist_consumer_offset_interval_ms=200
+        )
         push.subscribe(topic, "*")
         push.register_listener(listener)
-        lite = LitePullConsumer("cg-live-lite", namesrv_addr=ns, consume_from_where=FIRST, auto_commit_interval_ms=100)
+        lite = LitePullConsumer(
+            "cg-live-lite", namesrv_addr=ns, consume_from_where=FIRST, auto_commit_interval_ms=100
+        )
         lite.subscribe(topic, "*")
         async with push, lite:
-            await wait_for(lambda: sum(seen.values()) >= 20, timeout_s=30, what="the first pass of the push consumer")
-            await wait_for(lambda: _lag_is(admin, "cg-live-push", topic, 0), timeout_s=30, what="the push consumer's commit")
+            await wait_for(
+                lambda: sum(seen.values()) >= 20, timeout_s=30, what="the first pass of the push consumer"
+            )
+            await wait_for(
+                lambda: _lag_is(admin, "cg-live-push", topic, 0),
+                timeout_s=30,
+                what="the push consumer's commit",
+            )
             first = await _poll(lite, 20)
             assert sorted(m.body for m in first) == sorted(bodies)
             await lite.commit()
@@ -81,14 +91,22 @@ async def test_live_reset_replays_for_push_and_lite_pull_consumers(cluster, h) -
             reset = await admin.reset_offset_by_time("cg-live-push", topic, 0)
             assert reset.live and reset.offline == {}
             assert dict(reset) == {MessageQueue(topic, "broker-a", q): 0 for q in range(2)}
-            await wait_for(lambda: all(seen[b] >= 2 for b in bodies), timeout_s=30, what="the push consumer replaying all 20")
+            await wait_for(
+                lambda: all(seen[b] >= 2 for b in bodies),
+                timeout_s=30,
+                what="the push consumer replaying all 20",
+            )
             assert sum(seen.values()) == 40, "a replay of exactly what was reset"
-            await wait_for(lambda: _lag_is(admin, "cg-live-push", topic, 0), timeout_s=30, what="the replay committed")
+            await wait_for(
+                lambda: _lag_is(admin, "cg-live-push", topic, 0), timeout_s=30, what="the replay committed"
+            )
 
             reset = await admin.reset_offset_by_time("cg-live-lite", topic, 0)
             assert reset.live
             # The lite consumer stored the reset at once: its next auto-commit does not undo it.
-            await wait_for(lambda: _lag_is(admin, "cg-live-lite", topic, 20), timeout_s=10, what="the lite reset stored")
+            await wait_for(
+                lambda: _lag_is(admin, "cg-live-lite", topic, 20), timeout_s=10, what="the lite reset stored"
+            )
             again = await _poll(lite, 20)
             assert sorted(m.body for m in again) == sorted(bodies)
 
@@ -110,11 +128,15 @@ async def test_live_reset_replays_for_push_and_lite_pull_consumers(cluster, h) -
 
         loop = asyncio.get_running_loop()
         code = await loop.run_in_executor(
-            None, admin_main, ["--namesrv-addr", ns, "reset-offset-by-time", "-g", "cg-live-push", "-t", topic, "-s", "now"]
+            None,
+            admin_main,
+            ["--namesrv-addr", ns, "reset-offset-by-time", "-g", "cg-live-push", "-t", topic, "-s", "now"],
         )
         assert code == 0
         code = await loop.run_in_executor(
-            None, admin_main, ["--namesrv-addr", ns, "reset-offset-by-time", "-g", "cg-never-here", "-t", topic, "-s", "now"]
+            None,
+            admin_main,
+            ["--namesrv-addr", ns, "reset-offset-by-time", "-g", "cg-never-here", "-t", topic, "-s", "now"],
         )
         assert code == 1
 
@@ -128,13 +150,17 @@ async def test_cli_says_when_it_fell_back_to_offline_offsets(cluster, h, capfd) 
     async with Admin(namesrv_addr=ns) as admin, Producer("pg-offline-reset", namesrv_addr=ns) as producer:
         await admin.create_topic(topic, read_queues=1, write_queues=1)
         await h.send_all(producer, topic, [b"a", b"b", b"c"])
-        async with LitePullConsumer("cg-offline", namesrv_addr=ns, consume_from_where=FIRST, auto_commit=False) as lite:
+        async with LitePullConsumer(
+            "cg-offline", namesrv_addr=ns, consume_from_where=FIRST, auto_commit=False
+        ) as lite:
             lite.subscribe(topic, "*")
             assert len(await _poll(lite, 3)) == 3
             await lite.commit()
     loop = asyncio.get_running_loop()
     code = await loop.run_in_executor(
-        None, admin_main, ["reset-offset-by-time", "--namesrv-addr", ns, "-g", "cg-offline", "-t", topic, "-s", "0"]
+        None,
+        admin_main,
+        ["reset-offset-by-time", "--namesrv-addr", ns, "-g", "cg-offline", "-t", topic, "-s", "0"],
     )
     err = capfd.readouterr().err
     assert code == 0

@@ -41,7 +41,12 @@ async def test_request_gets_the_reply_of_a_consumer(cluster) -> None:
         consumer.subscribe("TopicRpc", "*")
         consumer.register_listener(replier)
         async with consumer, Producer("pg-requester", namesrv_addr=ns) as requester:
-            replies = await asyncio.gather(*(requester.request(Message("TopicRpc", f"ping{i}".encode()), timeout_ms=20_000) for i in range(5)))
+            replies = await asyncio.gather(
+                *(
+                    requester.request(Message("TopicRpc", f"ping{i}".encode()), timeout_ms=20_000)
+                    for i in range(5)
+                )
+            )
             assert sorted(r.body for r in replies) == sorted(f"pong:ping{i}".encode() for i in range(5))
             reply = replies[0]
             assert reply.topic == f"{C.DEFAULT_CLUSTER}_{C.REPLY_TOPIC_POSTFIX}"
@@ -53,7 +58,9 @@ async def test_request_gets_the_reply_of_a_consumer(cluster) -> None:
 
             # the callback form
             got: list[tuple[MessageExt | None, BaseException | None]] = []
-            future = requester.request_async(Message("TopicRpc", b"cb"), 20_000, lambda r, e: got.append((r, e)))
+            future = requester.request_async(
+                Message("TopicRpc", b"cb"), 20_000, lambda r, e: got.append((r, e))
+            )
             assert (await future).body == b"pong:cb"
             assert got[0][0] is not None and got[0][1] is None
             assert request_reply.pending_requests() == 0, "every finished request is forgotten"
@@ -77,12 +84,20 @@ async def test_a_request_nobody_answers_times_out_naming_its_correlation_id(clus
 async def test_a_reply_for_an_unknown_request_is_dropped_and_logged_once(cluster, caplog) -> None:
     ns = cluster.namesrv_addr
     async with Producer("pg-stray", namesrv_addr=ns) as requester:
-        with pytest.raises(RequestTimeoutError):  # a request fetches the route and heartbeats: the broker knows us
+        with pytest.raises(
+            RequestTimeoutError
+        ):  # a request fetches the route and heartbeats: the broker knows us
             await requester.request(Message("TopicStray", b"x"), timeout_ms=300)
-        stray = MessageExt("TopicStray", b"late", properties={
-            C.PROPERTY_CLUSTER: C.DEFAULT_CLUSTER, C.PROPERTY_CORRELATION_ID: "no-such-request",
-            C.PROPERTY_MESSAGE_REPLY_TO_CLIENT: requester.client_id, C.PROPERTY_MESSAGE_TTL: "3000",
-        })
+        stray = MessageExt(
+            "TopicStray",
+            b"late",
+            properties={
+                C.PROPERTY_CLUSTER: C.DEFAULT_CLUSTER,
+                C.PROPERTY_CORRELATION_ID: "no-such-request",
+                C.PROPERTY_MESSAGE_REPLY_TO_CLIENT: requester.client_id,
+                C.PROPERTY_MESSAGE_TTL: "3000",
+            },
+        )
         with caplog.at_level(logging.WARNING, logger="rocketq.client.request_reply"):
             result = await requester.reply(stray, b"nobody waits")
         assert result.status.name == "SEND_OK", "the push reached this client, which dropped it"

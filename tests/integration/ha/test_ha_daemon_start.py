@@ -23,4 +23,6 @@ async def test_an_ha_port_in_use_exits_1_naming_it(tmp_path: Path) -> None:
         out, err = await asyncio.wait_for(proc.communicate(), 45)
     assert proc.returncode == 1 and b"READY" not in out
     last = err.decode().strip().splitlines()[-1]
-    assert last.startswith(f"rocketq broker: cannot listen for slaves on 127.0.0.1:{port} (haListenPort)"), last
+    assert last.startswith(f"rocketq broker: cannot listen for slaves on 127.0.0.1:{port} (haListenPort)"), (
+        last
+    )

@@ -108,7 +108,9 @@ async def _query_key(addr: str, key: str) -> list[MessageExt]:
 @pytest.mark.timeout(120)
 async def test_what_the_master_stores_the_slave_stores(cluster_factory: ClusterFactory) -> None:
     # Small commit-log files: the slave gets several, with the master's end-of-file blank records.
-    cluster, master, slave = await _master_and_slave(cluster_factory, both={"mappedFileSizeCommitLog": 256 * 1024})
+    cluster, master, slave = await _master_and_slave(
+        cluster_factory, both={"mappedFileSizeCommitLog": 256 * 1024}
+    )
     async with Producer("pg-ha", namesrv_addr=cluster.namesrv_addr, instance_name="ha-producer") as producer:
         sent = await _send(producer, 200, pad=3000)
     end = await _wait_caught_up(master, slave)
@@ -137,9 +139,13 @@ async def test_what_the_master_stores_the_slave_stores(cluster_factory: ClusterF
 
 
 @pytest.mark.timeout(120)
-async def test_a_sync_master_acknowledges_with_the_slave_and_says_when_it_is_gone(cluster_factory: ClusterFactory) -> None:
+async def test_a_sync_master_acknowledges_with_the_slave_and_says_when_it_is_gone(
+    cluster_factory: ClusterFactory,
+) -> None:
     cluster, master, slave = await _master_and_slave(cluster_factory, {"brokerRole": "SYNC_MASTER"})
-    async with Producer("pg-ha-sync", namesrv_addr=cluster.namesrv_addr, instance_name="ha-sync-producer") as producer:
+    async with Producer(
+        "pg-ha-sync", namesrv_addr=cluster.namesrv_addr, instance_name="ha-sync-producer"
+    ) as producer:
         statuses: list[SendStatus] = []
 
         async def send_status(expected: SendStatus) -> bool:
@@ -147,18 +153,25 @@ async def test_a_sync_master_acknowledges_with_the_slave_and_says_when_it_is_gon
             statuses.append(result.status)
             return result.status is expected
 
-        await wait_for(lambda: send_status(SendStatus.SEND_OK), timeout_s=30, interval_s=0.2, what="a SEND_OK")
+        await wait_for(
+            lambda: send_status(SendStatus.SEND_OK), timeout_s=30, interval_s=0.2, what="a SEND_OK"
+        )
         await _send(producer, 20, start=1000)  # every one acknowledged by the slave
         assert await _commit_log_end(slave.addr) == await _commit_log_end(master.addr)
         slave.kill()
         await wait_for(
-            lambda: send_status(SendStatus.SLAVE_NOT_AVAILABLE), timeout_s=20, interval_s=0.2, what="SLAVE_NOT_AVAILABLE"
+            lambda: send_status(SendStatus.SLAVE_NOT_AVAILABLE),
+            timeout_s=20,
+            interval_s=0.2,
+            what="SLAVE_NOT_AVAILABLE",
         )
     print(f"\nSYNC_MASTER send statuses: {[s.value for s in statuses]}")
 
 
 @pytest.mark.timeout(150)
-async def test_a_push_consumer_goes_on_from_the_slave_when_the_master_dies(cluster_factory: ClusterFactory) -> None:
+async def test_a_push_consumer_goes_on_from_the_slave_when_the_master_dies(
+    cluster_factory: ClusterFactory,
+) -> None:
     cluster, master, slave = await _master_and_slave(cluster_factory)
     ns = cluster.namesrv_addr
     async with Producer("pg-ha-fail", namesrv_addr=ns, instance_name="ha-fail-producer") as producer:
@@ -189,7 +202,9 @@ async def test_a_push_consumer_goes_on_from_the_slave_when_the_master_dies(clust
         await wait_for(lambda: len(consumed) < len(sent), timeout_s=1, what="messages left for the slave")
         left = len(sent) - len(consumed)
         gate.set()
-        await wait_for(lambda: len(consumed) >= len(sent), timeout_s=60, what="the rest consumed from the slave")
+        await wait_for(
+            lambda: len(consumed) >= len(sent), timeout_s=60, what="the rest consumed from the slave"
+        )
     assert consumed == sent
     print(f"\n{left} of {len(sent)} messages consumed from the slave after kill -9 of the master")
 
@@ -197,7 +212,9 @@ async def test_a_push_consumer_goes_on_from_the_slave_when_the_master_dies(clust
 @pytest.mark.timeout(150)
 async def test_a_killed_slave_restarts_and_catches_up(cluster_factory: ClusterFactory) -> None:
     cluster, master, slave = await _master_and_slave(cluster_factory)
-    async with Producer("pg-ha-rs", namesrv_addr=cluster.namesrv_addr, instance_name="ha-rs-producer") as producer:
+    async with Producer(
+        "pg-ha-rs", namesrv_addr=cluster.namesrv_addr, instance_name="ha-rs-producer"
+    ) as producer:
         sent = await _send(producer, 100)
         await _wait_caught_up(master, slave)
         slave.kill()
@@ -212,6 +229,8 @@ async def test_a_killed_slave_restarts_and_catches_up(cluster_factory: ClusterFa
         got = await _pull_all(slave.addr)
         return got if len(got) >= len(sent) else []
 
-    on_slave = await wait_for(slave_has_all, timeout_s=30, what="every message pulled from the restarted slave")
+    on_slave = await wait_for(
+        slave_has_all, timeout_s=30, what="every message pulled from the restarted slave"
+    )
     assert sorted(m.body for m in on_slave) == sorted(sent.values())
     assert await wait_route(cluster.namesrv_addr, TOPIC, {"broker-a"}, timeout_s=5) >= 0

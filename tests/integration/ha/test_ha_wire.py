@@ -78,7 +78,9 @@ class FakeSlave:
         self.writer.close()
 
 
-async def test_the_master_streams_from_the_last_file_to_an_empty_slave_in_batches(stores: list[MessageStore], tmp_path: Path) -> None:
+async def test_the_master_streams_from_the_last_file_to_an_empty_slave_in_batches(
+    stores: list[MessageStore], tmp_path: Path
+) -> None:
     master = await _store(stores, tmp_path / "m")
     await _fill(master, 150)  # > 2 files of 64 KiB
     end = master.get_max_phy_offset()
@@ -109,7 +111,9 @@ async def test_the_master_streams_from_the_last_file_to_an_empty_slave_in_batche
         await ha.shutdown()
 
 
-async def test_the_master_streams_from_the_offset_a_slave_reports(stores: list[MessageStore], tmp_path: Path) -> None:
+async def test_the_master_streams_from_the_offset_a_slave_reports(
+    stores: list[MessageStore], tmp_path: Path
+) -> None:
     master = await _store(stores, tmp_path / "m")
     await _fill(master, 20)
     ha = HAService(master, port=0)
@@ -134,7 +138,9 @@ async def test_the_master_streams_from_the_offset_a_slave_reports(stores: list[M
         await ha.shutdown()
 
 
-async def test_the_slave_reports_appends_and_reconnects_on_a_wrong_offset(stores: list[MessageStore], tmp_path: Path) -> None:
+async def test_the_slave_reports_appends_and_reconnects_on_a_wrong_offset(
+    stores: list[MessageStore], tmp_path: Path
+) -> None:
     master = await _store(stores, tmp_path / "m")
     await _fill(master, 10)
     data = master.read_commit_log(0, FILE) or b""

@@ -51,7 +51,9 @@ class Recorder:
         return [(t, m) for t, m in self.seen if m.body == body]
 
 
-def push_consumer(ns: str, group: str, topic: str, listener: Any, *, orderly: bool = False, **kw: Any) -> PushConsumer:
+def push_consumer(
+    ns: str, group: str, topic: str, listener: Any, *, orderly: bool = False, **kw: Any
+) -> PushConsumer:
     consumer = PushConsumer(group, namesrv_addr=ns, consume_from_where=FIRST, **kw)
     consumer.subscribe(topic, "*")
     if orderly:
@@ -65,7 +67,9 @@ async def delay_offsets(broker_addr: str) -> dict[int, int]:
     """GET_ALL_DELAY_OFFSET (45) straight to a broker: its per-level schedule progress."""
     client = RemotingClient()
     try:
-        resp = await client.invoke_sync(broker_addr, RemotingCommand.request(RequestCode.GET_ALL_DELAY_OFFSET), 5000)
+        resp = await client.invoke_sync(
+            broker_addr, RemotingCommand.request(RequestCode.GET_ALL_DELAY_OFFSET), 5000
+        )
     finally:
         await client.shutdown()
     assert resp.code == 0, resp.remark

@@ -42,7 +42,9 @@ async def test_each_level_is_delivered_after_its_delay_and_soon_after(cluster_fa
 
 @pytest.mark.timeout(90)
 async def test_delay_progress_survives_kill_9_without_loss(cluster_factory) -> None:
-    cluster = await cluster_factory(broker_overrides={"messageDelayLevel": "1s 2s 4s", "flushDelayOffsetInterval": 100})
+    cluster = await cluster_factory(
+        broker_overrides={"messageDelayLevel": "1s 2s 4s", "flushDelayOffsetInterval": 100}
+    )
     ns, topic = cluster.namesrv_addr, "TopicDelayCrash"
     broker = cluster.brokers[0]
     await create_topic(ns, topic, queues=1)
@@ -57,14 +59,22 @@ async def test_delay_progress_survives_kill_9_without_loss(cluster_factory) -> N
         def early_delivered_and_persisted() -> bool:
             return progress.exists() and fastjson.loads(progress.read_bytes())["offsetTable"].get(1) == 5
 
-        await wait_for(early_delivered_and_persisted, timeout_s=10, what="level 1 delivered and its progress persisted")
+        await wait_for(
+            early_delivered_and_persisted, timeout_s=10, what="level 1 delivered and its progress persisted"
+        )
         broker.kill()
         await broker.restart()
     assert (await delay_offsets(broker.addr)).get(1) == 5  # resumed from the persisted step
     rec = Recorder()
     async with push_consumer(ns, "cg-delay-crash", topic, rec):
-        await wait_for(lambda: {m.body for _, m in rec.seen} >= {f"{k}-{i}".encode() for k in ("early", "late") for i in range(5)},
-                       timeout_s=30, what="all 10 delayed messages")
+        await wait_for(
+            lambda: (
+                {m.body for _, m in rec.seen}
+                >= {f"{k}-{i}".encode() for k in ("early", "late") for i in range(5)}
+            ),
+            timeout_s=30,
+            what="all 10 delayed messages",
+        )
     for _, msg in rec.seen:
         if msg.body.startswith(b"late"):
             assert msg.store_timestamp - msg.born_timestamp >= 4000

@@ -21,7 +21,9 @@ async def send_one(ns: str, topic: str, body: bytes) -> None:
 
 
 @pytest.mark.timeout(90)
-async def test_a_listener_that_always_fails_sees_1_plus_max_deliveries_then_the_dlq_holds_it(cluster_factory) -> None:
+async def test_a_listener_that_always_fails_sees_1_plus_max_deliveries_then_the_dlq_holds_it(
+    cluster_factory,
+) -> None:
     cluster = await cluster_factory(broker_overrides={"messageDelayLevel": LEVELS})
     ns, topic, group = cluster.namesrv_addr, "TopicAlwaysFails", "cg-always-fails"
     await create_topic(ns, topic)
@@ -30,7 +32,9 @@ async def test_a_listener_that_always_fails_sees_1_plus_max_deliveries_then_the_
         await send_one(ns, topic, b"poison")
 
         async with Admin(namesrv_addr=ns) as admin:
-            [dead] = await wait_for(lambda: dlq_messages(admin, group, "poison"), timeout_s=30, what="the message in the DLQ")
+            [dead] = await wait_for(
+                lambda: dlq_messages(admin, group, "poison"), timeout_s=30, what="the message in the DLQ"
+            )
     times = [t for t, _ in rec.seen]
     assert [m.reconsume_times for _, m in rec.seen] == [0, 1, 2]
     assert all(m.topic == topic and m.body == b"poison" for _, m in rec.seen)  # the real topic, restored
@@ -42,7 +46,9 @@ async def test_a_listener_that_always_fails_sees_1_plus_max_deliveries_then_the_
 
 
 @pytest.mark.timeout(60)
-async def test_a_listener_that_fails_twice_then_succeeds_gets_it_three_times_and_no_dlq(cluster_factory) -> None:
+async def test_a_listener_that_fails_twice_then_succeeds_gets_it_three_times_and_no_dlq(
+    cluster_factory,
+) -> None:
     cluster = await cluster_factory(broker_overrides={"messageDelayLevel": LEVELS})
     ns, topic, group = cluster.namesrv_addr, "TopicFailsTwice", "cg-fails-twice"
     await create_topic(ns, topic)
@@ -87,13 +93,19 @@ async def test_orderly_consumers_retry_in_place_then_move_the_message_to_the_dlq
     async with Producer("pg-orderly-retry", namesrv_addr=ns) as producer:
         for body in (b"first", b"poison", b"after"):
             await producer.send(Message(topic, body, keys=body.decode()))
-    consumer = push_consumer(ns, group, topic, orderly, orderly=True, max_reconsume_times=2,
-                             suspend_current_queue_time_ms=200)
+    consumer = push_consumer(
+        ns, group, topic, orderly, orderly=True, max_reconsume_times=2, suspend_current_queue_time_ms=200
+    )
     async with consumer:
-        await wait_for(lambda: b"after" in attempts and len(attempts[b"after"]) >= 3, timeout_s=40,
-                       what="the message after the poison one consumed")
+        await wait_for(
+            lambda: b"after" in attempts and len(attempts[b"after"]) >= 3,
+            timeout_s=40,
+            what="the message after the poison one consumed",
+        )
         async with Admin(namesrv_addr=ns) as admin:
-            [dead] = await wait_for(lambda: dlq_messages(admin, group, "poison"), timeout_s=20, what="poison in the DLQ")
+            [dead] = await wait_for(
+                lambda: dlq_messages(admin, group, "poison"), timeout_s=20, what="poison in the DLQ"
+            )
     # In place: the same queue offset each time, one retry counted per attempt.
     assert attempts[b"first"] == [(0, 0), (0, 1), (0, 2)]
     assert [r for _, r in attempts[b"poison"]] == [0, 1, 2] and {o for o, _ in attempts[b"poison"]} == {1}
@@ -107,8 +119,12 @@ async def test_when_the_send_back_fails_the_message_is_consumed_again_locally(cl
     ns, topic, group = cluster.namesrv_addr, "TopicSendBackFails", "cg-send-back-fails"
     await create_topic(ns, topic, queues=1)
     await send_one(ns, topic, b"keep-me")
-    await update_broker_config(cluster.brokers[0].addr, brokerPermission=4)  # read only: every send-back fails
-    rec: Recorder = Recorder(lambda m: ConsumeResult.RECONSUME_LATER if len(rec.seen) == 1 else ConsumeResult.SUCCESS)
+    await update_broker_config(
+        cluster.brokers[0].addr, brokerPermission=4
+    )  # read only: every send-back fails
+    rec: Recorder = Recorder(
+        lambda m: ConsumeResult.RECONSUME_LATER if len(rec.seen) == 1 else ConsumeResult.SUCCESS
+    )
     async with push_consumer(ns, group, topic, rec):
         await wait_for(lambda: len(rec.seen) >= 2, timeout_s=20, what="the message consumed again locally")
     assert [m.body for _, m in rec.seen] == [b"keep-me", b"keep-me"]

@@ -29,14 +29,18 @@ async def test_receive_ack_timeout_and_change_invisible_duration(cluster_factory
     cluster = await cluster_factory()
     ns, topic = cluster.namesrv_addr, "TopicSimple"
     await create_topic(ns, topic)
-    async with SimpleConsumer("sg-basic", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000) as consumer:
+    async with SimpleConsumer(
+        "sg-basic", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000
+    ) as consumer:
         with pytest.raises(BrokerResponseError) as refused:
             await consumer.receive(16, invisible_duration_ms=500)
         assert refused.value.code == INVALID_PARAMETER
         await send(ns, topic, b"acked", b"extended", b"forgotten")
         got = {m.body: m for m in await receive_until(consumer, 3, invisible_ms=2_000)}
         received_at = time.monotonic()
-        assert set(got) == {b"acked", b"extended", b"forgotten"} and all(m.topic == topic for m in got.values())
+        assert set(got) == {b"acked", b"extended", b"forgotten"} and all(
+            m.topic == topic for m in got.values()
+        )
         await consumer.ack(got[b"acked"])
         await consumer.change_invisible_duration(got[b"extended"], 6_000)
         [back] = await receive_until(consumer, 1, invisible_ms=10_000)
@@ -55,7 +59,9 @@ async def test_long_polling_receive_returns_when_a_message_arrives(cluster_facto
     cluster = await cluster_factory()
     ns, topic = cluster.namesrv_addr, "TopicSimplePoll"
     await create_topic(ns, topic, queues=1)
-    async with SimpleConsumer("sg-poll", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=10_000) as consumer:
+    async with SimpleConsumer(
+        "sg-poll", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=10_000
+    ) as consumer:
         started = time.monotonic()
         waiting = asyncio.ensure_future(consumer.receive(16, 5_000))
         await asyncio.sleep(0.5)  # the request is held by the broker by now
@@ -76,7 +82,9 @@ async def test_a_message_never_acked_goes_to_the_dlq_past_the_groups_maximum(clu
     await send(ns, topic, b"never-acked")
     deliveries: list[int] = []
     async with (
-        SimpleConsumer(group, namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000) as consumer,
+        SimpleConsumer(
+            group, namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000
+        ) as consumer,
         Admin(namesrv_addr=ns) as admin,
     ):
 
@@ -96,7 +104,9 @@ async def test_in_flight_messages_survive_a_broker_crash(cluster_factory) -> Non
     broker = cluster.brokers[0]
     await create_topic(ns, topic, queues=1)
     await send(ns, topic, b"acked-after", b"comes-back")
-    async with SimpleConsumer("sg-crash", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000) as consumer:
+    async with SimpleConsumer(
+        "sg-crash", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000
+    ) as consumer:
         # Invisible long enough to outlast a restart on a loaded machine (a restart took over 4 s once).
         got = {m.body: m for m in await receive_until(consumer, 2, invisible_ms=12_000)}
         received_at = time.monotonic()

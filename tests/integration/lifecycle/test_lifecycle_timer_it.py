@@ -40,7 +40,11 @@ async def test_timer_messages_are_delivered_at_their_time_across_a_crash(cluster
         await wait_for(lambda: b"t2" in rec.bodies(), timeout_s=10, what="the 2 s timer")
         broker.kill()  # t5 and t7 are still pending: they must survive on disk
         await broker.restart()
-        await wait_for(lambda: {b"past", b"t2", b"t5", b"t7"} <= set(rec.bodies()), timeout_s=20, what="every timer message")
+        await wait_for(
+            lambda: {b"past", b"t2", b"t5", b"t7"} <= set(rec.bodies()),
+            timeout_s=20,
+            what="every timer message",
+        )
     for body, at in plan.items():
         msg = rec.of(body)[0][1]
         assert msg.store_timestamp >= at, (body, msg.store_timestamp - at)

@@ -21,7 +21,9 @@ async def test_kv_config_survives_a_restart(cluster_factory: ClusterFactory) -> 
     cluster = await cluster_factory(broker_count=0)
     namesrv = cluster.namesrvs[0]
     async with NamesrvTestClient(namesrv.addr) as ns:
-        put = await ns.call(RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader("ORDER_TOPIC_CONFIG", "T", "broker-a:4"))
+        put = await ns.call(
+            RequestCode.PUT_KV_CONFIG, PutKVConfigRequestHeader("ORDER_TOPIC_CONFIG", "T", "broker-a:4")
+        )
         assert put.code == ResponseCode.SUCCESS
         got = await ns.call(RequestCode.GET_KV_CONFIG, GetKVConfigRequestHeader("ORDER_TOPIC_CONFIG", "T"))
         assert got.ext_fields == {"value": "broker-a:4"}
@@ -29,7 +31,9 @@ async def test_kv_config_survives_a_restart(cluster_factory: ClusterFactory) -> 
     await namesrv.restart()
     assert namesrv.port == port
     async with NamesrvTestClient(namesrv.addr) as ns:
-        listed = await ns.call(RequestCode.GET_KVLIST_BY_NAMESPACE, GetKVListByNamespaceRequestHeader("ORDER_TOPIC_CONFIG"))
+        listed = await ns.call(
+            RequestCode.GET_KVLIST_BY_NAMESPACE, GetKVListByNamespaceRequestHeader("ORDER_TOPIC_CONFIG")
+        )
         assert fastjson.loads(listed.body) == {"table": {"T": "broker-a:4"}}
         register = await ns.register_broker("broker-a", "127.0.0.1:20911", ["T"])
         assert fastjson.loads(register.body) == {"table": {"T": "broker-a:4"}}
@@ -49,7 +53,14 @@ async def test_unknown_code_and_missing_header_field(cluster_factory: ClusterFac
         assert missing.remark is not None and "'topic'" in missing.remark
         bad_body = await ns.call(
             RequestCode.REGISTER_BROKER,
-            {"brokerName": "b", "brokerAddr": "h:1", "clusterName": "C", "haServerAddr": "h:2", "brokerId": "0", "compressed": "true"},
+            {
+                "brokerName": "b",
+                "brokerAddr": "h:1",
+                "clusterName": "C",
+                "haServerAddr": "h:2",
+                "brokerId": "0",
+                "compressed": "true",
+            },
             b"not zlib at all",
         )
         assert bad_body.code == ResponseCode.SYSTEM_ERROR and "RegisterBrokerBody" in (bad_body.remark or "")

@@ -92,7 +92,19 @@ async def test_harness_kill_pause_and_restart(cluster_factory: ClusterFactory) -
 
 def _run_launcher(work: Path) -> tuple[str, int, str, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rocketq", "cluster", "up", "--brokers", "0", "--namesrv-port", "0", "--dir", str(work)],
+        [
+            sys.executable,
+            "-m",
+            "rocketq",
+            "cluster",
+            "up",
+            "--brokers",
+            "0",
+            "--namesrv-port",
+            "0",
+            "--dir",
+            str(work),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -135,7 +147,11 @@ asyncio.run(main())
 
 async def test_daemons_stop_when_the_harness_dies(tmp_path: Path) -> None:
     done = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=30
+        subprocess.run,
+        [sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     pid = int(done.stdout.strip())
     log = tmp_path / "logs" / "namesrv.log"

@@ -16,27 +16,37 @@ BROKER_A_SLAVE = "127.0.0.1:20921"
 
 async def test_register_plain_then_route_in_both_dialects(cluster_factory: ClusterFactory) -> None:
     cluster = await cluster_factory(broker_count=0)
-    async with NamesrvTestClient(cluster.namesrv_addr) as broker, NamesrvTestClient(cluster.namesrv_addr) as client:
+    async with (
+        NamesrvTestClient(cluster.namesrv_addr) as broker,
+        NamesrvTestClient(cluster.namesrv_addr) as client,
+    ):
         response = await broker.register_broker("broker-a", BROKER_A, ["TopicTest"])
         assert response.code == ResponseCode.SUCCESS, response.remark
 
-        standard = await client.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader("TopicTest"), version=409)
+        standard = await client.call(
+            RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader("TopicTest"), version=409
+        )
         assert standard.code == ResponseCode.SUCCESS
         assert f'"brokerAddrs":{{"0":"{BROKER_A}"}}'.encode() in standard.body
 
-        legacy = await client.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader("TopicTest"), version=317)
+        legacy = await client.call(
+            RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader("TopicTest"), version=317
+        )
         assert f'"brokerAddrs":{{0:"{BROKER_A}"}}'.encode() in legacy.body
         route = TopicRouteData.from_json(fastjson.loads(legacy.body))
         assert route == TopicRouteData.from_json(fastjson.loads(standard.body))
-        assert [(q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas] == [
-            ("broker-a", 4, 4, 6)
-        ]
+        assert [
+            (q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas
+        ] == [("broker-a", 4, 4, 6)]
         assert route.broker_datas[0].broker_addrs == {0: BROKER_A}
 
 
 async def test_register_compressed_with_slave(cluster_factory: ClusterFactory) -> None:
     cluster = await cluster_factory(broker_count=0)
-    async with NamesrvTestClient(cluster.namesrv_addr) as master, NamesrvTestClient(cluster.namesrv_addr) as slave:
+    async with (
+        NamesrvTestClient(cluster.namesrv_addr) as master,
+        NamesrvTestClient(cluster.namesrv_addr) as slave,
+    ):
         first = await master.register_broker("broker-a", BROKER_A, ["T1", "T2"], compressed=True)
         assert first.code == ResponseCode.SUCCESS, first.remark
         answer = await slave.register_broker("broker-a", BROKER_A_SLAVE, ["T1"], broker_id=1, compressed=True)
@@ -90,12 +100,17 @@ async def test_silent_broker_expires_by_the_scan(cluster_factory: ClusterFactory
         broker_count=0,
         namesrv_overrides={"brokerChannelExpiredTime": 1500, "scanNotActiveBrokerInterval": 200},
     )
-    async with NamesrvTestClient(cluster.namesrv_addr) as broker, NamesrvTestClient(cluster.namesrv_addr) as client:
+    async with (
+        NamesrvTestClient(cluster.namesrv_addr) as broker,
+        NamesrvTestClient(cluster.namesrv_addr) as client,
+    ):
         await broker.register_broker("broker-a", BROKER_A, ["T"])  # then silent, connection kept open
         assert await client.route("T") is not None
         await wait_for(lambda: _route_gone(client, "T"), timeout_s=10, what="expiry of the silent broker")
         # the NameServer closes the expired broker's connection, as Java does
-        await wait_for(lambda: not broker.remoting.is_connected(cluster.namesrv_addr), timeout_s=5, what="closed")
+        await wait_for(
+            lambda: not broker.remoting.is_connected(cluster.namesrv_addr), timeout_s=5, what="closed"
+        )
 
 
 async def test_two_nameservers_hold_the_same_routes(cluster_factory: ClusterFactory) -> None:

@@ -59,7 +59,8 @@ async def test_sigterm_unregisters_and_kill_drops_at_once(cluster_factory: Clust
 
 async def test_silent_broker_dropped_after_shortened_expiry(cluster_factory: ClusterFactory) -> None:
     cluster = await cluster_factory(
-        broker_count=1, namesrv_overrides={"brokerChannelExpiredTime": 2000, "scanNotActiveBrokerInterval": 250}
+        broker_count=1,
+        namesrv_overrides={"brokerChannelExpiredTime": 2000, "scanNotActiveBrokerInterval": 250},
     )
     broker = cluster.brokers[0]
     await _wait_registered(cluster, broker.name)

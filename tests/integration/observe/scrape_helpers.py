@@ -37,7 +37,17 @@ async def scrape(daemon: DaemonProcess) -> dict[str, list[tuple[str, dict[str, s
 
 def value(families: dict, sample_name: str, **labels: str) -> float | None:
     """The one sample named `sample_name` whose labels include `labels`; None when there is none."""
-    family = families.get(sample_name.removesuffix("_total").removesuffix("_bucket").removesuffix("_count").removesuffix("_sum"), [])
-    found = [v for name, lab, v in family if name == sample_name and all(lab.get(k) == x for k, x in labels.items())]
+    family = families.get(
+        sample_name.removesuffix("_total")
+        .removesuffix("_bucket")
+        .removesuffix("_count")
+        .removesuffix("_sum"),
+        [],
+    )
+    found = [
+        v
+        for name, lab, v in family
+        if name == sample_name and all(lab.get(k) == x for k, x in labels.items())
+    ]
     assert len(found) <= 1, f"{sample_name} {labels}: several samples {found}"
     return found[0] if found else None

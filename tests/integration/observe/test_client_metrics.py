@@ -21,16 +21,23 @@ async def test_client_metrics_count_sends_and_listener_calls(cluster) -> None:
         async with Producer("pg-cm", namesrv_addr=cluster.namesrv_addr) as producer:
             for i in range(3):
                 await producer.send(Message(TOPIC, f"m{i}".encode()))
-            consumer = PushConsumer("cg-cm", namesrv_addr=cluster.namesrv_addr, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+            consumer = PushConsumer(
+                "cg-cm",
+                namesrv_addr=cluster.namesrv_addr,
+                consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+            )
             consumer.subscribe(TOPIC, "*")
-            consumer.register_listener(lambda msgs: [got.put_nowait(m) for m in msgs] and ConsumeResult.SUCCESS)
+            consumer.register_listener(
+                lambda msgs: [got.put_nowait(m) for m in msgs] and ConsumeResult.SUCCESS
+            )
             await consumer.start()
             try:
                 for _ in range(3):
                     await asyncio.wait_for(got.get(), 30)
                 client_id = producer.client_id
                 sends = registry.get_sample_value(
-                    "rocketmq_send_cost_time_count", {"topic": TOPIC, "client_id": client_id, "invocation_status": "success"}
+                    "rocketmq_send_cost_time_count",
+                    {"topic": TOPIC, "client_id": client_id, "invocation_status": "success"},
                 )
                 assert sends == 3
                 labels = {"topic": TOPIC, "consumer_group": "cg-cm", "client_id": consumer.client_id}

@@ -24,7 +24,10 @@ import pytest
 from rocketq.client import ConsumeFromWhere, LitePullConsumer
 from rocketq.testing.waiting import wait_for
 
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium") or "/usr/bin/chromium", shutil.which("chromedriver") or "/usr/bin/chromedriver"
+CHROMIUM, CHROMEDRIVER = (
+    shutil.which("chromium") or "/usr/bin/chromium",
+    shutil.which("chromedriver") or "/usr/bin/chromedriver",
+)
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(240),
@@ -33,7 +36,10 @@ pytestmark = [
         reason="needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)",
     ),
 ]
-ARTIFACTS = Path(os.environ.get("ROCKETQ_ARTIFACTS", Path(__file__).resolve().parents[3] / "test-artifacts")) / "dashboard"
+ARTIFACTS = (
+    Path(os.environ.get("ROCKETQ_ARTIFACTS", Path(__file__).resolve().parents[3] / "test-artifacts"))
+    / "dashboard"
+)
 READY = re.compile(r"^READY dashboard (?P<url>http://\S+/)$")
 TOPIC, GROUP, KEY = "TopicDash", "cg-dash", "dash-key"
 HOSTILE = "<script>document.title='pwned'</script><b>not bold</b> & hello"
@@ -136,7 +142,9 @@ class Page:
     def submit(self, selector: str) -> None:
         self.css(selector).click()  # type: ignore[attr-defined]
 
-    def until(self, check: Callable[[], bool], what: str, timeout_s: float = 20, reload: bool = False) -> None:
+    def until(
+        self, check: Callable[[], bool], what: str, timeout_s: float = 20, reload: bool = False
+    ) -> None:
         deadline = time.monotonic() + timeout_s
         while True:
             try:
@@ -255,7 +263,10 @@ async def test_dashboard_in_a_real_browser(cluster_factory, browser) -> None:
         await asyncio.to_thread(create_send_find_and_trace, page)
         # The group consumes the one message and commits: lag 0, until the browser resets it.
         async with LitePullConsumer(
-            GROUP, namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, auto_commit=False
+            GROUP,
+            namesrv_addr=ns,
+            consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+            auto_commit=False,
         ) as lite:
             lite.subscribe(TOPIC, "*")
             got: list = []
@@ -274,14 +285,22 @@ async def test_dashboard_in_a_real_browser(cluster_factory, browser) -> None:
         print("dashboard output:\n" + "\n".join(dashboard.lines))  # shown when the test fails
 
 
-async def test_a_signed_dashboard_of_an_acl_cluster_has_a_login(cluster_factory, browser, tmp_path: Path) -> None:
+async def test_a_signed_dashboard_of_an_acl_cluster_has_a_login(
+    cluster_factory, browser, tmp_path: Path
+) -> None:
     acl = tmp_path / "plain_acl.yml"
     acl.write_text("accounts:\n  - accessKey: dashboard\n    secretKey: dashboard-secret\n    admin: true\n")
     cluster = await cluster_factory(broker_overrides={"aclEnable": "true", "aclFilePath": str(acl)})
     users = tmp_path / "users.properties"
     users.write_text("# rocketmq-dashboard's format\nadmin=s3cret\n")
     dash = DashboardProcess(
-        cluster.namesrv_addr, "--users-file", str(users), "--access-key", "dashboard", "--secret-key", "dashboard-secret"
+        cluster.namesrv_addr,
+        "--users-file",
+        str(users),
+        "--access-key",
+        "dashboard",
+        "--secret-key",
+        "dashboard-secret",
     )
     try:
         url = await asyncio.to_thread(dash.wait_ready)

@@ -32,7 +32,10 @@ async def test_scrape_shows_exact_counts_lags_and_histograms(cluster_factory) ->
         first = [await producer.send(Message(TOPIC, f"m{i}".encode())) for i in range(10)]
         mq = MessageQueue(TOPIC, first[0].queue.broker_name, 0)
         async with LitePullConsumer(
-            GROUP, namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, auto_commit=False
+            GROUP,
+            namesrv_addr=ns,
+            consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+            auto_commit=False,
         ) as lite:
             lite.assign([mq])
             got: list = []
@@ -53,7 +56,12 @@ async def test_scrape_shows_exact_counts_lags_and_histograms(cluster_factory) ->
         return families if value(families, "rocketmq_consumer_lag_messages", **group_labels) == 5 else None
 
     families = await wait_for(lag_is_five, timeout_s=15, what="a consumer lag of 5 messages")
-    assert value(families, "rocketmq_messages_in_total", message_type="normal", is_system="false", **broker_labels) == 15
+    assert (
+        value(
+            families, "rocketmq_messages_in_total", message_type="normal", is_system="false", **broker_labels
+        )
+        == 15
+    )
     assert value(families, "rocketmq_throughput_in_total", message_type="normal", **broker_labels) > 15 * 2
     assert value(families, "rocketmq_throughput_out_total", **group_labels) > 0
     # The consumer's last long-polling pull may still be held by the broker when the late messages
@@ -65,11 +73,15 @@ async def test_scrape_shows_exact_counts_lags_and_histograms(cluster_factory) ->
     assert value(families, "rocketmq_consumer_lag_latency", **group_labels) >= 0
     assert value(families, "rocketmq_consumer_queueing_latency", **group_labels) >= 0
     # Histograms: cumulative buckets ending in +Inf, the count equal to the observations.
-    size_buckets = [s for s in families["rocketmq_message_size"] if s[0].endswith("_bucket") and s[1]["topic"] == TOPIC]
+    size_buckets = [
+        s for s in families["rocketmq_message_size"] if s[0].endswith("_bucket") and s[1]["topic"] == TOPIC
+    ]
     assert [b[1]["le"] for b in size_buckets][-1] == "+Inf" and len(size_buckets) == 7
     assert size_buckets[0][2] == 15, "every message is smaller than 1 KiB"
     assert value(families, "rocketmq_message_size_count", topic=TOPIC) == 15
-    sends = value(families, "rocketmq_rpc_latency_count", request_code="310", response_code="0", result="success")
+    sends = value(
+        families, "rocketmq_rpc_latency_count", request_code="310", response_code="0", result="success"
+    )
     assert sends == 15, "SEND_MESSAGE_V2 (310) answered SUCCESS 15 times"
     assert value(families, "rocketmq_topic_number", node_type="broker") >= 1
     assert value(families, "rocketmq_broker_permission", node_type="broker") == 6
@@ -88,7 +100,12 @@ async def test_scrape_shows_exact_counts_lags_and_histograms(cluster_factory) ->
     assert value(ns_families, "rocketmq_namesrv_brokers_alive") == 1
     assert value(ns_families, "rocketmq_namesrv_topic_number") >= 1
     assert value(ns_families, "rocketmq_namesrv_route_requests_total", result="found") >= 1
-    assert value(ns_families, "rocketmq_rpc_latency_count", request_code="103", response_code="0", result="success") >= 1
+    assert (
+        value(
+            ns_families, "rocketmq_rpc_latency_count", request_code="103", response_code="0", result="success"
+        )
+        >= 1
+    )
 
 
 async def test_metrics_are_off_unless_enabled(cluster) -> None:
@@ -102,7 +119,9 @@ async def test_a_metrics_port_in_use_fails_the_start_naming_the_key(cluster_fact
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = PROM | {"metricsPromExporterPort": taken.getsockname()[1]}
-        overrides = {"broker_overrides": busy} if role == "broker" else {"namesrv_overrides": busy, "broker_count": 0}
+        overrides = (
+            {"broker_overrides": busy} if role == "broker" else {"namesrv_overrides": busy, "broker_count": 0}
+        )
         with pytest.raises(DaemonStartError, match="metricsPromExporterPort"):
             await cluster_factory(**overrides)
 

@@ -43,7 +43,9 @@ async def test_a_stalled_executor_answers_its_queue_system_busy_after_the_wait_b
     addr = addr_of(server)
     running = client.invoke_async(addr, RemotingCommand.request(GATE, None, b"stuck"), 10_000)
     await asyncio.wait_for(gate.entered_event.wait(), 5)
-    queued = [client.invoke_async(addr, RemotingCommand.request(GATE, None, b"%d" % i), 10_000) for i in range(3)]
+    queued = [
+        client.invoke_async(addr, RemotingCommand.request(GATE, None, b"%d" % i), 10_000) for i in range(3)
+    ]
     answers = await asyncio.wait_for(asyncio.gather(*queued), 5)
     assert not running.done()  # the stuck request is still running: the answers came from the queue check
     for answer in answers:

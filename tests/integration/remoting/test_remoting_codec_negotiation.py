@@ -33,7 +33,9 @@ async def _negotiating_client(server_factory: Any, client_factory: Any, processo
     return client, addr_of(server)
 
 
-async def test_client_switches_to_msgpack_once_the_server_accepts(server_factory: Any, client_factory: Any) -> None:
+async def test_client_switches_to_msgpack_once_the_server_accepts(
+    server_factory: Any, client_factory: Any
+) -> None:
     echo = EchoProcessor()
     client, addr = await _negotiating_client(server_factory, client_factory, echo)
 
@@ -52,7 +54,9 @@ async def test_client_switches_to_msgpack_once_the_server_accepts(server_factory
     assert echo.seen[2].serialize_type == SerializeType.MSGPACK
 
 
-async def test_client_keeps_json_when_the_server_never_answers(server_factory: Any, client_factory: Any) -> None:
+async def test_client_keeps_json_when_the_server_never_answers(
+    server_factory: Any, client_factory: Any
+) -> None:
     silent = SilentOnOfferProcessor()
     client, addr = await _negotiating_client(server_factory, client_factory, silent)
     for i in range(3):
@@ -67,6 +71,8 @@ async def test_without_negotiation_nothing_is_offered(server_factory: Any, clien
     server = await server_factory(lambda s: s.register_processor(ECHO, echo))
     client = client_factory()  # negotiate_msgpack is off by default at the transport level
     for _ in range(2):
-        response = await client.invoke_sync(addr_of(server), RemotingCommand.request(ECHO, {"k": "v"}, b""), 3000)
+        response = await client.invoke_sync(
+            addr_of(server), RemotingCommand.request(ECHO, {"k": "v"}, b""), 3000
+        )
         assert response.ext_fields == {"k": "v"}
     assert [r.serialize_type for r in echo.seen] == [SerializeType.JSON] * 2

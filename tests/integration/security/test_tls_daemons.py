@@ -141,7 +141,12 @@ async def test_master_slave_replication_over_tls_with_acl(
         broker_overrides=both, namesrv_overrides={**tls_server(ca, "enforcing"), **acl}
     )
     ns, topic = cluster.namesrv_addr, "TopicTlsHa"
-    tls: dict[str, Any] = {"use_tls": True, "tls_ca_file": ca.ca, "access_key": sec.ADMIN[0], "secret_key": sec.ADMIN[1]}
+    tls: dict[str, Any] = {
+        "use_tls": True,
+        "tls_ca_file": ca.ca,
+        "access_key": sec.ADMIN[0],
+        "secret_key": sec.ADMIN[1],
+    }
     async with Admin(namesrv_addr=ns, **tls) as admin:
         await admin.create_topic(topic, read_queues=2, write_queues=2)
     slave = await cluster.add_broker("broker-a", {**both, "brokerId": 1, "brokerRole": "SLAVE"})

@@ -49,7 +49,9 @@ def create_topic(namesrv: str, topic: str, queues: int) -> None:
         admin.create_topic(topic, read_queues=queues, write_queues=queues)
 
 
-def produce(namesrv: str, topic: str, count: int, *, body_size: int = 64, tag: str = "t", start: int = 0) -> list[str]:
+def produce(
+    namesrv: str, topic: str, count: int, *, body_size: int = 64, tag: str = "t", start: int = 0
+) -> list[str]:
     """Send `count` messages (body `<topic>-<i>` padded, KEYS k<i>, user property seq=i); their msg ids."""
     ids = []
     with Producer(f"pg-{topic}", namesrv_addr=namesrv) as producer:

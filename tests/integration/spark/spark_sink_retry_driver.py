@@ -40,10 +40,12 @@ def main(namesrv: str, topic: str, rows: int, fail_at: int) -> None:
             raise RuntimeError(f"failing attempt 0 at row {i} on purpose")
         return f"row-{i}".ljust(1000, ".")
 
-    df = spark.range(rows, numPartitions=1).select(body("id").alias("body"), F.concat(F.lit("k"), "id").alias("keys"))
-    df.write.mode("append").format("rocketq").option("namesrv", namesrv).option("topic", topic).option("batchSize", "20").option(
-        "maxInflight", "1"
-    ).save()
+    df = spark.range(rows, numPartitions=1).select(
+        body("id").alias("body"), F.concat(F.lit("k"), "id").alias("keys")
+    )
+    df.write.mode("append").format("rocketq").option("namesrv", namesrv).option("topic", topic).option(
+        "batchSize", "20"
+    ).option("maxInflight", "1").save()
     print(f"WROTE {rows}", flush=True)
     spark.stop()
 

@@ -1,6 +1,6 @@
 """A Spark driver streaming a rocketq topic into parquet until it is killed (run as a subprocess by the tests).
 
-    python spark_stream_driver.py NAMESRV TOPIC CHECKPOINT_DIR OUT_DIR MAX_MESSAGES_PER_TRIGGER
+python spark_stream_driver.py NAMESRV TOPIC CHECKPOINT_DIR OUT_DIR MAX_MESSAGES_PER_TRIGGER
 """
 
 from __future__ import annotations

@@ -50,10 +50,14 @@ def test_a_batch_read_equals_what_was_sent(spark: Any, cluster: LocalCluster) ->
     per_queue: dict[tuple[str, int], list[int]] = {}
     for row in rows:
         per_queue.setdefault((row.broker_name, row.queue_id), []).append(row.queue_offset)
-    assert {q: sorted(o) for q, o in per_queue.items()} == {q: list(range(len(o))) for q, o in per_queue.items()}
+    assert {q: sorted(o) for q, o in per_queue.items()} == {
+        q: list(range(len(o))) for q, o in per_queue.items()
+    }
     assert {q: (0, len(o)) for q, o in per_queue.items()} == bounds(ns, "SparkBatch")
     # Pulls asking more than the broker answers at once (32) are completed by follow-up pulls.
-    big_pulls = load(spark, ns, "SparkBatch", pullBatchSize="100", pullPipelineDepth="3").select("msg_id").collect()
+    big_pulls = (
+        load(spark, ns, "SparkBatch", pullBatchSize="100", pullPipelineDepth="3").select("msg_id").collect()
+    )
     assert sorted(r.msg_id for r in big_pulls) == sorted(sent)
 
 
@@ -92,7 +96,9 @@ def test_starting_offsets_by_timestamp(spark: Any, cluster: LocalCluster) -> Non
     assert sorted(r.msg_id for r in rows) == sorted(later)
 
 
-def test_register_works_where_auto_registration_is_not_used(spark: Any, cluster: LocalCluster, tmp_path: Path) -> None:
+def test_register_works_where_auto_registration_is_not_used(
+    spark: Any, cluster: LocalCluster, tmp_path: Path
+) -> None:
     import rocketq.spark
 
     rocketq.spark.register(spark)

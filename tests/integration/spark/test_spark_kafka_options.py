@@ -39,7 +39,9 @@ def queue_json(namesrv: str, topic: str, value: Any) -> str:
     return json.dumps({topic: {f"{b}:{q}": value(b, q) for b, q in bounds(namesrv, topic)}})
 
 
-def test_subscribe_and_assign_read_exactly_the_named_topics_and_queues(spark: Any, cluster: LocalCluster) -> None:
+def test_subscribe_and_assign_read_exactly_the_named_topics_and_queues(
+    spark: Any, cluster: LocalCluster
+) -> None:
     ns = cluster.namesrv_addr
     create_topic(ns, "KafkaSubA", 2)
     create_topic(ns, "KafkaSubB", 2)
@@ -78,8 +80,12 @@ def test_offsets_json_must_name_every_queue_and_only_known_ones(spark: Any, clus
         reader(spark, ns, subscribe="KafkaJson", startingOffsets=json.dumps(other_topic)).count()
     backwards_start = queue_json(ns, "KafkaJson", lambda b, q: 5)
     backwards_end = queue_json(ns, "KafkaJson", lambda b, q: 4)
-    with pytest.raises(Exception, match=r"startingOffsets of KafkaJson .* \(5\) is after its endingOffsets \(4\)"):
-        reader(spark, ns, subscribe="KafkaJson", startingOffsets=backwards_start, endingOffsets=backwards_end).count()
+    with pytest.raises(
+        Exception, match=r"startingOffsets of KafkaJson .* \(5\) is after its endingOffsets \(4\)"
+    ):
+        reader(
+            spark, ns, subscribe="KafkaJson", startingOffsets=backwards_start, endingOffsets=backwards_end
+        ).count()
     with pytest.raises(Exception, match=r"unknown source option.*maxoffsetspertriger"):
         reader(spark, ns, subscribe="KafkaJson", maxOffsetsPerTriger="5").count()
 
@@ -105,7 +111,13 @@ def test_timestamps_start_and_end_a_read_by_store_time(spark: Any, cluster: Loca
     future = str(int(time.time() * 1000) + 3_600_000)
     with pytest.raises(Exception, match=r"no message of KafkaTime .* was stored at or after"):
         reader(spark, ns, subscribe="KafkaTime", startingTimestamp=future).count()  # Kafka's default: error
-    lenient = reader(spark, ns, subscribe="KafkaTime", startingTimestamp=future, startingOffsetsByTimestampStrategy="latest")
+    lenient = reader(
+        spark,
+        ns,
+        subscribe="KafkaTime",
+        startingTimestamp=future,
+        startingOffsetsByTimestampStrategy="latest",
+    )
     assert lenient.count() == 0
 
 
@@ -123,7 +135,6 @@ def test_min_partitions_and_include_headers(spark: Any, cluster: LocalCluster) -
     assert headers["KEYS"] == rows[0].keys.encode()
 
 
-
 def test_max_partitions_packs_queues_and_reads_every_message_once(spark: Any, cluster: LocalCluster) -> None:
     ns = cluster.namesrv_addr
     create_topic(ns, "KafkaPack", 4)  # 4 queues on each of the 2 brokers
@@ -135,6 +146,7 @@ def test_max_partitions_packs_queues_and_reads_every_message_once(spark: Any, cl
     assert len({(r.broker_name, r.queue_id, r.queue_offset) for r in rows}) == 120
     with pytest.raises(Exception, match=r"minPartitions \(4\) is greater than maxPartitions \(2\)"):
         reader(spark, ns, subscribe="KafkaPack", minPartitions="4", maxPartitions="2").count()
+
 
 def run_stream(df: Any, out: Path, checkpoint: Path, **trigger: Any) -> Any:
     return (
@@ -161,7 +173,9 @@ def wait_rows(query: Any, want: int, timeout_s: float = 90) -> int:
     raise AssertionError(f"{seen} rows after {timeout_s:.0f}s, wanted {want}")
 
 
-def test_subscribe_pattern_picks_up_a_topic_created_mid_stream(spark: Any, cluster: LocalCluster, tmp_path: Path) -> None:
+def test_subscribe_pattern_picks_up_a_topic_created_mid_stream(
+    spark: Any, cluster: LocalCluster, tmp_path: Path
+) -> None:
     ns = cluster.namesrv_addr
     create_topic(ns, "Pattern-one", 2)
     create_topic(ns, "NotPattern-x", 2)
@@ -188,11 +202,15 @@ def test_subscribe_pattern_picks_up_a_topic_created_mid_stream(spark: Any, clust
     assert "behind latest: max" in describe(first)
 
 
-def test_min_offsets_per_trigger_waits_for_enough_messages(spark: Any, cluster: LocalCluster, tmp_path: Path) -> None:
+def test_min_offsets_per_trigger_waits_for_enough_messages(
+    spark: Any, cluster: LocalCluster, tmp_path: Path
+) -> None:
     ns = cluster.namesrv_addr
     create_topic(ns, "KafkaMinTrigger", 2)
     produce(ns, "KafkaMinTrigger", 10)
-    df = reader(spark, ns, stream=True, subscribe="KafkaMinTrigger", minOffsetsPerTrigger="50", maxTriggerDelay="1h")
+    df = reader(
+        spark, ns, stream=True, subscribe="KafkaMinTrigger", minOffsetsPerTrigger="50", maxTriggerDelay="1h"
+    )
     query = run_stream(df, tmp_path / "out", tmp_path / "ck", processingTime="200 milliseconds")
     try:
         wait_rows(query, 10)  # the first trigger runs at once, as Kafka's

@@ -43,15 +43,24 @@ def read_topic(namesrv: str, topic: str) -> list[MessageExt]:
 def test_a_batch_write_sends_every_row_with_its_columns(spark: Any, cluster: LocalCluster) -> None:
     ns = cluster.namesrv_addr
     create_topic(ns, "SinkBatch", 4)
-    rows = [(f"body-{i}".encode(), f"k{i} kk{i}", "TagA" if i % 2 else "TagB", {"seq": str(i)}) for i in range(500)]
+    rows = [
+        (f"body-{i}".encode(), f"k{i} kk{i}", "TagA" if i % 2 else "TagB", {"seq": str(i)})
+        for i in range(500)
+    ]
     df = spark.createDataFrame(rows, "body binary, keys string, tags string, properties map<string,string>")
-    df.repartition(3).write.mode("append").format("rocketq").option("namesrv", ns).option("topic", "SinkBatch").save()
+    df.repartition(3).write.mode("append").format("rocketq").option("namesrv", ns).option(
+        "topic", "SinkBatch"
+    ).save()
     got = read_topic(ns, "SinkBatch")
     assert len(got) == 500
     by_seq = {int(m.properties["seq"]): m for m in got}
     assert sorted(by_seq) == list(range(500))
     for i, m in by_seq.items():
-        assert (m.body, m.keys, m.tags) == (f"body-{i}".encode(), [f"k{i}", f"kk{i}"], "TagA" if i % 2 else "TagB")
+        assert (m.body, m.keys, m.tags) == (
+            f"body-{i}".encode(),
+            [f"k{i}", f"kk{i}"],
+            "TagA" if i % 2 else "TagB",
+        )
     assert len({m.msg_id for m in got}) == 500
     # Read back through the source too: what the sink wrote is what the source reads.
     back = spark.read.format("rocketq").option("namesrv", ns).option("subscribe", "SinkBatch").load()
@@ -62,20 +71,30 @@ def test_the_topic_can_come_from_a_column_and_the_body_from_value(spark: Any, cl
     ns = cluster.namesrv_addr
     create_topic(ns, "SinkColA", 2)
     create_topic(ns, "SinkColB", 2)
-    df = spark.createDataFrame([("SinkColA" if i % 3 else "SinkColB", f"v{i}") for i in range(90)], "topic string, value string")
+    df = spark.createDataFrame(
+        [("SinkColA" if i % 3 else "SinkColB", f"v{i}") for i in range(90)], "topic string, value string"
+    )
     df.write.mode("append").format("rocketq").option("namesrv", ns).save()
-    assert sorted(m.body for m in read_topic(ns, "SinkColA")) == sorted(f"v{i}".encode() for i in range(90) if i % 3)
+    assert sorted(m.body for m in read_topic(ns, "SinkColA")) == sorted(
+        f"v{i}".encode() for i in range(90) if i % 3
+    )
     assert len(read_topic(ns, "SinkColB")) == 30
     with pytest.raises(Exception, match="needs a 'body'"):
-        spark.createDataFrame([("x",)], "topic string").write.mode("append").format("rocketq").option("namesrv", ns).save()
+        spark.createDataFrame([("x",)], "topic string").write.mode("append").format("rocketq").option(
+            "namesrv", ns
+        ).save()
 
 
-def test_a_streaming_query_copies_one_topic_into_another(spark: Any, cluster: LocalCluster, tmp_path: Path) -> None:
+def test_a_streaming_query_copies_one_topic_into_another(
+    spark: Any, cluster: LocalCluster, tmp_path: Path
+) -> None:
     ns = cluster.namesrv_addr
     create_topic(ns, "SinkStreamIn", 2)
     create_topic(ns, "SinkStreamOut", 2)
     produce(ns, "SinkStreamIn", 120)
-    source = spark.readStream.format("rocketq").option("namesrv", ns).option("subscribe", "SinkStreamIn").load()
+    source = (
+        spark.readStream.format("rocketq").option("namesrv", ns).option("subscribe", "SinkStreamIn").load()
+    )
     query = (
         source.select("body", "keys", "properties")
         .writeStream.format("rocketq")
@@ -89,7 +108,9 @@ def test_a_streaming_query_copies_one_topic_into_another(spark: Any, cluster: Lo
     assert query.exception() is None
     got = read_topic(ns, "SinkStreamOut")
     assert sorted(int(m.properties["seq"]) for m in got) == list(range(120))
-    assert sorted(m.body for m in got) == sorted(f"SinkStreamIn-{i}".encode().ljust(64, b".") for i in range(120))
+    assert sorted(m.body for m in got) == sorted(
+        f"SinkStreamIn-{i}".encode().ljust(64, b".") for i in range(120)
+    )
 
 
 def test_a_retried_task_sends_duplicates_with_the_same_ids(cluster: LocalCluster, tmp_path: Path) -> None:
@@ -107,7 +128,9 @@ def test_a_retried_task_sends_duplicates_with_the_same_ids(cluster: LocalCluster
     twice = {m.msg_id: m.body for m in got if ids[m.msg_id] == 2}
     sent_first = len(twice)
     assert len(got) == 200 + sent_first  # ...and what the failed attempt sent, again, under the same ids
-    assert 0 < sent_first < 150, "the first attempt was to fail after sending some rows: " + done.stderr[-3000:]
+    assert 0 < sent_first < 150, (
+        "the first attempt was to fail after sending some rows: " + done.stderr[-3000:]
+    )
     # The failed attempt sent whole batches of 20 from the start of its partition.
     assert sent_first % 20 == 0
     assert sorted(twice.values()) == sorted(f"row-{i}".ljust(1000, ".").encode() for i in range(sent_first))
@@ -115,4 +138,13 @@ def test_a_retried_task_sends_duplicates_with_the_same_ids(cluster: LocalCluster
     for m in got:
         by_id.setdefault(m.msg_id, set()).add(m.body)
     assert all(len(bodies) == 1 for bodies in by_id.values())  # a duplicate is the same message
-    print(json.dumps({"rows": 200, "delivered": len(got), "distinct_ids": len(ids), "sent_by_failed_attempt": sent_first}))
+    print(
+        json.dumps(
+            {
+                "rows": 200,
+                "delivered": len(got),
+                "distinct_ids": len(ids),
+                "sent_by_failed_attempt": sent_first,
+            }
+        )
+    )

@@ -28,9 +28,13 @@ SENT_A, SENT_B, LAG_COMMIT = 300, 120, 10
 
 
 @pytest.fixture(scope="module")
-def workload(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[tuple[LocalCluster, dict[str, int]]]:
+def workload(
+    tmp_path_factory: pytest.TempPathFactory, spark: Any
+) -> Iterator[tuple[LocalCluster, dict[str, int]]]:
     """A cluster (stats every second) that took 420 sends, one full read of StatsA and one committed offset."""
-    with running_cluster(tmp_path_factory.mktemp("stats"), broker_overrides={"statsInterval": 1000}) as cluster:
+    with running_cluster(
+        tmp_path_factory.mktemp("stats"), broker_overrides={"statsInterval": 1000}
+    ) as cluster:
         ns = cluster.namesrv_addr
         create_topic(ns, "StatsA", 2)
         create_topic(ns, "StatsB", 1)
@@ -47,9 +51,9 @@ def workload(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[t
         def published() -> bool:  # a window closed after all of it: the broker record shows the totals
             brokers = read_json_topic(ns, C.RMQ_SYS_BROKER_STATS_BROKER_TOPIC)
             groups = read_json_topic(ns, C.RMQ_SYS_BROKER_STATS_GROUP_TOPIC)
-            return any(b["putMessagesTotal"] == SENT_A + SENT_B and b["getMessagesTotal"] == SENT_A for b in brokers) and any(
-                g["group"] == "stats-lag" for g in groups
-            )
+            return any(
+                b["putMessagesTotal"] == SENT_A + SENT_B and b["getMessagesTotal"] == SENT_A for b in brokers
+            ) and any(g["group"] == "stats-lag" for g in groups)
 
         wait_for("the stats windows holding the workload", published, timeout_s=30)
         yield cluster, expected
@@ -73,7 +77,9 @@ def check_tables(tables: dict[str, list[dict[str, Any]]], expected: dict[str, in
         assert 0 < row["p50_us"] <= row["p90_us"] <= row["p99_us"] <= row["p999_us"] <= max(row["max_us"], 1)
 
 
-def test_spark_submit_writes_the_tables_and_charts(workload: tuple[LocalCluster, dict[str, int]], tmp_path: Path) -> None:
+def test_spark_submit_writes_the_tables_and_charts(
+    workload: tuple[LocalCluster, dict[str, int]], tmp_path: Path
+) -> None:
     cluster, expected = workload
     out = tmp_path / "stats"
     spark_submit = Path(sys.executable).with_name("spark-submit")
@@ -82,14 +88,19 @@ def test_spark_submit_writes_the_tables_and_charts(workload: tuple[LocalCluster,
         "--driver-java-options", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
         str(JOB), "--namesrv", cluster.namesrv_addr, "--out", str(out),
     ]  # fmt: skip
-    done = subprocess.run(command, env={**os.environ, **spark_env()}, capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        command, env={**os.environ, **spark_env()}, capture_output=True, text=True, timeout=180
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "topic_tps:" in done.stdout and "chart ->" in done.stdout
     spark_env_python = importlib.util.find_spec("pyarrow.parquet")
     assert spark_env_python is not None
     import pyarrow.parquet as pq
 
-    tables = {name: pq.read_table(out / "tables" / name).to_pylist() for name in ("topic_tps", "group_lag", "put_latency")}
+    tables = {
+        name: pq.read_table(out / "tables" / name).to_pylist()
+        for name in ("topic_tps", "group_lag", "put_latency")
+    }
     check_tables(tables, expected)
     for chart in ("topic_tps", "get_tps", "group_lag", "lag_latency", "put_latency", "overview"):
         data = (out / "charts" / f"{chart}.png").read_bytes()
@@ -97,18 +108,28 @@ def test_spark_submit_writes_the_tables_and_charts(workload: tuple[LocalCluster,
 
 
 def test_streaming_ingest_is_incremental_and_exactly_once(
-    workload: tuple[LocalCluster, dict[str, int]], spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    workload: tuple[LocalCluster, dict[str, int]],
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     cluster, expected = workload
     spec = importlib.util.spec_from_file_location("broker_stats_job", JOB)
     assert spec is not None and spec.loader is not None
     job = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(job)
-    args = job.parse_args(["--namesrv", cluster.namesrv_addr, "--out", str(tmp_path / "s"), "--streaming", "--no-charts"])
+    args = job.parse_args(
+        ["--namesrv", cluster.namesrv_addr, "--out", str(tmp_path / "s"), "--streaming", "--no-charts"]
+    )
     check_tables(job.run(spark, args), expected)
     assert "ingest batch 0: " in capsys.readouterr().out  # progress with the lag behind the latest offsets
     brokers_before = spark.read.parquet(str(tmp_path / "s" / "raw" / "broker")).count()
-    wait_for("a later broker window", lambda: len(read_json_topic(cluster.namesrv_addr, C.RMQ_SYS_BROKER_STATS_BROKER_TOPIC)) > brokers_before)
+    wait_for(
+        "a later broker window",
+        lambda: (
+            len(read_json_topic(cluster.namesrv_addr, C.RMQ_SYS_BROKER_STATS_BROKER_TOPIC)) > brokers_before
+        ),
+    )
     check_tables(job.run(spark, args), expected)  # the second run adds only the new windows
     raw = spark.read.parquet(str(tmp_path / "s" / "raw" / "broker"))
     assert raw.count() == raw.select("windowEndMs").distinct().count() > brokers_before
@@ -118,7 +139,9 @@ def test_broker_status_reports_the_same_totals(
     workload: tuple[LocalCluster, dict[str, int]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     cluster, expected = workload
-    code = admin_cli.main(["--namesrv-addr", cluster.namesrv_addr, "--json", "broker-status", "-b", cluster.brokers[0].addr])
+    code = admin_cli.main(
+        ["--namesrv-addr", cluster.namesrv_addr, "--json", "broker-status", "-b", cluster.brokers[0].addr]
+    )
     assert code == 0
     figures = {row["key"]: row["value"] for row in json.loads(capsys.readouterr().out)}
     assert figures["rocketmq_messages_in_total"] == str(SENT_A + SENT_B)

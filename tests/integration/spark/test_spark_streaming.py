@@ -53,11 +53,20 @@ def run_available_now(df: Any, out: Path, checkpoint: Path) -> list[int]:
     return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 
 
-def test_max_messages_per_trigger_splits_the_backlog_into_batches(spark: Any, cluster: LocalCluster, tmp_path: Path) -> None:
+def test_max_messages_per_trigger_splits_the_backlog_into_batches(
+    spark: Any, cluster: LocalCluster, tmp_path: Path
+) -> None:
     ns = cluster.namesrv_addr
     create_topic(ns, "SparkLimited", 4)
     sent = produce(ns, "SparkLimited", 500)
-    df = stream(spark, ns, "SparkLimited", maxMessagesPerTrigger="150", group="spark-progress", commitOffsetsToBroker="true")
+    df = stream(
+        spark,
+        ns,
+        "SparkLimited",
+        maxMessagesPerTrigger="150",
+        group="spark-progress",
+        commitOffsetsToBroker="true",
+    )
     assert run_available_now(df, tmp_path / "out", tmp_path / "ck") == [150, 150, 150, 50]
     rows = spark.read.parquet(str(tmp_path / "out")).select("msg_id").collect()
     assert sorted(r.msg_id for r in rows) == sorted(sent)
@@ -109,6 +118,8 @@ def test_a_killed_driver_restarted_from_its_checkpoint_yields_every_message_once
     assert 0 < done < 1000, "the driver was to be killed mid-stream"
     run_available_now(stream(spark, ns, "SparkKilled"), out, checkpoint)
     rows = spark.read.parquet(str(out)).select("broker_name", "queue_id", "queue_offset", "msg_id").collect()
-    assert len(rows) == 1000, f"{len(rows)} rows after the restart ({done} before, {committed} batches committed)"
+    assert len(rows) == 1000, (
+        f"{len(rows)} rows after the restart ({done} before, {committed} batches committed)"
+    )
     assert sorted(r.msg_id for r in rows) == sorted(sent + more)
     assert len({(r.broker_name, r.queue_id, r.queue_offset) for r in rows}) == 1000

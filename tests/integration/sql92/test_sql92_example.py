@@ -40,4 +40,7 @@ async def test_the_example_filters_on_the_broker(cluster_factory: Any) -> None:
 async def test_the_example_explains_a_broker_without_property_filter(cluster: Any) -> None:
     code, text = await run_example(cluster.namesrv_addr)
     assert code == 2, text
-    assert "does not support consumer to filter message by SQL92" in text and "--enablePropertyFilter true" in text
+    assert (
+        "does not support consumer to filter message by SQL92" in text
+        and "--enablePropertyFilter true" in text
+    )

@@ -58,7 +58,9 @@ async def fill(ns: str, topic: str) -> None:
         await admin.create_topic(topic, read_queues=4, write_queues=4)
     async with Producer("pg_sql", namesrv_addr=ns) as producer:
         for i in range(COUNT):
-            msg = Message(topic, b"m%02d" % i, tags=None if i % 5 == 0 else "TagA", properties=properties_of(i))
+            msg = Message(
+                topic, b"m%02d" % i, tags=None if i % 5 == 0 else "TagA", properties=properties_of(i)
+            )
             await producer.send(msg)
         # A matching message last in every queue: once a consumer has it, the broker has judged every
         # message before it in that queue.

@@ -89,7 +89,9 @@ async def test_commit_is_visible_once_and_rollback_never(cluster_factory: Any) -
                 assert result.local_transaction_state is state
             # The checker walks past every half message (once they are older than transactionTimeOut)
             # without asking about any of them.
-            await wait_for(lambda: checker_passed_all(admin), timeout_s=15, what="the checker passed the half queue")
+            await wait_for(
+                lambda: checker_passed_all(admin), timeout_s=15, what="the checker passed the half queue"
+            )
         assert checked == []
         assert await stored_count(admin, topic) == 8
     got = await read_topic(ns, topic, 8, "cg_tx_commit")
@@ -107,7 +109,9 @@ async def test_unknown_then_the_checker_commits(cluster_factory: Any) -> None:
         return COMMIT
 
     async with Admin(namesrv_addr=ns) as admin, tx_producer(ns, "pg_tx_unknown", checker) as producer:
-        result = await producer.send_in_transaction(Message(topic, b"later", keys=["k1"]), lambda _m, _a: UNKNOW)
+        result = await producer.send_in_transaction(
+            Message(topic, b"later", keys=["k1"]), lambda _m, _a: UNKNOW
+        )
         assert result.local_transaction_state is UNKNOW
         assert await stored_count(admin, topic) == 0
         await wait_for(lambda: asked, timeout_s=15, what="a transaction check")
@@ -116,7 +120,9 @@ async def test_unknown_then_the_checker_commits(cluster_factory: Any) -> None:
         assert msg.transaction_id == result.msg_id
         assert msg.properties[C.PROPERTY_TRANSACTION_CHECK_TIMES] == "1"
         await wait_for(lambda: stored_count(admin, topic), timeout_s=10, what="the committed message")
-        await wait_for(lambda: checker_passed_all(admin), timeout_s=15, what="the checker passed the half queue")
+        await wait_for(
+            lambda: checker_passed_all(admin), timeout_s=15, what="the checker passed the half queue"
+        )
         assert len(asked) == 1 and await stored_count(admin, topic) == 1
     [got] = await read_topic(ns, topic, 1, "cg_tx_unknown")
     assert got.body == b"later" and got.msg_id == result.msg_id
@@ -182,7 +188,9 @@ async def test_a_broker_restart_in_the_middle_of_checks(cluster_factory: Any) ->
         await wait_for(lambda: len(answers) > before, timeout_s=30, what="a check after the restart")
         async with Admin(namesrv_addr=ns) as admin:
             await wait_for(lambda: stored_count(admin, topic), timeout_s=15, what="the message committed")
-            await wait_for(lambda: checker_passed_all(admin), timeout_s=15, what="the checker passed the half queue")
+            await wait_for(
+                lambda: checker_passed_all(admin), timeout_s=15, what="the checker passed the half queue"
+            )
             assert await stored_count(admin, topic) == 1
     # The check count went on from where it was: the restart did not start it over.
     assert answers == sorted(answers) and answers[-1] > answers[0]
@@ -202,8 +210,12 @@ async def test_unanswered_checks_end_in_the_check_max_time_topic(cluster_factory
     async with Admin(namesrv_addr=ns) as admin, tx_producer(ns, "pg_tx_max", checker) as producer:
         await producer.send_in_transaction(Message(topic, b"undecided"), lambda _m, _a: UNKNOW)
         tcmt = C.RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC
-        await wait_for(lambda: stored_count(admin, tcmt), timeout_s=20, what="the message in TRANS_CHECK_MAX_TIME_TOPIC")
-        await wait_for(lambda: checker_passed_all(admin), timeout_s=15, what="the checker passed the half queue")
+        await wait_for(
+            lambda: stored_count(admin, tcmt), timeout_s=20, what="the message in TRANS_CHECK_MAX_TIME_TOPIC"
+        )
+        await wait_for(
+            lambda: checker_passed_all(admin), timeout_s=15, what="the checker passed the half queue"
+        )
         assert asked == [1, 2, 3]
         assert await stored_count(admin, topic) == 0
     [kept] = await read_topic(ns, C.RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, 1, "cg_tx_max")

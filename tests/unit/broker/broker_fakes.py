@@ -63,7 +63,9 @@ class FakeStore:
         self.phy += 100
         for listener in self.listeners:
             listener(msg.topic, msg.queue_id, msg.queue_offset, msg.tags_code, 0, msg.properties)
-        return msg.queue_offset, create_offset_msg_id(msg.store_host[0], msg.store_host[1], msg.commit_log_offset)
+        return msg.queue_offset, create_offset_msg_id(
+            msg.store_host[0], msg.store_host[1], msg.commit_log_offset
+        )
 
     async def put_message(self, msg: BrokerMessage) -> PutResult:
         status = self.next_status or PutMessageStatus.PUT_OK
@@ -87,7 +89,16 @@ class FakeStore:
     def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
         return self.min_offsets.get((topic, queue_id), 0)
 
-    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_count: int, message_filter: Any = None, max_total_bytes: Any = None) -> GetResult:
+    def get_message(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_count: int,
+        message_filter: Any = None,
+        max_total_bytes: Any = None,
+    ) -> GetResult:
         q = self.queues.get((topic, queue_id))
         lo = self.get_min_offset_in_queue(topic, queue_id)
         if not q:
@@ -129,8 +140,13 @@ class FakeStore:
         return None if m is None else b"<%s>" % m.body
 
     def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> QueryResult:
-        found = [b"<%s>" % m.body for (t, _), q in self.queues.items() if t == topic for m in q
-                 if key in (m.properties.get("KEYS") or "").split(" ") or m.properties.get("UNIQ_KEY") == key]
+        found = [
+            b"<%s>" % m.body
+            for (t, _), q in self.queues.items()
+            if t == topic
+            for m in q
+            if key in (m.properties.get("KEYS") or "").split(" ") or m.properties.get("UNIQ_KEY") == key
+        ]
         return QueryResult(found[:max_num], 7, 8)
 
     def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp_ms: int) -> int:

@@ -39,7 +39,9 @@ def heartbeat(client_id: str, group: str = "cg", topics: tuple[str, ...] = ("T",
     data = HeartbeatData(
         client_id=client_id,
         producer_data_set=[ProducerData("pg")],
-        consumer_data_set=[ConsumerData(group_name=group, subscription_data_set=[SubscriptionData(topic=t) for t in topics])],
+        consumer_data_set=[
+            ConsumerData(group_name=group, subscription_data_set=[SubscriptionData(topic=t) for t in topics])
+        ],
     )
     return RemotingCommand.request(RequestCode.HEART_BEAT, None, data.encode())
 
@@ -62,10 +64,15 @@ async def test_heartbeat_registers_and_creates_the_retry_topic() -> None:
     await proc.process_request(c2, heartbeat("client-2"))
     assert events[-1] == ("cg", [c1, c2])
     listing = ConsumerManageProcessor(ctx)
-    req = RemotingCommand.request(38, GetConsumerListByGroupRequestHeader(consumer_group="cg").to_ext_fields())
+    req = RemotingCommand.request(
+        38, GetConsumerListByGroupRequestHeader(consumer_group="cg").to_ext_fields()
+    )
     resp = await listing.process_request(c1, req)
     assert resp is not None and resp.code == 0
-    assert sorted(GetConsumerListByGroupResponseBody.decode(resp.body).consumer_id_list) == ["client-1", "client-2"]
+    assert sorted(GetConsumerListByGroupResponseBody.decode(resp.body).consumer_id_list) == [
+        "client-1",
+        "client-2",
+    ]
     unreg = UnregisterClientRequestHeader(client_id="client-2", consumer_group="cg", producer_group="pg")
     resp = await proc.process_request(c2, RemotingCommand.request(35, unreg.to_ext_fields()))
     assert resp is not None and resp.code == 0 and events[-1] == ("cg", [c1])
@@ -79,7 +86,9 @@ async def test_lenient_heartbeat_and_bad_bodies() -> None:
     assert resp is not None and resp.code == 0
     assert ctx.consumer_manager.get_consumer_group_info("g") is not None
     resp = await proc.process_request(FakeConnection(), RemotingCommand.request(34, None, b"not json"))
-    assert resp is not None and resp.code == ResponseCode.SYSTEM_ERROR and "HeartbeatData" in (resp.remark or "")
+    assert (
+        resp is not None and resp.code == ResponseCode.SYSTEM_ERROR and "HeartbeatData" in (resp.remark or "")
+    )
 
 
 async def test_check_client_config() -> None:
@@ -88,16 +97,24 @@ async def test_check_client_config() -> None:
     tag = CheckClientRequestBody("c", "g", SubscriptionData(topic="T", sub_string="a"))
     resp = await proc.process_request(FakeConnection(), RemotingCommand.request(46, None, tag.encode()))
     assert resp is not None and resp.code == 0
-    sql = CheckClientRequestBody("c", "g", SubscriptionData(topic="T", sub_string="a > 1", expression_type="SQL92"))
+    sql = CheckClientRequestBody(
+        "c", "g", SubscriptionData(topic="T", sub_string="a > 1", expression_type="SQL92")
+    )
     resp = await proc.process_request(FakeConnection(), RemotingCommand.request(46, None, sql.encode()))
     assert resp is not None and resp.code == ResponseCode.SYSTEM_ERROR
 
 
 async def test_no_consumer_is_system_error() -> None:
     ctx, _ = setup()
-    req = RemotingCommand.request(38, GetConsumerListByGroupRequestHeader(consumer_group="nobody").to_ext_fields())
+    req = RemotingCommand.request(
+        38, GetConsumerListByGroupRequestHeader(consumer_group="nobody").to_ext_fields()
+    )
     resp = await ConsumerManageProcessor(ctx).process_request(FakeConnection(), req)
-    assert resp is not None and resp.code == ResponseCode.SYSTEM_ERROR and "no consumer for this group" in (resp.remark or "")
+    assert (
+        resp is not None
+        and resp.code == ResponseCode.SYSTEM_ERROR
+        and "no consumer for this group" in (resp.remark or "")
+    )
 
 
 def query(topic: str = "T", queue_id: int = 0) -> RemotingCommand:
@@ -151,7 +168,10 @@ async def test_offset_admin_reads_the_store() -> None:
     ctx, _ = setup()
     await ctx.store.put_message(BrokerMessage("T", 1, b"x"))
     proc = OffsetAdminProcessor(ctx)
-    resp = await proc.process_request(FakeConnection(), RemotingCommand.request(30, GetMaxOffsetRequestHeader(topic="T", queue_id=1).to_ext_fields()))
+    resp = await proc.process_request(
+        FakeConnection(),
+        RemotingCommand.request(30, GetMaxOffsetRequestHeader(topic="T", queue_id=1).to_ext_fields()),
+    )
     assert resp is not None and (resp.ext_fields or {})["offset"] == "1"
     h = SearchOffsetRequestHeader(topic="T", queue_id=1, timestamp=5)
     resp = await proc.process_request(FakeConnection(), RemotingCommand.request(29, h.to_ext_fields()))
@@ -165,7 +185,9 @@ async def test_min_offset_of_a_queue_never_written_is_0_as_java() -> None:
     ctx, _ = setup()
     ctx.store.min_offsets[("Fresh", 2)] = -1
     proc = OffsetAdminProcessor(ctx)
-    request = RemotingCommand.request(RequestCode.GET_MIN_OFFSET, GetMinOffsetRequestHeader(topic="Fresh", queue_id=2).to_ext_fields())
+    request = RemotingCommand.request(
+        RequestCode.GET_MIN_OFFSET, GetMinOffsetRequestHeader(topic="Fresh", queue_id=2).to_ext_fields()
+    )
     resp = await proc.process_request(FakeConnection(), request)
     assert resp is not None and resp.code == 0 and (resp.ext_fields or {})["offset"] == "0"
 

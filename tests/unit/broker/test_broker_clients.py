@@ -11,7 +11,11 @@ from rocketq.remoting.protocol.bodies.heartbeat import (
     SubscriptionData,
 )
 
-PUSH, CLUSTERING, LAST = ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING, ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
+PUSH, CLUSTERING, LAST = (
+    ConsumeType.CONSUME_PASSIVELY,
+    MessageModel.CLUSTERING,
+    ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+)
 
 
 def sub(topic: str, expr: str = "*", version: int = 1) -> SubscriptionData:
@@ -25,7 +29,9 @@ def setup() -> tuple[ConsumerManager, ManualClock, list[tuple[str, list[Any]]]]:
     return m, clock, events
 
 
-def register(m: ConsumerManager, clock: ManualClock, conn: FakeConnection, cid: str, subs: list[SubscriptionData]) -> bool:
+def register(
+    m: ConsumerManager, clock: ManualClock, conn: FakeConnection, cid: str, subs: list[SubscriptionData]
+) -> bool:
     info = ClientChannelInfo(conn, cid, "JAVA", 409, clock.monotonic_ms())
     return m.register_consumer("g", info, PUSH, CLUSTERING, LAST, subs)
 

@@ -59,7 +59,9 @@ def test_load_splits_a_file_and_cli_between_broker_and_store(tmp_path: Path) -> 
     toml.write_text(
         '[broker]\nbrokerName = "broker-b"\nlistenPort = 0\n[store]\nstorePathRootDir = "/tmp/s"\nmaxMessageSize = 100\n'
     )
-    broker, store = load_broker_configs(toml, {"listen-port": "1234", "store-path-root-dir": "/tmp/t"}, environ={})
+    broker, store = load_broker_configs(
+        toml, {"listen-port": "1234", "store-path-root-dir": "/tmp/t"}, environ={}
+    )
     assert broker.broker_name == "broker-b" and broker.listen_port == 1234
     assert store.store_path_root_dir == "/tmp/t" and store.max_message_size_bytes == 100
     conf = tmp_path / "broker-a.conf"

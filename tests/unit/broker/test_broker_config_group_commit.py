@@ -28,7 +28,9 @@ class Table(ConfigFileManager):
         super().write(data)
 
 
-async def test_a_burst_of_changes_shares_writes_and_each_caller_sees_its_change_on_disk(tmp_path: Path) -> None:
+async def test_a_burst_of_changes_shares_writes_and_each_caller_sees_its_change_on_disk(
+    tmp_path: Path,
+) -> None:
     table = Table(tmp_path)
 
     async def change(i: int) -> bool:

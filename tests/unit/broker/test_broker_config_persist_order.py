@@ -14,7 +14,9 @@ def _topics_on_disk(path: Path) -> set[str]:
     return set(json.loads(path.read_text())["topicConfigTable"])
 
 
-async def test_persist_changes_writes_before_it_returns_and_only_when_something_changed(tmp_path: Path) -> None:
+async def test_persist_changes_writes_before_it_returns_and_only_when_something_changed(
+    tmp_path: Path,
+) -> None:
     manager = TopicConfigManager(BrokerConfig(), tmp_path)
     manager.update_topic_config(TopicConfig("Orders", 4, 4))
     assert await manager.persist_changes()

@@ -16,7 +16,9 @@ def test_the_example_slave_is_broker_a_s_slave_on_other_ports() -> None:
     slave, slave_store = load_broker_configs(DEPLOY / "broker-a-s.toml", {}, environ={})
     assert (slave.broker_name, slave.broker_id, slave_store.broker_role) == ("broker-a", 1, BrokerRole.SLAVE)
     assert master_store.broker_role is BrokerRole.ASYNC_MASTER and master.broker_id == 0
-    assert {slave.listen_port, slave_store.ha_listen_port}.isdisjoint({master.listen_port, master_store.ha_listen_port})
+    assert {slave.listen_port, slave_store.ha_listen_port}.isdisjoint(
+        {master.listen_port, master_store.ha_listen_port}
+    )
     assert slave_store.store_path_root_dir != master_store.store_path_root_dir
     assert slave_store.mapped_file_size_commit_log_bytes == master_store.mapped_file_size_commit_log_bytes
 
@@ -24,7 +26,10 @@ def test_the_example_slave_is_broker_a_s_slave_on_other_ports() -> None:
 def test_ha_listen_port_is_listen_port_plus_one_unless_set() -> None:
     assert load_broker_configs(None, {"listenPort": "20911"}, environ={})[1].ha_listen_port == 20912
     assert load_broker_configs(None, {"listenPort": "0"}, environ={})[1].ha_listen_port == 0
-    assert load_broker_configs(None, {"listenPort": "20911", "haListenPort": "0"}, environ={})[1].ha_listen_port == 0
+    assert (
+        load_broker_configs(None, {"listenPort": "20911", "haListenPort": "0"}, environ={})[1].ha_listen_port
+        == 0
+    )
     _, store = load_broker_configs(None, {"listenPort": "20911", "haListenPort": "30000"}, environ={})
     assert store.ha_listen_port == 30000
 

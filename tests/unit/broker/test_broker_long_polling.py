@@ -21,7 +21,9 @@ def setup() -> tuple[PullRequestHoldService, Queue, ManualClock, list[RemotingCo
     return svc, q, clock, replayed
 
 
-def park(svc: PullRequestHoldService, clock: ManualClock, offset: int = 0, expr: str = "*", hold: int = 15_000) -> RemotingCommand:
+def park(
+    svc: PullRequestHoldService, clock: ManualClock, offset: int = 0, expr: str = "*", hold: int = 15_000
+) -> RemotingCommand:
     req = RemotingCommand.request(11)
     flt = build_tag_filter(expr, {java_hash_code(t) for t in expr.split("||")} if expr != "*" else set())
     svc.suspend("T", 0, PullRequest(req, FakeConnection(), offset, clock.monotonic_ms() + hold, flt), hold)

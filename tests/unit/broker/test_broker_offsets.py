@@ -101,7 +101,9 @@ def test_a_torn_file_falls_back_to_the_backup_and_two_torn_copies_refuse(tmp_pat
 
 def test_a_consumer_offset_file_written_by_apaches_broker_loads(tmp_path: Path) -> None:
     # Apache's fastjson writes integer map keys unquoted: a store moved from Apache's broker must load.
-    (tmp_path / "consumerOffset.json").write_text('{\n\t"offsetTable":{\n\t\t"Portable@cg-port":{0:6,1:5,2:6,3:7\n\t\t}\n\t}\n}')
+    (tmp_path / "consumerOffset.json").write_text(
+        '{\n\t"offsetTable":{\n\t\t"Portable@cg-port":{0:6,1:5,2:6,3:7\n\t\t}\n\t}\n}'
+    )
     m = ConsumerOffsetManager(str(tmp_path))
     assert m.load()
     assert [m.query_offset("cg-port", "Portable", q) for q in range(4)] == [6, 5, 6, 7]

@@ -25,18 +25,30 @@ SUSPEND = PullSysFlag.FLAG_SUSPEND
 COMMIT = PullSysFlag.FLAG_COMMIT_OFFSET
 
 
-def pull_request(offset: int = 0, sys_flag: int = SUB, sub: str | None = "*", queue_id: int = 0, **kw: Any) -> RemotingCommand:
+def pull_request(
+    offset: int = 0, sys_flag: int = SUB, sub: str | None = "*", queue_id: int = 0, **kw: Any
+) -> RemotingCommand:
     h = PullMessageRequestHeader(
-        consumer_group="cg", topic="T", queue_id=queue_id, queue_offset=offset, max_msg_nums=32,
-        sys_flag=sys_flag, commit_offset=kw.pop("commit_offset", 0), suspend_timeout_millis=15_000,
-        sub_version=kw.pop("sub_version", 0), subscription=sub, **kw,
+        consumer_group="cg",
+        topic="T",
+        queue_id=queue_id,
+        queue_offset=offset,
+        max_msg_nums=32,
+        sys_flag=sys_flag,
+        commit_offset=kw.pop("commit_offset", 0),
+        suspend_timeout_millis=15_000,
+        sub_version=kw.pop("sub_version", 0),
+        subscription=sub,
+        **kw,
     )
     return RemotingCommand.request(RequestCode.PULL_MESSAGE, h.to_ext_fields())
 
 
 async def put(store: FakeStore, body: bytes, tag: str | None = None) -> None:
     props = {"TAGS": tag} if tag else {}
-    await store.put_message(BrokerMessage("T", 0, body, properties=props, tags_code=java_hash_code(tag) if tag else 0))
+    await store.put_message(
+        BrokerMessage("T", 0, body, properties=props, tags_code=java_hash_code(tag) if tag else 0)
+    )
 
 
 def setup(groups: Any = None, **cfg: Any) -> tuple[PullMessageProcessor, FakeStore, FakeConnection]:
@@ -82,10 +94,18 @@ async def test_status_table_and_next_offsets() -> None:
     ]
     for offset, code, nxt, remark in expected:
         resp = await proc.process_request(conn, pull_request(offset))
-        assert resp is not None and (resp.code, fields(resp)["nextBeginOffset"], resp.remark) == (code, nxt, remark)
+        assert resp is not None and (resp.code, fields(resp)["nextBeginOffset"], resp.remark) == (
+            code,
+            nxt,
+            remark,
+        )
         assert set(fields(resp)) == {"suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset"}
     resp = await proc.process_request(conn, pull_request(1, sub="TagA"))
-    assert resp is not None and resp.code == ResponseCode.PULL_RETRY_IMMEDIATELY and fields(resp)["nextBeginOffset"] == 3
+    assert (
+        resp is not None
+        and resp.code == ResponseCode.PULL_RETRY_IMMEDIATELY
+        and fields(resp)["nextBeginOffset"] == 3
+    )
     await asyncio.sleep(0)  # the OffsetMovedEvent records are written in the background
     events = store.queues[("OFFSET_MOVED_EVENT", 0)]
     assert len(events) == 3 and events[0].properties["TAGS"] == "cg"
@@ -133,12 +153,21 @@ async def test_subscription_from_heartbeat() -> None:
     resp = await proc.process_request(conn, pull_request(0, 0))
     assert resp is not None and resp.code == ResponseCode.SUBSCRIPTION_NOT_EXIST
     # Java's words and FAQ line (PullMessageProcessor), the group named
-    assert resp.remark == "the consumer's group info not exist: cg\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    assert (
+        resp.remark
+        == "the consumer's group info not exist: cg\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
     cm = proc.ctx.consumer_manager
     info = ClientChannelInfo(conn, "c1", "JAVA", 409, 0)
     sub = SubscriptionData(topic="T", sub_string="TagA", code_set={java_hash_code("TagA")}, sub_version=10)
-    cm.register_consumer("cg", info, ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING,
-                         ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, [sub])
+    cm.register_consumer(
+        "cg",
+        info,
+        ConsumeType.CONSUME_PASSIVELY,
+        MessageModel.CLUSTERING,
+        ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+        [sub],
+    )
     await put(store, b"x", "TagB")
     resp = await proc.process_request(conn, pull_request(0, 0, sub_version=10))
     assert resp is not None and resp.code == ResponseCode.PULL_RETRY_IMMEDIATELY
@@ -158,7 +187,10 @@ async def test_refusals() -> None:
     ext = pull_request().ext_fields or {}
     resp = await proc.process_request(conn, RemotingCommand.request(11, {**ext, "topic": "Nope"}))
     assert resp is not None and resp.code == ResponseCode.TOPIC_NOT_EXIST
-    assert resp.remark == "topic[Nope] not exist, apply first please! \nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    assert (
+        resp.remark
+        == "topic[Nope] not exist, apply first please! \nSee http://rocketmq.apache.org/docs/faq/ for further details."
+    )
     proc.ctx.topic_config_manager.update_topic_config(TopicConfig("T", 2, 2, 2))
     resp = await proc.process_request(conn, pull_request())
     assert resp is not None and resp.code == ResponseCode.NO_PERMISSION

@@ -21,8 +21,14 @@ async def test_query_by_key_and_unique_key_and_view_by_offset() -> None:
     conn = FakeConnection()
 
     def q(key: str, unique: bool | None = None, max_num: int = 1) -> RemotingCommand:
-        h = QueryMessageRequestHeader(topic="T", key=key, max_num=max_num, begin_timestamp=0, end_timestamp=2**62,
-                                      unique_key_query=unique)
+        h = QueryMessageRequestHeader(
+            topic="T",
+            key=key,
+            max_num=max_num,
+            begin_timestamp=0,
+            end_timestamp=2**62,
+            unique_key_query=unique,
+        )
         return RemotingCommand.request(RequestCode.QUERY_MESSAGE, h.to_ext_fields())
 
     resp = await proc.process_request(conn, q("k2", max_num=10))
@@ -33,7 +39,9 @@ async def test_query_by_key_and_unique_key_and_view_by_offset() -> None:
     resp = await proc.process_request(conn, q("k2", unique=True, max_num=1))  # maxNum replaced by 32
     assert resp is not None and resp.body == b"<a><b>"
     resp = await proc.process_request(conn, q("nope"))
-    assert resp is not None and resp.code == ResponseCode.QUERY_NOT_FOUND and "time range" in (resp.remark or "")
+    assert (
+        resp is not None and resp.code == ResponseCode.QUERY_NOT_FOUND and "time range" in (resp.remark or "")
+    )
     assert "indexLastUpdatePhyoffset" in (resp.ext_fields or {})
     view = RemotingCommand.request(33, ViewMessageRequestHeader(offset=100).to_ext_fields())
     resp = await proc.process_request(conn, view)
@@ -44,8 +52,14 @@ async def test_query_by_key_and_unique_key_and_view_by_offset() -> None:
 
 
 def create(topic: str, perm: int = 6, queues: int = 4) -> RemotingCommand:
-    h = CreateTopicRequestHeader(topic=topic, default_topic="TBW102", read_queue_nums=queues, write_queue_nums=queues,
-                                 perm=perm, topic_filter_type="SINGLE_TAG")
+    h = CreateTopicRequestHeader(
+        topic=topic,
+        default_topic="TBW102",
+        read_queue_nums=queues,
+        write_queue_nums=queues,
+        perm=perm,
+        topic_filter_type="SINGLE_TAG",
+    )
     return RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, h.to_ext_fields())
 
 
@@ -70,7 +84,9 @@ async def test_create_registers_incrementally_and_delete_cleans_up() -> None:
     assert resp is not None and "Orders" in json.loads(resp.body)["topicConfigTable"]
     await ctx.store.put_message(BrokerMessage("Orders", 0, b"x"))
     ctx.consumer_offset_manager.commit_offset("c", "g", "Orders", 0, 1)
-    resp = await proc.process_request(conn, RemotingCommand.request(215, DeleteTopicRequestHeader(topic="Orders").to_ext_fields()))
+    resp = await proc.process_request(
+        conn, RemotingCommand.request(215, DeleteTopicRequestHeader(topic="Orders").to_ext_fields())
+    )
     assert resp is not None and resp.code == 0
     assert ctx.topic_config_manager.select_topic_config("Orders") is None
     assert ctx.store.queues == {} and ctx.consumer_offset_manager.offset_table == {}
@@ -79,10 +95,16 @@ async def test_create_registers_incrementally_and_delete_cleans_up() -> None:
 async def test_system_and_bad_topics_are_refused() -> None:
     ctx = make_context(FakeStore())
     proc = TopicAdminProcessor(ctx)
-    for topic, remark in [("TBW102", "conflict with system topic"), ("DefaultCluster", "conflict"),
-                          ("rmq_sys_x", "conflict"), ("a b", "illegal characters")]:
+    for topic, remark in [
+        ("TBW102", "conflict with system topic"),
+        ("DefaultCluster", "conflict"),
+        ("rmq_sys_x", "conflict"),
+        ("a b", "illegal characters"),
+    ]:
         resp = await proc.process_request(FakeConnection(), create(topic))
-        assert resp is not None and resp.code == ResponseCode.SYSTEM_ERROR and remark in (resp.remark or ""), topic
+        assert (
+            resp is not None and resp.code == ResponseCode.SYSTEM_ERROR and remark in (resp.remark or "")
+        ), topic
 
 
 async def test_runtime_info_and_config() -> None:
@@ -96,20 +118,32 @@ async def test_runtime_info_and_config() -> None:
     assert table["brokerVersionDesc"] == "V4_9_8" and table["brokerVersion"] == "409"
     assert table["commitLogMaxOffset"] == "0" and all(isinstance(v, str) for v in table.values())
     resp = await proc.process_request(conn, RemotingCommand.request(26))
-    assert resp is not None and "brokerName=broker-a" in resp.body.decode() and "version" in (resp.ext_fields or {})
-    resp = await proc.process_request(conn, RemotingCommand.request(25, None, b"brokerPermission=4\nmaxMessageSize=2048\n"))
+    assert (
+        resp is not None
+        and "brokerName=broker-a" in resp.body.decode()
+        and "version" in (resp.ext_fields or {})
+    )
+    resp = await proc.process_request(
+        conn, RemotingCommand.request(25, None, b"brokerPermission=4\nmaxMessageSize=2048\n")
+    )
     assert resp is not None and resp.code == 0
     assert ctx.broker_config.broker_permission == 4 and ctx.max_message_size == 2048
     assert changes == [{"brokerPermission", "maxMessageSize"}]
-    for body, code, remark in [(b"brokerName=x", ResponseCode.NO_PERMISSION, "black list"),
-                               (b"noSuchKey=1", ResponseCode.SYSTEM_ERROR, "noSuchKey"),
-                               (b"brokerPermission=abc", ResponseCode.SYSTEM_ERROR, "brokerPermission")]:
+    for body, code, remark in [
+        (b"brokerName=x", ResponseCode.NO_PERMISSION, "black list"),
+        (b"noSuchKey=1", ResponseCode.SYSTEM_ERROR, "noSuchKey"),
+        (b"brokerPermission=abc", ResponseCode.SYSTEM_ERROR, "brokerPermission"),
+    ]:
         resp = await proc.process_request(conn, RemotingCommand.request(25, None, body))
         assert resp is not None and resp.code == code and remark in (resp.remark or ""), body
 
 
 def test_version_desc() -> None:
-    assert version_desc(409) == "V4_9_8" and version_desc(401) == "V4_9_4" and version_desc(408) == "V4_9_8_SNAPSHOT"
+    assert (
+        version_desc(409) == "V4_9_8"
+        and version_desc(401) == "V4_9_4"
+        and version_desc(408) == "V4_9_8_SNAPSHOT"
+    )
 
 
 async def test_every_spelling_of_a_frozen_key_is_refused() -> None:

@@ -105,14 +105,23 @@ async def test_topic_and_consume_stats() -> None:
         await store.put_message(BrokerMessage("T", 1, b"x"))
     ctx.consumer_offset_manager.commit_offset("c", "cg", "T", 1, 2)
     proc = StatsAdminProcessor(ctx)
-    resp = await proc.process_request(FakeConnection(), RemotingCommand.request(202, GetTopicStatsInfoRequestHeader(topic="T").to_ext_fields()))
+    resp = await proc.process_request(
+        FakeConnection(),
+        RemotingCommand.request(202, GetTopicStatsInfoRequestHeader(topic="T").to_ext_fields()),
+    )
     assert resp is not None and resp.code == 0
     table = TopicStatsTable.decode(resp.body).offset_table
     assert table[MessageQueue("T", "broker-a", 1)].max_offset == 3
     assert table[MessageQueue("T", "broker-a", 1)].last_update_timestamp == 1002
-    resp = await proc.process_request(FakeConnection(), RemotingCommand.request(202, GetTopicStatsInfoRequestHeader(topic="X").to_ext_fields()))
+    resp = await proc.process_request(
+        FakeConnection(),
+        RemotingCommand.request(202, GetTopicStatsInfoRequestHeader(topic="X").to_ext_fields()),
+    )
     assert resp is not None and resp.code == ResponseCode.TOPIC_NOT_EXIST
-    resp = await proc.process_request(FakeConnection(), RemotingCommand.request(208, GetConsumeStatsRequestHeader(consumer_group="cg").to_ext_fields()))
+    resp = await proc.process_request(
+        FakeConnection(),
+        RemotingCommand.request(208, GetConsumeStatsRequestHeader(consumer_group="cg").to_ext_fields()),
+    )
     assert resp is not None and resp.code == 0
     stats = ConsumeStats.decode(resp.body).offset_table
     w = stats[MessageQueue("T", "broker-a", 1)]
@@ -140,27 +149,43 @@ async def test_broker_consume_stats_lists_every_group_with_its_lag() -> None:
     assert (w.broker_offset, w.consumer_offset) == (3, 2)
     ordered_only = RemotingCommand.request(317, GetConsumeStatsInBrokerHeader(is_order=True).to_ext_fields())
     resp = await proc.process_request(FakeConnection(), ordered_only)
-    assert resp is not None and ConsumeStatsList.decode(resp.body).total_diff == 0  # T is not an ordered topic
+    assert (
+        resp is not None and ConsumeStatsList.decode(resp.body).total_diff == 0
+    )  # T is not an ordered topic
 
 
 async def test_consumer_connections_and_who_consumes() -> None:
     ctx = make_context()
     proc = ConsumerAdminProcessor(ctx)
-    req = RemotingCommand.request(203, GetConsumerConnectionListRequestHeader(consumer_group="cg").to_ext_fields())
+    req = RemotingCommand.request(
+        203, GetConsumerConnectionListRequestHeader(consumer_group="cg").to_ext_fields()
+    )
     resp = await proc.process_request(FakeConnection(), req)
     assert resp is not None and resp.code == ResponseCode.CONSUMER_NOT_ONLINE
     conn = FakeConnection("10.0.0.9:1234")
     ctx.consumer_manager.register_consumer(
-        "cg", ClientChannelInfo(conn, "c1", LanguageCode.GO, 317, 0), ConsumeType.CONSUME_PASSIVELY,
-        MessageModel.CLUSTERING, ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, [SubscriptionData(topic="T")],
+        "cg",
+        ClientChannelInfo(conn, "c1", LanguageCode.GO, 317, 0),
+        ConsumeType.CONSUME_PASSIVELY,
+        MessageModel.CLUSTERING,
+        ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+        [SubscriptionData(topic="T")],
     )
     resp = await proc.process_request(FakeConnection(), req)
     assert resp is not None and resp.code == 0
     body = ConsumerConnection.decode(resp.body)
-    assert [(c.client_id, c.client_addr, c.language, c.version) for c in body.connection_set] == [("c1", "10.0.0.9:1234", LanguageCode.GO, 317)]
-    assert body.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET and "T" in body.subscription_table
+    assert [(c.client_id, c.client_addr, c.language, c.version) for c in body.connection_set] == [
+        ("c1", "10.0.0.9:1234", LanguageCode.GO, 317)
+    ]
+    assert (
+        body.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+        and "T" in body.subscription_table
+    )
     ctx.consumer_offset_manager.commit_offset("c", "old", "T", 0, 1)
-    resp = await proc.process_request(FakeConnection(), RemotingCommand.request(300, QueryTopicConsumeByWhoRequestHeader(topic="T").to_ext_fields()))
+    resp = await proc.process_request(
+        FakeConnection(),
+        RemotingCommand.request(300, QueryTopicConsumeByWhoRequestHeader(topic="T").to_ext_fields()),
+    )
     assert resp is not None and GroupList.decode(resp.body).group_list == ["cg", "old"]
 
 

@@ -15,17 +15,27 @@ from rocketq.store.status import PutMessageStatus
 PROPS = {"UNIQ_KEY": "ABC", "WAIT": "true", "TAGS": "TagA", "KEYS": "k1 k2"}
 
 
-def header(topic: str = "T", queue_id: int = 1, props: dict[str, str] | None = None, **kw: Any) -> SendMessageRequestHeader:
+def header(
+    topic: str = "T", queue_id: int = 1, props: dict[str, str] | None = None, **kw: Any
+) -> SendMessageRequestHeader:
     fields: dict[str, Any] = dict(
-        producer_group="pg", topic=topic, default_topic="TBW102", default_topic_queue_nums=4,
-        queue_id=queue_id, sys_flag=0, born_timestamp=1_700_000_000_000, flag=7,
+        producer_group="pg",
+        topic=topic,
+        default_topic="TBW102",
+        default_topic_queue_nums=4,
+        queue_id=queue_id,
+        sys_flag=0,
+        born_timestamp=1_700_000_000_000,
+        flag=7,
         properties=encode_properties(PROPS if props is None else props),
     )
     fields.update(kw)
     return SendMessageRequestHeader(**fields)
 
 
-def request(h: SendMessageRequestHeader, body: bytes = b"hello", v2: bool = False, code: int | None = None) -> RemotingCommand:
+def request(
+    h: SendMessageRequestHeader, body: bytes = b"hello", v2: bool = False, code: int | None = None
+) -> RemotingCommand:
     if v2:
         return RemotingCommand.request(code or RequestCode.SEND_MESSAGE_V2, h.to_v2().to_ext_fields(), body)
     return RemotingCommand.request(code or RequestCode.SEND_MESSAGE, h.to_ext_fields(), body)
@@ -64,15 +74,31 @@ async def test_negative_queue_id_picks_a_writable_queue() -> None:
     ("cfg", "h", "body", "code", "remark"),
     [
         # Java's remarks (AbstractSendMessageProcessor.msgCheck, SendMessageProcessor.handlePutMessageResult)
-        ({"autoCreateTopicEnable": False}, header(), b"x", ResponseCode.TOPIC_NOT_EXIST,
-         "topic[T] not exist, apply first please!\nSee http://rocketmq.apache.org/docs/faq/ for further details."),
-        ({}, header(), b"x" * 1025, ResponseCode.MESSAGE_ILLEGAL,
-         "the message is illegal, maybe msg body or properties length not matched. msg body length limit 1024B"),
+        (
+            {"autoCreateTopicEnable": False},
+            header(),
+            b"x",
+            ResponseCode.TOPIC_NOT_EXIST,
+            "topic[T] not exist, apply first please!\nSee http://rocketmq.apache.org/docs/faq/ for further details.",
+        ),
+        (
+            {},
+            header(),
+            b"x" * 1025,
+            ResponseCode.MESSAGE_ILLEGAL,
+            "the message is illegal, maybe msg body or properties length not matched. msg body length limit 1024B",
+        ),
         ({"brokerPermission": 4}, header(), b"x", ResponseCode.NO_PERMISSION, "sending message is forbidden"),
         ({}, header(topic="SCHEDULE_TOPIC_XXXX"), b"x", ResponseCode.NO_PERMISSION, "is forbidden"),
         ({}, header(topic="bad topic"), b"x", ResponseCode.SYSTEM_ERROR, "illegal characters"),
-        ({}, header(queue_id=99), b"x", ResponseCode.SYSTEM_ERROR, "request queueId[99] is illegal, TopicConfig [topicName=T, "
-         "readQueueNums=4, writeQueueNums=4, perm=RW-, topicFilterType=SINGLE_TAG, topicSysFlag=0, order=false] Producer: "),
+        (
+            {},
+            header(queue_id=99),
+            b"x",
+            ResponseCode.SYSTEM_ERROR,
+            "request queueId[99] is illegal, TopicConfig [topicName=T, "
+            "readQueueNums=4, writeQueueNums=4, perm=RW-, topicFilterType=SINGLE_TAG, topicSysFlag=0, order=false] Producer: ",
+        ),
     ],
 )
 async def test_refusals_carry_code_remark_and_send_extfields(
@@ -119,7 +145,10 @@ async def test_retry_topic_past_max_reconsume_goes_to_dlq_after_the_clients_dela
     assert resp is not None and resp.code == 0
     # The client's DELAY is kept (Java): parked in SCHEDULE_TOPIC_XXXX, bound for the DLQ.
     [msg] = store.queues[("SCHEDULE_TOPIC_XXXX", 4)]
-    assert (msg.properties["REAL_TOPIC"], msg.properties["REAL_QID"]) == ("%DLQ%cg", "0") and msg.reconsume_times == 3
+    assert (msg.properties["REAL_TOPIC"], msg.properties["REAL_QID"]) == (
+        "%DLQ%cg",
+        "0",
+    ) and msg.reconsume_times == 3
     h = header(topic="%RETRY%cg", queue_id=0, props={}, reconsume_times=3, max_reconsume_times=3)
     resp = await proc.process_request(conn, request(h))
     assert resp is not None and resp.code == 0
@@ -158,7 +187,10 @@ async def test_batch_stores_each_entry_with_the_batch_properties() -> None:
 async def test_batch_refusals() -> None:
     proc, _store, conn = setup()
     body = encode_batch([Message("T", b"a")])
-    for h, b in [(header(props={"DELAY": "2"}, batch=True), body), (header(props={}, batch=True), b"\x00\x01")]:
+    for h, b in [
+        (header(props={"DELAY": "2"}, batch=True), body),
+        (header(props={}, batch=True), b"\x00\x01"),
+    ]:
         resp = await proc.process_request(conn, request(h, b, v2=True, code=RequestCode.SEND_BATCH_MESSAGE))
         assert resp is not None and resp.code == ResponseCode.MESSAGE_ILLEGAL, resp
 
@@ -172,7 +204,9 @@ async def test_batch_refusals() -> None:
         (PutMessageStatus.OS_PAGECACHE_BUSY, ResponseCode.SYSTEM_ERROR),
     ],
 )
-async def test_store_status_mapping(status: PutMessageStatus, code: int, caplog: pytest.LogCaptureFixture) -> None:
+async def test_store_status_mapping(
+    status: PutMessageStatus, code: int, caplog: pytest.LogCaptureFixture
+) -> None:
     proc, store, conn = setup()
     store.next_status = status
     resp = await proc.process_request(conn, request(header()))

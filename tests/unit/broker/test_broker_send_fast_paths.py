@@ -16,7 +16,9 @@ from rocketq.remoting.protocol.headers.send import SendMessageRequestHeaderV2
 VALID = {"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "3", "f": "0", "g": "1700000000000", "h": "0",
          "i": "UNIQ_KEY\u0001x\u0002WAIT\u0001true", "j": "0", "k": "false", "m": "false", "n": "broker-a"}  # fmt: skip
 KEYS = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "bname"]
-VALUES = st.sampled_from(["", "0", "7", "-1", "2147483648", "9223372036854775808", "true", "TRUE", "x", " 1", "+5", "1_0"])
+VALUES = st.sampled_from(
+    ["", "0", "7", "-1", "2147483648", "9223372036854775808", "true", "TRUE", "x", " 1", "+5", "1_0"]
+)
 
 
 def reference(ext: dict[str, str]) -> SendRequest | tuple[int, str]:
@@ -43,7 +45,9 @@ def test_a_valid_header_decodes_to_the_same_request() -> None:
 
 
 @given(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=len(KEYS)), st.sets(st.sampled_from(KEYS)))
-def test_any_header_decodes_or_fails_as_the_typed_header_does(changes: dict[str, str], dropped: set[str]) -> None:
+def test_any_header_decodes_or_fails_as_the_typed_header_does(
+    changes: dict[str, str], dropped: set[str]
+) -> None:
     ext = {k: v for k, v in {**VALID, **changes}.items() if k not in dropped}
     assert shortcut(ext) == reference(ext)
 
@@ -61,11 +65,17 @@ async def test_the_answer_is_what_the_typed_response_header_encodes() -> None:
 
     for trace_on in (True, False):
         proc = SendMessageProcessor(make_context(FakeStore(), traceOn=trace_on))
-        resp = await proc.process_request(FakeConnection("10.0.0.5:4321"), RemotingCommand.request(310, dict(VALID), b"x"))
+        resp = await proc.process_request(
+            FakeConnection("10.0.0.5:4321"), RemotingCommand.request(310, dict(VALID), b"x")
+        )
         assert resp is not None and resp.code == 0
         ext = resp.ext_fields or {}
         typed = SendMessageResponseHeader(
-            msg_id=ext["msgId"], queue_id=3, queue_offset=int(ext["queueOffset"]), msg_region="DefaultRegion", trace_on=trace_on
+            msg_id=ext["msgId"],
+            queue_id=3,
+            queue_offset=int(ext["queueOffset"]),
+            msg_region="DefaultRegion",
+            trace_on=trace_on,
         )
         assert list(ext.items()) == list(typed.to_ext_fields().items())
         # The JSON text the answer carries is what the codec writes for the plain map.

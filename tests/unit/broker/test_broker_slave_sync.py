@@ -35,10 +35,20 @@ class _MasterClient:
     """invoke_sync answered by the master's processors."""
 
     def __init__(self, ctx: Any) -> None:
-        self.processors = [p(ctx) for p in (TopicAdminProcessor, SubscriptionAdminProcessor, OffsetAdminProcessor, DelayOffsetAdminProcessor)]
+        self.processors = [
+            p(ctx)
+            for p in (
+                TopicAdminProcessor,
+                SubscriptionAdminProcessor,
+                OffsetAdminProcessor,
+                DelayOffsetAdminProcessor,
+            )
+        ]
         self.asked: list[int] = []
 
-    async def invoke_sync(self, addr: str, request: RemotingCommand, timeout_ms: float = 3000) -> RemotingCommand:
+    async def invoke_sync(
+        self, addr: str, request: RemotingCommand, timeout_ms: float = 3000
+    ) -> RemotingCommand:
         self.asked.append(request.code)
         for processor in self.processors:
             if request.code in processor.codes:
@@ -52,7 +62,9 @@ async def test_a_slave_copies_its_masters_tables() -> None:
     master, slave = make_context(), make_context(brokerId=1)
     master.topic_config_manager.update_topic_config(TopicConfig("OnlyOnMaster", 4, 4))
     master.topic_config_manager.update_topic_config(TopicConfig("AlsoOnMaster", 2, 2))  # another data version
-    master.subscription_group_manager.update_subscription_group_config(SubscriptionGroupConfig(group_name="cg-m"))
+    master.subscription_group_manager.update_subscription_group_config(
+        SubscriptionGroupConfig(group_name="cg-m")
+    )
     master.consumer_offset_manager.commit_offset("c", "cg", "T", 0, 42)
     slave.consumer_offset_manager.commit_offset("c", "cg", "T", 0, 40)
     slave.consumer_offset_manager.commit_offset("c", "cg-local", "T", 1, 7)

@@ -53,16 +53,42 @@ def test_every_option_of_every_verb_has_help_text() -> None:
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["updateTopic", "-n", "127.0.0.1:9876", "-t", "T", "-c", "DefaultCluster"], {"topic": "T", "cluster": "DefaultCluster"}),
-        (["updateTopic", "--namesrvAddr", "127.0.0.1:9876", "--topic", "T", "--readQueueNums", "2", "--writeQueueNums", "3"],
-         {"read_queues": 2, "write_queues": 3}),
+        (
+            ["updateTopic", "-n", "127.0.0.1:9876", "-t", "T", "-c", "DefaultCluster"],
+            {"topic": "T", "cluster": "DefaultCluster"},
+        ),
+        (
+            [
+                "updateTopic",
+                "--namesrvAddr",
+                "127.0.0.1:9876",
+                "--topic",
+                "T",
+                "--readQueueNums",
+                "2",
+                "--writeQueueNums",
+                "3",
+            ],
+            {"read_queues": 2, "write_queues": 3},
+        ),
         (["queryMsgByKey", "-n", "x", "-t", "T", "-k", "order-7"], {"key": "order-7"}),
         (["consumerProgress", "-n", "x"], {"group": None}),
-        (["updateSubGroup", "-n", "x", "-g", "G", "-r", "3", "-q", "2", "-d", "false"],
-         {"retry_max_times": 3, "retry_queue_nums": 2, "consume_broadcast_enable": False}),
-        (["sendMessage", "-n", "x", "-t", "T", "-p", "hi", "-c", "TagA", "-k", "K1"], {"tags": "TagA", "keys": "K1"}),
-        (["cloneGroupOffset", "-n", "x", "-s", "a", "-d", "b", "-t", "T"], {"src_group": "a", "dest_group": "b"}),
-        (["queryMsgByOffset", "-n", "x", "-t", "T", "-b", "broker-a", "-i", "1", "-o", "5"], {"broker_name": "broker-a", "queue_id": 1, "offset": 5}),
+        (
+            ["updateSubGroup", "-n", "x", "-g", "G", "-r", "3", "-q", "2", "-d", "false"],
+            {"retry_max_times": 3, "retry_queue_nums": 2, "consume_broadcast_enable": False},
+        ),
+        (
+            ["sendMessage", "-n", "x", "-t", "T", "-p", "hi", "-c", "TagA", "-k", "K1"],
+            {"tags": "TagA", "keys": "K1"},
+        ),
+        (
+            ["cloneGroupOffset", "-n", "x", "-s", "a", "-d", "b", "-t", "T"],
+            {"src_group": "a", "dest_group": "b"},
+        ),
+        (
+            ["queryMsgByOffset", "-n", "x", "-t", "T", "-b", "broker-a", "-i", "1", "-o", "5"],
+            {"broker_name": "broker-a", "queue_id": 1, "offset": 5},
+        ),
     ],
 )
 def test_mqadmin_option_letters_and_long_names(argv: list[str], expected: dict[str, object]) -> None:
@@ -76,7 +102,9 @@ def test_mqadmin_time_format() -> None:
     assert parse_time("2024-03-05#06:07:08:009") == int(local.timestamp() * 1000)
     assert parse_time("2024-03-05#06:07:08") == int(local.replace(microsecond=0).timestamp() * 1000)
     parser, _verbs = _parser()
-    args = parser.parse_args(["resetOffsetByTime", "-n", "x", "-g", "G", "-t", "T", "-s", "2024-03-05#06:07:08:009"])
+    args = parser.parse_args(
+        ["resetOffsetByTime", "-n", "x", "-g", "G", "-t", "T", "-s", "2024-03-05#06:07:08:009"]
+    )
     assert args.timestamp == int(local.timestamp() * 1000)
     with pytest.raises(argparse.ArgumentTypeError, match=r"yyyy-MM-dd#HH:mm:ss:SSS"):
         parse_time("05/03/2024")
@@ -97,7 +125,9 @@ def test_bodies_whole_in_json_and_escaped_in_tables() -> None:
     rows = msg_rows([msg])
     assert rows[0]["body"] == "\x1b]0;owned\x07\x1b[2Jred\r\n\u009b" and rows[0]["bodyEncoding"] == "utf-8"
     shown = table(rows)
-    assert all(ch == "\n" or 0x20 <= ord(ch) < 0x7F for ch in shown), "no control character reaches the terminal"
+    assert all(ch == "\n" or 0x20 <= ord(ch) < 0x7F for ch in shown), (
+        "no control character reaches the terminal"
+    )
     assert "\\x1b]0;owned\\x07\\x1b[2Jred\\r\\n\\x9b" in shown
     cut = table([{"body": long_text}])
     assert len(cut.splitlines()[1]) <= 80 and cut.endswith("...")
@@ -109,7 +139,11 @@ def test_completion_script_is_valid_bash_and_completes_verbs() -> None:
     text = script(verbs)
     assert subprocess.run(["bash", "-n"], input=text, text=True, capture_output=True).returncode == 0
     probe = text + '\nCOMP_WORDS=(rocketq admin resetOff); COMP_CWORD=2; _rocketq; echo "${COMPREPLY[@]}"\n'
-    probe += 'COMP_WORDS=(rocketq admin resetOffsetByTime -); COMP_CWORD=3; _rocketq; echo "${COMPREPLY[@]}"\n'
-    out = subprocess.run(["bash"], input=probe, text=True, capture_output=True, timeout=30).stdout.splitlines()
+    probe += (
+        'COMP_WORDS=(rocketq admin resetOffsetByTime -); COMP_CWORD=3; _rocketq; echo "${COMPREPLY[@]}"\n'
+    )
+    out = subprocess.run(
+        ["bash"], input=probe, text=True, capture_output=True, timeout=30
+    ).stdout.splitlines()
     assert out[0] == "resetOffsetByTime"
     assert {"-g", "-t", "-s", "--timestamp", "-n"} <= set(out[1].split())

@@ -22,7 +22,9 @@ def _mqs(n: int, brokers: int = 1) -> list[MessageQueue]:
     return sorted(MessageQueue("T", f"broker-{chr(97 + b)}", q) for b in range(brokers) for q in range(n))
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['strategy']}-{len(c['queues'])}q-{len(c['cids'])}c")
+@pytest.mark.parametrize(
+    "case", CASES, ids=lambda c: f"{c['strategy']}-{len(c['queues'])}q-{len(c['cids'])}c"
+)
 def test_matches_java(case: dict) -> None:
     queues = [MessageQueue(t, b, q) for t, b, q in case["queues"]]
     assert queues == sorted(queues)  # Java's MessageQueue order is ours
@@ -39,7 +41,11 @@ def test_table_covers_every_strategy() -> None:
 
 @pytest.mark.parametrize(
     "strategy",
-    [AllocateMessageQueueAveragely(), AllocateMessageQueueAveragelyByCircle(), AllocateMessageQueueConsistentHash()],
+    [
+        AllocateMessageQueueAveragely(),
+        AllocateMessageQueueAveragelyByCircle(),
+        AllocateMessageQueueConsistentHash(),
+    ],
 )
 @pytest.mark.parametrize("n_mq,n_cid", [(1, 1), (8, 3), (5, 7), (16, 16), (30, 4)])
 def test_every_queue_owned_exactly_once(strategy, n_mq: int, n_cid: int) -> None:

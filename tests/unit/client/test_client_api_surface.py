@@ -10,9 +10,22 @@ from rocketq.client.admin_cli import parse_time, table
 from rocketq.remoting import errors as remote
 
 API_NAMES = {
-    "Message", "MessageExt", "MessageQueue", "SendResult", "SendStatus", "Producer", "TransactionProducer",
-    "LocalTransactionState", "PushConsumer", "LitePullConsumer", "SimpleConsumer", "ConsumeResult", "MessageModel",
-    "ConsumeFromWhere", "MessageSelector", "Admin",
+    "Message",
+    "MessageExt",
+    "MessageQueue",
+    "SendResult",
+    "SendStatus",
+    "Producer",
+    "TransactionProducer",
+    "LocalTransactionState",
+    "PushConsumer",
+    "LitePullConsumer",
+    "SimpleConsumer",
+    "ConsumeResult",
+    "MessageModel",
+    "ConsumeFromWhere",
+    "MessageSelector",
+    "Admin",
 }
 
 
@@ -23,18 +36,35 @@ def test_all_is_exactly_the_api() -> None:
 
 def test_blocking_twin_has_the_same_names() -> None:
     assert API_NAMES <= set(blocking.__all__)
-    for name in ("Producer", "PushConsumer", "LitePullConsumer", "Admin", "TransactionProducer", "SimpleConsumer"):
+    for name in (
+        "Producer",
+        "PushConsumer",
+        "LitePullConsumer",
+        "Admin",
+        "TransactionProducer",
+        "SimpleConsumer",
+    ):
         assert getattr(blocking, name)._async_cls is getattr(client, name)
 
 
 def test_documented_signatures() -> None:
     producer = inspect.signature(client.Producer)
     assert list(producer.parameters)[:2] == ["producer_group", "namesrv_addr"]
-    p = client.Producer("pg", namesrv_addr="127.0.0.1:9876", send_latency_fault_enable=False, retry_times_when_send_failed=2, send_msg_timeout_ms=3000)
+    p = client.Producer(
+        "pg",
+        namesrv_addr="127.0.0.1:9876",
+        send_latency_fault_enable=False,
+        retry_times_when_send_failed=2,
+        send_msg_timeout_ms=3000,
+    )
     assert p.config.send_msg_timeout_ms == 3000
     c = client.PushConsumer(
-        "cg", namesrv_addr="127.0.0.1:9876", message_model=client.MessageModel.CLUSTERING,
-        consume_from_where=client.ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, max_reconsume_times=16, consume_thread_max=20,
+        "cg",
+        namesrv_addr="127.0.0.1:9876",
+        message_model=client.MessageModel.CLUSTERING,
+        consume_from_where=client.ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+        max_reconsume_times=16,
+        consume_thread_max=20,
     )
     c.subscribe("T", "TagA || TagB")
     c.subscribe("U", client.MessageSelector.by_sql("a > 5 AND b = 'x'"))
@@ -47,8 +77,15 @@ def test_documented_signatures() -> None:
         assert inspect.iscoroutinefunction(getattr(client.LitePullConsumer, method))
     for method in ("receive", "ack", "change_invisible_duration"):
         assert inspect.iscoroutinefunction(getattr(client.SimpleConsumer, method))
-    for method in ("create_topic", "topic_route", "cluster_info", "consumer_progress", "query_message_by_id",
-                   "query_message_by_key", "reset_offset_by_time"):
+    for method in (
+        "create_topic",
+        "topic_route",
+        "cluster_info",
+        "consumer_progress",
+        "query_message_by_id",
+        "query_message_by_key",
+        "reset_offset_by_time",
+    ):
         assert inspect.iscoroutinefunction(getattr(client.Admin, method))
     assert inspect.iscoroutinefunction(client.TransactionProducer.send_in_transaction)
 
@@ -59,8 +96,20 @@ def test_message_attributes() -> None:
     msg.deliver_time_ms = 1
     assert (msg.tags, msg.keys, msg.properties["a"], msg.delay_level) == ("TagA", ["k1", "k2"], "1", 3)
     ext = client.MessageExt("T", b"")
-    for attr in ("msg_id", "offset_msg_id", "queue_id", "queue_offset", "commit_log_offset", "born_timestamp",
-                 "store_timestamp", "born_host", "store_host", "reconsume_times", "sys_flag", "body_crc"):
+    for attr in (
+        "msg_id",
+        "offset_msg_id",
+        "queue_id",
+        "queue_offset",
+        "commit_log_offset",
+        "born_timestamp",
+        "store_timestamp",
+        "born_host",
+        "store_host",
+        "reconsume_times",
+        "sys_flag",
+        "body_crc",
+    ):
         assert hasattr(ext, attr)
 
 
@@ -72,7 +121,11 @@ def test_errors_are_bridged() -> None:
     assert isinstance(e, errors.MessageIllegalError) and isinstance(e, errors.MQBrokerError) and e.code == 13
     assert isinstance(errors.broker_error(2, "busy"), remote.SystemBusyError)
     no_route = errors.NoRouteError("Orders")
-    assert no_route.topic == "Orders" and "Orders" in str(no_route) and isinstance(no_route, errors.MQClientError)
+    assert (
+        no_route.topic == "Orders"
+        and "Orders" in str(no_route)
+        and isinstance(no_route, errors.MQClientError)
+    )
     assert isinstance(errors.ClientStateError("x"), errors.MQClientError)
 
 
@@ -99,6 +152,9 @@ def test_every_public_method_has_a_docstring() -> None:
         f"{cls.__name__}.{name}"
         for cls, _base in CLASSES
         for name, attr in vars(cls).items()
-        if not name.startswith("_") and inspect.isfunction(attr) and not attr.__doc__ and not (name in INTERNAL and cls is not client.Admin)
+        if not name.startswith("_")
+        and inspect.isfunction(attr)
+        and not attr.__doc__
+        and not (name in INTERNAL and cls is not client.Admin)
     ]
     assert missing == []

@@ -58,7 +58,9 @@ class FakeBlocking(_BlockingProducer):
 
 def test_calls_run_on_the_loop_thread_and_return_results() -> None:
     with FakeBlocking("g", flag=3) as client:
-        assert client.async_client.started and client.async_client.flag == 3 and client.async_client.group == "g"
+        assert (
+            client.async_client.started and client.async_client.flag == 3 and client.async_client.group == "g"
+        )
         assert client.send(21) == 42
         assert client.subscribe("t") == "T"
         fut = client.send_async(5)  # type: ignore[arg-type]  # FakeAsync sends ints
@@ -87,7 +89,14 @@ def test_blocking_call_inside_the_loop_refuses_to_deadlock() -> None:
 
 def test_same_names_as_the_async_api() -> None:
     assert blocking.Message is __import__("rocketq.client", fromlist=["Message"]).Message
-    assert {"Producer", "PushConsumer", "LitePullConsumer", "SimpleConsumer", "Admin", "TransactionProducer"} <= set(blocking.__all__)
+    assert {
+        "Producer",
+        "PushConsumer",
+        "LitePullConsumer",
+        "SimpleConsumer",
+        "Admin",
+        "TransactionProducer",
+    } <= set(blocking.__all__)
 
 
 def test_generated_twins_are_in_step_with_the_async_classes() -> None:
@@ -105,7 +114,11 @@ def test_twins_have_real_signatures_and_no_catch_all() -> None:
     from rocketq.client import Producer as AsyncProducer
 
     for twin, original in ((blocking.Producer, AsyncProducer), (blocking.Admin, AsyncAdmin)):
-        for name in ("send", "request", "reply") if twin is blocking.Producer else ("reset_offset_by_time", "topic_route"):
+        for name in (
+            ("send", "request", "reply")
+            if twin is blocking.Producer
+            else ("reset_offset_by_time", "topic_route")
+        ):
             assert inspect.signature(getattr(twin, name)) == inspect.signature(getattr(original, name)), name
             assert inspect.getdoc(getattr(twin, name)) == inspect.getdoc(getattr(original, name))
     producer = blocking.Producer("pg-typo", namesrv_addr="127.0.0.1:9876")

@@ -39,7 +39,9 @@ def msgs(*offsets: int) -> list[MessageExt]:
     return [MessageExt("T", f"m{o}".encode(), queue_offset=o, queue_id=0) for o in offsets]
 
 
-async def run(service: cs.ConcurrentConsumeService | cs.OrderlyConsumeService, pq: ProcessQueue, batch: list[MessageExt]) -> None:
+async def run(
+    service: cs.ConcurrentConsumeService | cs.OrderlyConsumeService, pq: ProcessQueue, batch: list[MessageExt]
+) -> None:
     dispatch = pq.put_messages(batch)
     service.submit(batch, pq, MQ, dispatch)
     await service.pool.drain()
@@ -104,7 +106,9 @@ async def test_failed_send_back_keeps_the_message_and_retries_locally(fast_timer
     async def listener(batch):
         for m in batch:
             attempts[m.queue_offset] = attempts.get(m.queue_offset, 0) + 1
-        return ConsumeResult.RECONSUME_LATER if attempts[batch[0].queue_offset] == 1 else ConsumeResult.SUCCESS
+        return (
+            ConsumeResult.RECONSUME_LATER if attempts[batch[0].queue_offset] == 1 else ConsumeResult.SUCCESS
+        )
 
     svc = cs.ConcurrentConsumeService(host, listener)
     svc.start()

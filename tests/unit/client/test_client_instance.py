@@ -16,7 +16,10 @@ def config(**kw: object) -> ClientConfig:
 
 
 async def test_client_ids_are_unique_and_stable_names_are_not_random() -> None:
-    a, b = ClientInstance(config(client_ip="127.0.0.1")), ClientInstance(config(client_ip="127.0.0.1"), index=1)
+    a, b = (
+        ClientInstance(config(client_ip="127.0.0.1")),
+        ClientInstance(config(client_ip="127.0.0.1"), index=1),
+    )
     assert a.client_id != b.client_id and a.client_id.startswith("127.0.0.1@")
     assert b.client_id.endswith("#1")
     assert a.stable_name == "127.0.0.1@DEFAULT" and b.stable_name == "127.0.0.1@DEFAULT#1"
@@ -73,7 +76,11 @@ async def test_concurrent_route_updates_share_one_lookup() -> None:
 async def test_offline_brokers_are_dropped() -> None:
     inst = ClientInstance(config())
     inst.route_table["T"] = two_brokers()  # type: ignore[assignment]
-    inst.broker_addrs = {"broker-a": {0: "127.0.0.1:10911"}, "broker-b": {0: "127.0.0.1:10921"}, "gone": {0: "127.0.0.1:1"}}
+    inst.broker_addrs = {
+        "broker-a": {0: "127.0.0.1:10911"},
+        "broker-b": {0: "127.0.0.1:10921"},
+        "gone": {0: "127.0.0.1:1"},
+    }
 
     class P:
         group = "p"

@@ -26,7 +26,9 @@ class FakeBackend:
             raise ConnectionError("down")
         return self.stored.get(mq)
 
-    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True) -> None:
+    async def update_consumer_offset(
+        self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True
+    ) -> None:
         if self.down:
             raise ConnectionError("down")
         self.commits.append((mq, offset))
@@ -79,6 +81,9 @@ async def test_local_file_round_trip(tmp_path: Path) -> None:
 
 async def test_local_file_bad_entries_skipped(tmp_path: Path) -> None:
     store = LocalFileOffsetStore("g", str(tmp_path), "c")
-    atomic_write_json(store.path, {"offsetTable": [{"topic": "T"}, {"topic": "T", "brokerName": "b", "queueId": 1, "offset": 4}]})
+    atomic_write_json(
+        store.path,
+        {"offsetTable": [{"topic": "T"}, {"topic": "T", "brokerName": "b", "queueId": 1, "offset": 4}]},
+    )
     await store.load()
     assert store.clone_offset_table() == {MessageQueue("T", "b", 1): 4}

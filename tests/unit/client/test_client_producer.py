@@ -32,7 +32,9 @@ class FakeAPI:
         self.fail: dict[str, Exception] = {}
         self.latency_ms = 1
 
-    async def send_message(self, addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False, queue=None):
+    async def send_message(
+        self, addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False, queue=None
+    ):
         header = SendMessageRequestHeaderV2.from_ext_fields(header).to_v1()  # the V2 header's extFields
         self.calls.append((broker_name, header.queue_id, header.properties or ""))
         self.clock.advance(self.latency_ms)
@@ -41,7 +43,13 @@ class FakeAPI:
             raise self.fail[broker_name]
         if oneway:
             return None
-        return SendResult(SendStatus.SEND_OK, msg_id, "OFFSETID", MessageQueue(header.topic, broker_name, header.queue_id), 1)
+        return SendResult(
+            SendStatus.SEND_OK,
+            msg_id,
+            "OFFSETID",
+            MessageQueue(header.topic, broker_name, header.queue_id),
+            1,
+        )
 
 
 class FakeInstance:
@@ -91,7 +99,9 @@ async def test_send_sets_uniq_key_and_round_robins() -> None:
     assert r.msg_id == msg.uniq_key and len(r.msg_id) == 32
     for _ in range(7):
         await p.send(Message("T", b"x"))
-    assert {(b, q) for b, q, _ in inst.api.calls} == {(b, q) for b in ("broker-a", "broker-b") for q in range(4)}
+    assert {(b, q) for b, q, _ in inst.api.calls} == {
+        (b, q) for b in ("broker-a", "broker-b") for q in range(4)
+    }
     assert "UNIQ_KEY\u0001" in inst.api.calls[0][2] and "TAGS\u0001A" in inst.api.calls[0][2]
 
 
@@ -112,7 +122,10 @@ async def test_system_busy_is_retried_elsewhere_but_illegal_is_not() -> None:
     inst.api.fail["broker-a"] = SystemBusyError(2, "busy")
     for _ in range(6):
         assert (await p.send(Message("T", b"x"))).queue.broker_name == "broker-b"
-    inst.api.fail = {"broker-a": BrokerMessageIllegalError(13, "no"), "broker-b": BrokerMessageIllegalError(13, "no")}
+    inst.api.fail = {
+        "broker-a": BrokerMessageIllegalError(13, "no"),
+        "broker-b": BrokerMessageIllegalError(13, "no"),
+    }
     inst.api.calls.clear()
     with pytest.raises(MessageIllegalError):
         await p.send(Message("T", b"x"))
@@ -159,7 +172,9 @@ async def test_compression_and_retry_topic_headers() -> None:
     p, inst, _ = await make(routes={"T": two_brokers(), "%RETRY%g": two_brokers()})
     await p.send(Message("T", b"a" * 10_000))
     assert inst.api.last_header.sys_flag & 0x1 and len(inst.api.last_body) < 10_000
-    retry = Message("%RETRY%g", b"x", properties={"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16", "RETRY_TOPIC": "T"})
+    retry = Message(
+        "%RETRY%g", b"x", properties={"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16", "RETRY_TOPIC": "T"}
+    )
     await p.send(retry)
     h = inst.api.last_header
     assert (h.reconsume_times, h.max_reconsume_times) == (3, 16)
@@ -202,18 +217,35 @@ async def test_transaction_commit_rollback_unknown_and_check() -> None:
     async def send_message(addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False, queue=None):
         header = SendMessageRequestHeaderV2.from_ext_fields(header).to_v1()
         inst.api.last_header = header
-        return SendResult(SendStatus.SEND_OK, msg_id, "7F00000100002A9F0000000000000064", MessageQueue(header.topic, broker_name, 0), 5)
+        return SendResult(
+            SendStatus.SEND_OK,
+            msg_id,
+            "7F00000100002A9F0000000000000064",
+            MessageQueue(header.topic, broker_name, 0),
+            5,
+        )
 
     inst.api.send_message = send_message  # type: ignore[method-assign]
     checked: list = []
-    tp = TransactionProducer("tg", namesrv_addr="127.0.0.1:9876", clock=clock, instance=inst,  # type: ignore[arg-type]
-                             checker=lambda m: checked.append(m) or LocalTransactionState.COMMIT)
+    tp = TransactionProducer(
+        "tg",
+        namesrv_addr="127.0.0.1:9876",
+        clock=clock,
+        instance=inst,  # type: ignore[arg-type]
+        checker=lambda m: checked.append(m) or LocalTransactionState.COMMIT,
+    )
     await tp.start()
-    r = await tp.send_in_transaction(Message("T", b"x"), executor=lambda m, arg: arg, arg=LocalTransactionState.COMMIT)
+    r = await tp.send_in_transaction(
+        Message("T", b"x"), executor=lambda m, arg: arg, arg=LocalTransactionState.COMMIT
+    )
     assert r.local_transaction_state is LocalTransactionState.COMMIT_MESSAGE
     assert inst.api.last_header.sys_flag & 0x4 and "TRAN_MSG\u0001true" in inst.api.last_header.properties
     _, header, _ = ends[-1]
-    assert (header.commit_or_rollback, header.commit_log_offset, header.tran_state_table_offset) == (8, 100, 5)
+    assert (header.commit_or_rollback, header.commit_log_offset, header.tran_state_table_offset) == (
+        8,
+        100,
+        5,
+    )
 
     async def failing(msg, arg):
         raise RuntimeError("db down")
@@ -226,13 +258,20 @@ async def test_transaction_commit_rollback_unknown_and_check() -> None:
     with pytest.raises(MessageIllegalError, match="delayed"):
         await tp.send_in_transaction(Message("T", b"d", delay_level=2), executor=lambda m, a: None)
     half = MessageExt("T", b"x", properties={"UNIQ_KEY": "U1", "PGROUP": "tg"})
-    tp.check_transaction_state("127.0.0.1:10911", half, {"tranStateTableOffset": "9", "commitLogOffset": "77", "transactionId": "U1"})
+    tp.check_transaction_state(
+        "127.0.0.1:10911", half, {"tranStateTableOffset": "9", "commitLogOffset": "77", "transactionId": "U1"}
+    )
     for _ in range(100):
         if len(ends) == 4:
             break
         await asyncio.sleep(0.01)  # the checker runs on a worker thread
     addr, header, _ = ends[-1]
-    assert checked and (addr, header.from_transaction_check, header.commit_log_offset, header.msg_id) == ("127.0.0.1:10911", True, 77, "U1")
+    assert checked and (addr, header.from_transaction_check, header.commit_log_offset, header.msg_id) == (
+        "127.0.0.1:10911",
+        True,
+        77,
+        "U1",
+    )
 
 
 async def test_send_in_transaction_refuses_a_batch_before_any_request() -> None:
@@ -318,14 +357,25 @@ def test_a_send_response_is_read_with_the_typed_headers_rules() -> None:
     from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
     from rocketq.remoting.protocol.headers.send import SendMessageResponseHeader
 
-    typed = SendMessageResponseHeader(msg_id="7F00000100002A9F0000000000000064", queue_id=2, queue_offset=41, msg_region="R1")
+    typed = SendMessageResponseHeader(
+        msg_id="7F00000100002A9F0000000000000064", queue_id=2, queue_offset=41, msg_region="R1"
+    )
     mq = MessageQueue("T", "broker-a", 2)
     resp = RemotingCommand(0, ext_fields=typed.to_ext_fields(), flag=1)
     r = MQClientAPI.process_send_response("broker-a", "T", "U1", resp, mq)
     assert (r.status, r.msg_id, r.offset_msg_id, r.queue_offset, r.region_id, r.trace_on) == (
         SendStatus.SEND_OK, "U1", typed.msg_id, 41, "R1", True)  # fmt: skip
-    assert r.queue is mq and MQClientAPI.process_send_response("broker-b", "T", "U1", resp, mq).queue == MessageQueue("T", "broker-b", 2)
+    assert r.queue is mq and MQClientAPI.process_send_response(
+        "broker-b", "T", "U1", resp, mq
+    ).queue == MessageQueue("T", "broker-b", 2)
     with pytest.raises(MissingHeaderFieldError, match="msgId"):
-        MQClientAPI.process_send_response("broker-a", "T", "U1", RemotingCommand(0, ext_fields={"queueId": "1", "queueOffset": "1"}, flag=1))
+        MQClientAPI.process_send_response(
+            "broker-a", "T", "U1", RemotingCommand(0, ext_fields={"queueId": "1", "queueOffset": "1"}, flag=1)
+        )
     with pytest.raises(BadHeaderValueError, match="queueOffset"):
-        MQClientAPI.process_send_response("broker-a", "T", "U1", RemotingCommand(0, ext_fields={**typed.to_ext_fields(), "queueOffset": "x"}, flag=1))
+        MQClientAPI.process_send_response(
+            "broker-a",
+            "T",
+            "U1",
+            RemotingCommand(0, ext_fields={**typed.to_ext_fields(), "queueOffset": "x"}, flag=1),
+        )

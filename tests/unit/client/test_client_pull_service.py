@@ -25,7 +25,19 @@ class FakePullAPI:
         self.results: list[object] = []
         self.calls: list[tuple[int, int, int]] = []
 
-    async def pull(self, mq, sub, offset, max_nums, sys_flag, commit_offset, suspend_ms, timeout_ms, *, send_subscription=False):
+    async def pull(
+        self,
+        mq,
+        sub,
+        offset,
+        max_nums,
+        sys_flag,
+        commit_offset,
+        suspend_ms,
+        timeout_ms,
+        *,
+        send_subscription=False,
+    ):
         self.calls.append((offset, sys_flag, commit_offset))
         if not self.results:
             await asyncio.Event().wait()  # park like a long poll once the script is done
@@ -44,7 +56,9 @@ class Host:
         self.offset_store = OffsetStore("g")
         self.pull_api = FakePullAPI()
         self.submitted: list[list[int]] = []
-        self.consume_service = SimpleNamespace(submit=lambda msgs, pq, mq, d: self.submitted.append([m.queue_offset for m in msgs]))
+        self.consume_service = SimpleNamespace(
+            submit=lambda msgs, pq, mq, d: self.submitted.append([m.queue_offset for m in msgs])
+        )
         self.rebalance = SimpleNamespace(subscriptions={"T": build_subscription("T", "*")}, process_queues={})
         self.pulling = True
         self.paused = False
@@ -54,7 +68,9 @@ class Host:
 
 
 def found(*offsets: int, next_offset: int) -> PullResult:
-    return PullResult(PullStatus.FOUND, next_offset, 0, 100, [MessageExt("T", b"x", queue_offset=o) for o in offsets])
+    return PullResult(
+        PullStatus.FOUND, next_offset, 0, 100, [MessageExt("T", b"x", queue_offset=o) for o in offsets]
+    )
 
 
 async def settle() -> None:
@@ -64,7 +80,11 @@ async def settle() -> None:
 
 async def test_found_messages_go_to_the_consume_service_and_offsets_advance() -> None:
     host = Host()
-    host.pull_api.results = [found(0, 1, next_offset=2), PullResult(PullStatus.NO_MATCHED_MSG, 5, 0, 5), found(5, next_offset=6)]
+    host.pull_api.results = [
+        found(0, 1, next_offset=2),
+        PullResult(PullStatus.NO_MATCHED_MSG, 5, 0, 5),
+        found(5, next_offset=6),
+    ]
     svc = PullService(host)  # type: ignore[arg-type]
     pq = ProcessQueue()
     host.rebalance.process_queues[MQ] = pq

@@ -35,11 +35,18 @@ def test_order_topic_conf_wins() -> None:
     route.order_topic_conf = "broker-x:2;broker-y:1"
     info = to_publish_info("T", route)
     assert info.order_topic
-    assert info.message_queues == [MessageQueue("T", "broker-x", 0), MessageQueue("T", "broker-x", 1), MessageQueue("T", "broker-y", 0)]
+    assert info.message_queues == [
+        MessageQueue("T", "broker-x", 0),
+        MessageQueue("T", "broker-x", 1),
+        MessageQueue("T", "broker-y", 0),
+    ]
 
 
 def test_subscribe_queues_use_read_counts_and_perm() -> None:
-    route = Route([QD("a", read_queue_nums=3, write_queue_nums=1), QD("b", perm=2)], [BD("a", {0: "x"}), BD("b", {0: "y"})])
+    route = Route(
+        [QD("a", read_queue_nums=3, write_queue_nums=1), QD("b", perm=2)],
+        [BD("a", {0: "x"}), BD("b", {0: "y"})],
+    )
     assert to_subscribe_queues("T", route) == {MessageQueue("T", "a", i) for i in range(3)}
 
 

@@ -6,7 +6,12 @@ from rocketq.common.message import MessageExt
 
 def test_tag_expressions() -> None:
     sub = build_subscription("T", "TagA || TagB", sub_version=7)
-    assert (sub.sub_string, sub.tags_set, sub.code_set, sub.sub_version) == ("TagA || TagB", {"TagA", "TagB"}, {2598919, 2598920}, 7)
+    assert (sub.sub_string, sub.tags_set, sub.code_set, sub.sub_version) == (
+        "TagA || TagB",
+        {"TagA", "TagB"},
+        {2598919, 2598920},
+        7,
+    )
     for everything in (None, "", "*", MessageSelector.by_tag("*")):
         sub = build_subscription("T", everything)
         assert (sub.sub_string, sub.tags_set, sub.expression_type) == ("*", set(), "TAG")

@@ -70,7 +70,9 @@ def test_properties_string_limit() -> None:
         properties_string({"K": "x" * 40000})
 
 
-@given(st.dictionaries(st.text(min_size=1, max_size=5), st.one_of(st.none(), st.text(max_size=5)), max_size=4))
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=5), st.one_of(st.none(), st.text(max_size=5)), max_size=4)
+)
 def test_the_fast_properties_encoding_equals_encode_properties(props: dict) -> None:
     from rocketq.client.producer.validation import properties_string
     from rocketq.common.message import encode_properties

@@ -34,7 +34,9 @@ def test_numbers_and_times() -> None:
 
 
 def test_system_topics_are_told_apart() -> None:
-    assert _system_topic("TBW102") and _system_topic("%RETRY%g") and _system_topic("rmq_sys_broker_stats_topic")
+    assert (
+        _system_topic("TBW102") and _system_topic("%RETRY%g") and _system_topic("rmq_sys_broker_stats_topic")
+    )
     assert not _system_topic("Orders")
 
 

@@ -14,7 +14,14 @@ def test_manual_clock_moves_only_forward() -> None:
 
 @pytest.mark.parametrize(
     ("topic", "ok"),
-    [("TopicTest", True), ("%RETRY%g", True), ("a|b-c_d", True), ("", False), ("bad topic", False), ("x" * 128, False)],
+    [
+        ("TopicTest", True),
+        ("%RETRY%g", True),
+        ("a|b-c_d", True),
+        ("", False),
+        ("bad topic", False),
+        ("x" * 128, False),
+    ],
 )
 def test_topic_name_rules(topic: str, ok: bool) -> None:
     assert (C.topic_name_problem(topic) is None) is ok

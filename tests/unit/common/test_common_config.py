@@ -44,7 +44,10 @@ def test_properties_and_toml_files(tmp_path: Path) -> None:
 
 
 def test_cli_overrides() -> None:
-    assert parse_cli_overrides(["--listenPort", "1", "--broker-name=b"]) == {"listenPort": "1", "broker-name": "b"}
+    assert parse_cli_overrides(["--listenPort", "1", "--broker-name=b"]) == {
+        "listenPort": "1",
+        "broker-name": "b",
+    }
     with pytest.raises(ConfigError, match="needs a value"):
         parse_cli_overrides(["--listenPort"])
     with pytest.raises(ConfigError, match="unexpected argument"):

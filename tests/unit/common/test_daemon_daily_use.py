@@ -41,7 +41,9 @@ def test_properties_are_read_as_java_does() -> None:
 
 
 @pytest.mark.parametrize("models", [(NamesrvConfig,), (BrokerConfig, MessageStoreConfig)])
-def test_help_lists_every_key_with_its_default_and_a_description(models: tuple[type[RocketConfig], ...]) -> None:
+def test_help_lists_every_key_with_its_default_and_a_description(
+    models: tuple[type[RocketConfig], ...],
+) -> None:
     text = config_help(*models)
     for model in models:
         for name, info in model.model_fields.items():
@@ -55,7 +57,9 @@ def test_help_and_version_options_exit_zero(capsys: pytest.CaptureFixture[str]) 
         parse_daemon_args(["--help"], "usage: x", lambda: config_help(NamesrvConfig))
     assert done.value.code == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: x") and "kvConfigPath (default: " in out and "logLevel (default: INFO)" in out
+    assert (
+        out.startswith("usage: x") and "kvConfigPath (default: " in out and "logLevel (default: INFO)" in out
+    )
     with pytest.raises(SystemExit):
         parse_daemon_args(["--version"], "usage: x")
     assert capsys.readouterr().out.startswith("rocketq ")
@@ -77,7 +81,9 @@ def test_log_level_and_size_rotation(tmp_path: Path) -> None:
         names = sorted(p.name for p in path.parent.iterdir())
         assert names == ["d.log", "d.log.1", "d.log.2"], "two backups kept, older ones dropped"
         assert all(p.stat().st_size <= 400 for p in path.parent.iterdir())
-        assert "line 39" in path.read_text() and "below WARN" not in "".join(p.read_text() for p in path.parent.iterdir())
+        assert "line 39" in path.read_text() and "below WARN" not in "".join(
+            p.read_text() for p in path.parent.iterdir()
+        )
     finally:
         for handler in logger.handlers[:]:
             if handler not in before:
@@ -85,14 +91,18 @@ def test_log_level_and_size_rotation(tmp_path: Path) -> None:
                 handler.close()
 
 
-@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full (a device whose writes fail with ENOSPC)")
+@pytest.mark.skipif(
+    not Path("/dev/full").exists(), reason="no /dev/full (a device whose writes fail with ENOSPC)"
+)
 def test_a_log_file_on_a_full_disk_drops_lines_and_says_so_once(capsys: pytest.CaptureFixture[str]) -> None:
     """Every write to /dev/full fails with ENOSPC, as on a full disk: the handler neither raises nor prints
     logging's traceback per line; one line on stderr says the file cannot be written."""
     handler = DaemonFileHandler("/dev/full", maxBytes=0)
     try:
         for i in range(200):
-            handler.emit(logging.LogRecord("rocketq.test", logging.WARNING, __file__, 1, "line %d", (i,), None))
+            handler.emit(
+                logging.LogRecord("rocketq.test", logging.WARNING, __file__, 1, "line %d", (i,), None)
+            )
         assert handler.failing
     finally:
         handler.close()
@@ -103,7 +113,9 @@ def test_a_log_file_on_a_full_disk_drops_lines_and_says_so_once(capsys: pytest.C
 
 @pytest.mark.parametrize("command", ["namesrv", "broker", "admin", "bench", "cluster"])
 def test_every_subcommand_answers_version(command: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "rocketq", command, "--version"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "rocketq", command, "--version"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0 and out.stdout.startswith("rocketq "), out.stderr
 
 
@@ -113,7 +125,9 @@ def test_a_closed_pipe_ends_quietly(argv: list[str]) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        out = subprocess.run([sys.executable, "-m", "rocketq", *argv], stdout=write_end, stderr=subprocess.PIPE, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-m", "rocketq", *argv], stdout=write_end, stderr=subprocess.PIPE, timeout=60
+        )
     finally:
         os.close(write_end)
     err = out.stderr.decode()

@@ -15,7 +15,10 @@ def _bind_failure(cause: OSError | None) -> Exception:
     ("cause", "expected"),
     [
         (OSError(errno.EADDRINUSE, "in use"), "cannot listen on 127.0.0.1:9876: the port is already in use"),
-        (OSError(errno.EADDRNOTAVAIL, "no"), "cannot listen on 127.0.0.1:9876: the address is not available on this host"),
+        (
+            OSError(errno.EADDRNOTAVAIL, "no"),
+            "cannot listen on 127.0.0.1:9876: the address is not available on this host",
+        ),
         (OSError(errno.EACCES, "denied"), "cannot listen on 127.0.0.1:9876: bind failed"),
         (None, "cannot listen on 127.0.0.1:9876: bind failed"),
     ],

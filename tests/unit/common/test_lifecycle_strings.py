@@ -67,7 +67,7 @@ def test_the_scan_finds_what_it_looks_for(tmp_path: Path) -> None:
         'if self._state not in ("open", "running"): pass\n'
         'x = "RUNNING"\n'
         'reason = "closed"\n'
-        'self.state = ServiceState.RUNNING\n'
+        "self.state = ServiceState.RUNNING\n"
     )
     (tmp_path / "mod.py").write_text(source)
     found = _findings(tmp_path / "mod.py", tmp_path)

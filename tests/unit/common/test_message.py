@@ -3,7 +3,9 @@ from hypothesis import strategies as st
 
 from rocketq.common.message import Message, MessageExt, MessageQueue, decode_properties, encode_properties
 
-_text = st.text(alphabet=st.characters(exclude_characters="\u0001\u0002", exclude_categories=["Cs"]), min_size=1)
+_text = st.text(
+    alphabet=st.characters(exclude_characters="\u0001\u0002", exclude_categories=["Cs"]), min_size=1
+)
 
 
 @given(st.dictionaries(_text, _text, max_size=8))

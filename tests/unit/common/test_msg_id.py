@@ -43,7 +43,9 @@ def test_unique_id_tail_is_time_in_month_and_the_counter_as_a_java_short() -> No
 
     gen = UniqueIdGenerator("10.0.0.1")
     now = 1_700_000_000_000
-    month_start = datetime.datetime.fromtimestamp(now / 1000).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    month_start = datetime.datetime.fromtimestamp(now / 1000).replace(
+        day=1, hour=0, minute=0, second=0, microsecond=0
+    )
     since = now - int(month_start.timestamp() * 1000)
     for counter in range(0x10002):  # past 0x7FFF (a negative short) and past the 16-bit wrap
         got = gen.next_id(now)

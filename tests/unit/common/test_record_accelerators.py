@@ -22,7 +22,9 @@ from rocketq.common.record.properties import decode_properties_py
 crecord = pytest.importorskip("rocketq.common.record._crecord", reason="accelerators not built")
 
 # Separators, name characters and a few that take 2, 3 and 4 UTF-8 bytes.
-property_texts = st.lists(st.sampled_from(["\x01", "\x02", "a", "b", "TAGS", "é", "€", "😀"]), max_size=30).map("".join)
+property_texts = st.lists(
+    st.sampled_from(["\x01", "\x02", "a", "b", "TAGS", "é", "€", "😀"]), max_size=30
+).map("".join)
 
 
 def outcome(fn, *args):  # type: ignore[no-untyped-def]
@@ -64,7 +66,9 @@ batch_entries = st.lists(
     st.builds(
         lambda body, props, flag: Message("T", body, properties=props, flag=flag),
         st.binary(max_size=64),
-        st.dictionaries(st.text("abc€", min_size=1, max_size=4), st.text("xy😀\x01", min_size=1, max_size=4), max_size=3),
+        st.dictionaries(
+            st.text("abc€", min_size=1, max_size=4), st.text("xy😀\x01", min_size=1, max_size=4), max_size=3
+        ),
         st.integers(-(2**31), 2**31 - 1),
     ),
     min_size=1,
@@ -82,7 +86,9 @@ def test_decode_batch_both_paths(entries: list[Message], data: st.DataObject) ->
 def test_the_environment_variable_forces_pure_python() -> None:
     probe = "from rocketq.common.record import accel, lazy; print(accel.using_extensions(), lazy.scan_record.__module__)"
     env = {**os.environ, "ROCKETQ_NO_EXTENSIONS": "1"}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=30, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=30, check=True
+    )
     assert out.stdout.split() == ["False", "rocketq.common.record.lazy"]
     if os.environ.get("ROCKETQ_NO_EXTENSIONS", "") in ("", "0"):
         assert accel.using_extensions()

@@ -80,7 +80,9 @@ def test_properties_that_are_not_utf8_raise_naming_the_record() -> None:
 
 
 def test_a_zlib_body_that_does_not_inflate_raises_naming_the_record() -> None:
-    good = MessageExt("T", zlib.compress(b"payload"), sys_flag=MessageSysFlag.COMPRESSED_FLAG, commit_log_offset=7)
+    good = MessageExt(
+        "T", zlib.compress(b"payload"), sys_flag=MessageSysFlag.COMPRESSED_FLAG, commit_log_offset=7
+    )
     bad = MessageExt("T", b"not zlib", sys_flag=MessageSysFlag.COMPRESSED_FLAG, commit_log_offset=99)
     ok, broken = decode_records_lazy(encode_record(good) + encode_record(bad))
     assert ok.body == b"payload"

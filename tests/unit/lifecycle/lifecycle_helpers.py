@@ -29,8 +29,15 @@ SMALL: dict[str, Any] = {
 
 
 def message(topic: str = "T", queue_id: int = 0, body: bytes = b"hello", **props: str) -> BrokerMessage:
-    return BrokerMessage(topic, queue_id, body, properties=dict(props), born_host=("10.0.0.1", 5000),
-                         store_host=("10.0.0.2", 10911), born_timestamp=1)
+    return BrokerMessage(
+        topic,
+        queue_id,
+        body,
+        properties=dict(props),
+        born_host=("10.0.0.1", 5000),
+        store_host=("10.0.0.2", 10911),
+        born_timestamp=1,
+    )
 
 
 def read_all(store: MessageStore, topic: str, queue_id: int = 0) -> list[MessageExt]:

@@ -60,7 +60,9 @@ class Broker:
     async def send(self, body: bytes, queue_id: int = 0, **props: str) -> None:
         assert (await self.store.put_message(message(TOPIC, queue_id, body, **props))).is_ok
 
-    async def receive(self, n: int = 16, invisible_ms: int = 10_000, poll_ms: int = 0, **kw: Any) -> list[MessageExt]:
+    async def receive(
+        self, n: int = 16, invisible_ms: int = 10_000, poll_ms: int = 0, **kw: Any
+    ) -> list[MessageExt]:
         resp = await self.pop_raw(n, invisible_ms, poll_ms, **kw)
         if resp is None or resp.code != ResponseCode.SUCCESS:
             return []
@@ -69,17 +71,23 @@ class Broker:
         msgs = decode_records(resp.body)
         for m in msgs:
             start = starts[offset_info_key(m.topic, m.queue_id)]
-            extra = build_extra_info(start, rh.pop_time, rh.invisible_time, rh.revive_qid, m.topic, "broker-a", m.queue_id)
+            extra = build_extra_info(
+                start, rh.pop_time, rh.invisible_time, rh.revive_qid, m.topic, "broker-a", m.queue_id
+            )
             m.properties[C.PROPERTY_POP_CK] = f"{extra} {m.queue_offset}"
         return msgs
 
-    async def pop_raw(self, n: int = 16, invisible_ms: int = 10_000, poll_ms: int = 0, **kw: Any) -> RemotingCommand | None:
+    async def pop_raw(
+        self, n: int = 16, invisible_ms: int = 10_000, poll_ms: int = 0, **kw: Any
+    ) -> RemotingCommand | None:
         header = PopMessageRequestHeader(
             consumer_group=GROUP, topic=TOPIC, queue_id=kw.pop("queue_id", -1), max_msg_nums=n,
             invisible_time=invisible_ms, poll_time=poll_ms, born_time=0, init_mode=0, exp_type=kw.pop("exp_type", "TAG"),
             exp=kw.pop("exp", "*"), **kw,
         )  # fmt: skip
-        return await self.pop_proc.process_request(self.conn, RemotingCommand.request(RequestCode.POP_MESSAGE, header.to_ext_fields()))
+        return await self.pop_proc.process_request(
+            self.conn, RemotingCommand.request(RequestCode.POP_MESSAGE, header.to_ext_fields())
+        )
 
     def _handle(self, m: MessageExt) -> tuple[str, ExtraInfo]:
         ck = m.properties[C.PROPERTY_POP_CK]
@@ -88,20 +96,37 @@ class Broker:
 
     async def ack(self, m: MessageExt) -> RemotingCommand:
         topic, info = self._handle(m)
-        h = AckMessageRequestHeader(GROUP, topic, info.queue_id, m.properties[C.PROPERTY_POP_CK], m.queue_offset)
-        resp = await self.ack_proc.process_request(self.conn, RemotingCommand.request(RequestCode.ACK_MESSAGE, h.to_ext_fields()))
+        h = AckMessageRequestHeader(
+            GROUP, topic, info.queue_id, m.properties[C.PROPERTY_POP_CK], m.queue_offset
+        )
+        resp = await self.ack_proc.process_request(
+            self.conn, RemotingCommand.request(RequestCode.ACK_MESSAGE, h.to_ext_fields())
+        )
         assert resp is not None
         return resp
 
     async def change(self, m: MessageExt, invisible_ms: int) -> RemotingCommand:
         topic, info = self._handle(m)
-        h = ChangeInvisibleTimeRequestHeader(GROUP, topic, info.queue_id, m.properties[C.PROPERTY_POP_CK], m.queue_offset, invisible_ms)
+        h = ChangeInvisibleTimeRequestHeader(
+            GROUP, topic, info.queue_id, m.properties[C.PROPERTY_POP_CK], m.queue_offset, invisible_ms
+        )
         code = RequestCode.CHANGE_MESSAGE_INVISIBLETIME
-        resp = await self.ack_proc.process_request(self.conn, RemotingCommand.request(code, h.to_ext_fields()))
+        resp = await self.ack_proc.process_request(
+            self.conn, RemotingCommand.request(code, h.to_ext_fields())
+        )
         assert resp is not None
         if resp.code == ResponseCode.SUCCESS:  # the new receipt handle, as RocketMQ 5's client builds it
             rh = ChangeInvisibleTimeResponseHeader.from_ext_fields(resp.ext_fields)
-            extra = build_extra_info(m.queue_offset, rh.pop_time, rh.invisible_time, rh.revive_qid, topic, "broker-a", info.queue_id, m.queue_offset)
+            extra = build_extra_info(
+                m.queue_offset,
+                rh.pop_time,
+                rh.invisible_time,
+                rh.revive_qid,
+                topic,
+                "broker-a",
+                info.queue_id,
+                m.queue_offset,
+            )
             m.properties[C.PROPERTY_POP_CK] = extra
         return resp
 
@@ -111,7 +136,9 @@ def broker(store: MessageStore, clock: ManualClock) -> Broker:
     return Broker(store, clock)
 
 
-async def test_received_messages_stay_hidden_and_an_ack_commits_them(broker: Broker, clock: ManualClock) -> None:
+async def test_received_messages_stay_hidden_and_an_ack_commits_them(
+    broker: Broker, clock: ManualClock
+) -> None:
     for i in range(3):
         await broker.send(f"m{i}".encode(), queue_id=i % 2)
     got = await broker.receive(invisible_ms=5_000)
@@ -143,7 +170,9 @@ async def test_an_unacked_message_comes_back_after_its_invisible_time_counting_a
     assert (await broker.ack(first)).code == ResponseCode.NO_MESSAGE  # its time ran out long ago
 
 
-async def test_change_invisible_duration_restarts_the_clock_from_the_call(broker: Broker, clock: ManualClock) -> None:
+async def test_change_invisible_duration_restarts_the_clock_from_the_call(
+    broker: Broker, clock: ManualClock
+) -> None:
     await broker.send(b"slow")
     [m] = await broker.receive(invisible_ms=2_000)
     old_handle = m.properties[C.PROPERTY_POP_CK]
@@ -186,7 +215,11 @@ async def test_past_the_groups_maximum_a_message_goes_to_the_dlq(broker: Broker,
         await broker.service.revive_due()
     assert deliveries == 3  # 1 + retryMaxTimes
     [dead] = read_all(broker.store, f"%DLQ%{GROUP}")
-    assert dead.body == b"poison" and dead.reconsume_times == 3 and dead.properties[C.PROPERTY_RETRY_TOPIC] == TOPIC
+    assert (
+        dead.body == b"poison"
+        and dead.reconsume_times == 3
+        and dead.properties[C.PROPERTY_RETRY_TOPIC] == TOPIC
+    )
     assert broker.service.dead_lettered == 1
 
 
@@ -213,12 +246,18 @@ async def test_the_revive_offset_only_passes_settled_checkpoints(broker: Broker,
     assert offsets.query_offset(REVIVE_GROUP, broker.service.revive_topic, 0) == 0
     await broker.ack(m)
     broker.service.commit_revive_offset()
-    assert offsets.query_offset(REVIVE_GROUP, broker.service.revive_topic, 0) == 2  # the checkpoint and its ack
+    assert (
+        offsets.query_offset(REVIVE_GROUP, broker.service.revive_topic, 0) == 2
+    )  # the checkpoint and its ack
 
 
 async def test_bad_requests_are_refused_with_a_remark(broker: Broker) -> None:
     too_short = await broker.pop_raw(invisible_ms=999)
-    assert too_short is not None and too_short.code == INVALID_PARAMETER and "invisibleTime" in (too_short.remark or "")
+    assert (
+        too_short is not None
+        and too_short.code == INVALID_PARAMETER
+        and "invisibleTime" in (too_short.remark or "")
+    )
     too_long = await broker.pop_raw(invisible_ms=12 * 3_600_000 + 1)
     assert too_long is not None and too_long.code == INVALID_PARAMETER
     too_many = await broker.pop_raw(n=33)
@@ -227,8 +266,12 @@ async def test_bad_requests_are_refused_with_a_remark(broker: Broker) -> None:
     [m] = await broker.receive()
     assert (await broker.change(m, 500)).code == INVALID_PARAMETER
     h = AckMessageRequestHeader(GROUP, TOPIC, m.queue_id, "garbage", m.queue_offset)
-    resp = await broker.ack_proc.process_request(broker.conn, RemotingCommand.request(RequestCode.ACK_MESSAGE, h.to_ext_fields()))
-    assert resp is not None and resp.code == ResponseCode.MESSAGE_ILLEGAL and "extraInfo" in (resp.remark or "")
+    resp = await broker.ack_proc.process_request(
+        broker.conn, RemotingCommand.request(RequestCode.ACK_MESSAGE, h.to_ext_fields())
+    )
+    assert (
+        resp is not None and resp.code == ResponseCode.MESSAGE_ILLEGAL and "extraInfo" in (resp.remark or "")
+    )
 
 
 async def test_nothing_to_pop_answers_polling_timeout_with_the_header(broker: Broker) -> None:
@@ -257,7 +300,9 @@ async def test_a_held_pop_is_answered_when_a_message_arrives(store: MessageStore
     assert broker.pop_proc.long_polling.waiting == 0
 
 
-async def test_held_pops_are_answered_polling_timeout_at_shutdown(store: MessageStore, clock: ManualClock) -> None:
+async def test_held_pops_are_answered_polling_timeout_at_shutdown(
+    store: MessageStore, clock: ManualClock
+) -> None:
     broker = Broker(store, clock)
     assert await broker.pop_raw(poll_ms=30_000) is None
     broker.pop_proc.long_polling.drain()  # what the broker does on stop; a deadline passing takes the same path

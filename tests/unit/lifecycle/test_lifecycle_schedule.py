@@ -18,7 +18,9 @@ from rocketq.store.status import PutMessageStatus, PutResult
 LEVELS = DelayLevels("1s 2s 3s")
 
 
-async def put_delayed(store: MessageStore, clock: ManualClock, level: int, body: bytes = b"x", **props: str) -> None:
+async def put_delayed(
+    store: MessageStore, clock: ManualClock, level: int, body: bytes = b"x", **props: str
+) -> None:
     msg = redirect_to_schedule(message("Real", 1, body, TAGS="TagA", **props), level, LEVELS, clock.now_ms())
     assert (await store.put_message(msg)).is_ok
 
@@ -43,7 +45,9 @@ async def test_a_message_is_delivered_when_its_level_delay_has_passed_and_not_be
     [got] = read_all(store, "Real", 1)
     assert got.body == b"late" and got.tags == "TagA" and got.keys == ["k1"]
     # Java quirk kept: the re-stored record still carries DELAY / REAL_TOPIC / REAL_QID.
-    assert got.properties[C.PROPERTY_REAL_TOPIC] == "Real" and got.properties[C.PROPERTY_DELAY_TIME_LEVEL] == "2"
+    assert (
+        got.properties[C.PROPERTY_REAL_TOPIC] == "Real" and got.properties[C.PROPERTY_DELAY_TIME_LEVEL] == "2"
+    )
     unit = store.queues.get("Real", 1).unit(0)  # type: ignore[union-attr]
     assert unit is not None and unit[2] == java_hash_code("TagA")
     assert svc.offsets == {2: 1}
@@ -66,7 +70,9 @@ async def test_levels_are_independent_and_each_keeps_its_order(
     assert [m.body for m in read_all(store, "Real", 1)] == [b"a1", b"a2", b"c1"]
 
 
-async def test_a_level_above_the_maximum_is_clamped(store: MessageStore, clock: ManualClock, tmp_path: Path) -> None:
+async def test_a_level_above_the_maximum_is_clamped(
+    store: MessageStore, clock: ManualClock, tmp_path: Path
+) -> None:
     svc = service(store, clock, tmp_path)
     await put_delayed(store, clock, 99)
     assert store.get_max_offset_in_queue(C.RMQ_SYS_SCHEDULE_TOPIC, 2) == 1

@@ -29,7 +29,9 @@ async def put_timer(store: MessageStore, clock: ManualClock, at_ms: int, body: b
     assert (await store.put_message(msg)).is_ok
 
 
-def timer_service(store: MessageStore, clock: ManualClock, tmp_path: Path, window_ms: int = 1_000) -> TimerMessageService:
+def timer_service(
+    store: MessageStore, clock: ManualClock, tmp_path: Path, window_ms: int = 1_000
+) -> TimerMessageService:
     svc = TimerMessageService(store, tmp_path / "timer-root", clock, window_ms=window_ms)
     svc.load()
     return svc
@@ -44,7 +46,10 @@ def test_redirect_parks_a_future_time_and_leaves_a_due_one_alone(clock: ManualCl
     future = message("Real", 3, TIMER_DELIVER_MS=str(now + 5000))
     assert redirect_to_timer(future, now, DAY_MS)
     assert (future.topic, future.queue_id, future.tags_code) == (TIMER_TOPIC, 0, now + 5000)
-    assert future.properties[C.PROPERTY_REAL_TOPIC] == "Real" and future.properties[C.PROPERTY_REAL_QUEUE_ID] == "3"
+    assert (
+        future.properties[C.PROPERTY_REAL_TOPIC] == "Real"
+        and future.properties[C.PROPERTY_REAL_QUEUE_ID] == "3"
+    )
     assert future.properties[PROPERTY_TIMER_OUT_MS] == str(now + 5000)
     past = message("Real", 3, **{C.PROPERTY_START_DELIVER_TIME: str(now - 1)})
     assert not redirect_to_timer(past, now, DAY_MS) and past.topic == "Real"

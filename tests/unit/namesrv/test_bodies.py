@@ -30,7 +30,9 @@ from rocketq.remoting.protocol.headers.namesrv import (
 
 ROUTE = TopicRouteData(
     queue_datas=[QueueData("broker-a", 4, 4, 6, 0)],
-    broker_datas=[BrokerData("DefaultCluster", "broker-a", {0: "192.168.0.20:10911", 1: "192.168.0.21:10911"})],
+    broker_datas=[
+        BrokerData("DefaultCluster", "broker-a", {0: "192.168.0.20:10911", 1: "192.168.0.21:10911"})
+    ],
 )
 
 
@@ -91,8 +93,14 @@ def test_topic_config_json_has_java_fields_and_defaults() -> None:
         "topicSysFlag": 0,
         "writeQueueNums": 16,
     }
-    assert TopicConfig.from_json({"topicName": "T", "topicFilterType": 1}).topic_filter_type is TopicFilterType.MULTI_TAG
-    assert TopicConfig.from_json({"topicName": "T", "topicFilterType": "bogus"}).topic_filter_type is TopicFilterType.SINGLE_TAG
+    assert (
+        TopicConfig.from_json({"topicName": "T", "topicFilterType": 1}).topic_filter_type
+        is TopicFilterType.MULTI_TAG
+    )
+    assert (
+        TopicConfig.from_json({"topicName": "T", "topicFilterType": "bogus"}).topic_filter_type
+        is TopicFilterType.SINGLE_TAG
+    )
 
 
 def test_topic_config_text_form() -> None:
@@ -158,7 +166,9 @@ names = st.text(alphabet="abcXYZ%_-019", min_size=1, max_size=20)
 
 
 @given(
-    st.dictionaries(names, st.tuples(st.integers(0, 1024), st.integers(0, 1024), st.integers(0, 15)), max_size=20),
+    st.dictionaries(
+        names, st.tuples(st.integers(0, 1024), st.integers(0, 1024), st.integers(0, 15)), max_size=20
+    ),
     st.integers(0, 2**62),
     st.integers(0, 2**40),
 )
@@ -185,6 +195,9 @@ def test_register_header_defaults_and_required_fields() -> None:
 
 def test_small_headers() -> None:
     assert GetRouteInfoRequestHeader.from_ext_fields({"topic": "T"}).accept_standard_json_only is None
-    assert GetRouteInfoRequestHeader("T", True).to_ext_fields() == {"topic": "T", "acceptStandardJsonOnly": "true"}
+    assert GetRouteInfoRequestHeader("T", True).to_ext_fields() == {
+        "topic": "T",
+        "acceptStandardJsonOnly": "true",
+    }
     assert RegisterBrokerResponseHeader().to_ext_fields() == {}
     assert QueryDataVersionResponseHeader(True).to_ext_fields() == {"changed": "true"}

@@ -49,5 +49,7 @@ def test_bad_input_names_the_problem(argv: list[str], named: str) -> None:
 
 
 def test_harness_options() -> None:
-    argv = _options({"listen-port": 0, "logDir": "/x"}, {"listenPort": 5, "c": "/f.toml", "flag": True, "gone": None})
+    argv = _options(
+        {"listen-port": 0, "logDir": "/x"}, {"listenPort": 5, "c": "/f.toml", "flag": True, "gone": None}
+    )
     assert argv == ["-c", "/f.toml", "--listenPort", "5", "--logDir", "/x", "--flag", "true"]

@@ -26,7 +26,28 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.namesrv import RegisterBrokerRequestHeader
 
 RC = RequestCode
-JAVA_NAMESRV_CODES = {100, 101, 102, 103, 104, 105, 106, 205, 206, 216, 219, 224, 304, 311, 312, 313, 318, 319, 322, 327}
+JAVA_NAMESRV_CODES = {
+    100,
+    101,
+    102,
+    103,
+    104,
+    105,
+    106,
+    205,
+    206,
+    216,
+    219,
+    224,
+    304,
+    311,
+    312,
+    313,
+    318,
+    319,
+    322,
+    327,
+}
 
 
 @dataclass
@@ -62,12 +83,23 @@ def body_of(*topics: str, counter: int = 1) -> RegisterBrokerBody:
     return RegisterBrokerBody(TopicConfigSerializeWrapper(table, DataVersion(1000, counter)))
 
 
-def reg_header(name: str = "broker-a", addr: str = "127.0.0.1:10911", broker_id: int = 0, **kw: object) -> dict[str, str]:
-    header = RegisterBrokerRequestHeader(name, addr, "DefaultCluster", addr.replace("10911", "10912"), broker_id, **kw)  # type: ignore[arg-type]
+def reg_header(
+    name: str = "broker-a", addr: str = "127.0.0.1:10911", broker_id: int = 0, **kw: object
+) -> dict[str, str]:
+    header = RegisterBrokerRequestHeader(
+        name,
+        addr,
+        "DefaultCluster",
+        addr.replace("10911", "10912"),
+        broker_id,
+        **kw,  # type: ignore[arg-type]
+    )
     return header.to_ext_fields()
 
 
-def register(proc: NamesrvRequestProcessor, *topics: str, compressed: bool = False, **kw: object) -> RemotingCommand:
+def register(
+    proc: NamesrvRequestProcessor, *topics: str, compressed: bool = False, **kw: object
+) -> RemotingCommand:
     raw = body_of(*topics or ("T",)).encode(compressed)
     ext = reg_header(compressed=compressed, body_crc32=zlib.crc32(raw) & 0x7FFFFFFF, **kw)  # type: ignore[arg-type]
     return call(proc, RC.REGISTER_BROKER, ext, raw, peer=kw.get("peer"))  # type: ignore[arg-type]
@@ -95,7 +127,9 @@ def test_oneway_is_never_answered(ns: tuple[NamesrvRequestProcessor, NamesrvCont
 
 
 @pytest.mark.parametrize("compressed", [False, True])
-def test_register_then_route_in_both_dialects(ns: tuple[NamesrvRequestProcessor, NamesrvContext], compressed: bool) -> None:
+def test_register_then_route_in_both_dialects(
+    ns: tuple[NamesrvRequestProcessor, NamesrvContext], compressed: bool
+) -> None:
     proc, _ = ns
     response = register(proc, "T", compressed=compressed)
     assert response.code == ResponseCode.SUCCESS and response.body == b""
@@ -105,7 +139,9 @@ def test_register_then_route_in_both_dialects(ns: tuple[NamesrvRequestProcessor,
     assert b'"brokerAddrs":{0:"127.0.0.1:10911"}' in old.body
     new = call(proc, RC.GET_ROUTEINFO_BY_TOPIC, {"topic": "T"}, version=401)
     assert b'"brokerAddrs":{"0":"127.0.0.1:10911"}' in new.body
-    asked = call(proc, RC.GET_ROUTEINFO_BY_TOPIC, {"topic": "T", "acceptStandardJsonOnly": "true"}, version=317)
+    asked = call(
+        proc, RC.GET_ROUTEINFO_BY_TOPIC, {"topic": "T", "acceptStandardJsonOnly": "true"}, version=317
+    )
     assert asked.body == new.body
     route = TopicRouteData.from_json(fastjson.loads(old.body))
     assert route == TopicRouteData.from_json(fastjson.loads(new.body))
@@ -149,7 +185,9 @@ def test_missing_header_field_is_named(ns: tuple[NamesrvRequestProcessor, Namesr
     assert bad.code == ResponseCode.SYSTEM_ERROR and "brokerId" in (bad.remark or "")
 
 
-def test_empty_body_registers_the_broker_without_topics(ns: tuple[NamesrvRequestProcessor, NamesrvContext]) -> None:
+def test_empty_body_registers_the_broker_without_topics(
+    ns: tuple[NamesrvRequestProcessor, NamesrvContext],
+) -> None:
     proc, ctx = ns
     assert call(proc, RC.REGISTER_BROKER, reg_header(), b"").code == ResponseCode.SUCCESS
     assert ctx.routes.query_broker_topic_config("127.0.0.1:10911") == DataVersion(0, 0)
@@ -169,7 +207,9 @@ def test_slave_is_told_its_master(ns: tuple[NamesrvRequestProcessor, NamesrvCont
     assert response.ext_fields == {"haServerAddr": "127.0.0.1:10912", "masterAddr": "127.0.0.1:10911"}
 
 
-def test_register_returns_order_topic_conf_namespace(ns: tuple[NamesrvRequestProcessor, NamesrvContext]) -> None:
+def test_register_returns_order_topic_conf_namespace(
+    ns: tuple[NamesrvRequestProcessor, NamesrvContext],
+) -> None:
     proc, ctx = ns
     ctx.kv.put("ORDER_TOPIC_CONFIG", "T", "broker-a:4")
     response = register(proc, "T")
@@ -188,15 +228,28 @@ def test_unregister_and_cluster_info(ns: tuple[NamesrvRequestProcessor, NamesrvC
     assert b'"brokerAddrs":{0:"127.0.0.1:10911"}' in info.body
     parsed = ClusterInfo.from_json(fastjson.loads(info.body))
     assert parsed.cluster_addr_table == {"DefaultCluster": ["broker-a"]}
-    ext = {"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "clusterName": "DefaultCluster", "brokerId": "0"}
+    ext = {
+        "brokerName": "broker-a",
+        "brokerAddr": "127.0.0.1:10911",
+        "clusterName": "DefaultCluster",
+        "brokerId": "0",
+    }
     assert call(proc, RC.UNREGISTER_BROKER, ext).code == ResponseCode.SUCCESS
     assert call(proc, RC.GET_ROUTEINFO_BY_TOPIC, {"topic": "T"}).code == ResponseCode.TOPIC_NOT_EXIST
-    assert fastjson.loads(call(proc, RC.GET_BROKER_CLUSTER_INFO).body) == {"brokerAddrTable": {}, "clusterAddrTable": {}}
+    assert fastjson.loads(call(proc, RC.GET_BROKER_CLUSTER_INFO).body) == {
+        "brokerAddrTable": {},
+        "clusterAddrTable": {},
+    }
 
 
 def test_query_data_version(ns: tuple[NamesrvRequestProcessor, NamesrvContext]) -> None:
     proc, _ = ns
-    ext = {"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "clusterName": "DefaultCluster", "brokerId": "0"}
+    ext = {
+        "brokerName": "broker-a",
+        "brokerAddr": "127.0.0.1:10911",
+        "clusterName": "DefaultCluster",
+        "brokerId": "0",
+    }
     unknown = call(proc, RC.QUERY_DATA_VERSION, ext, DataVersion(1000, 1).encode())
     assert unknown.ext_fields == {"changed": "true"} and unknown.body == b""
     register(proc, "T")
@@ -212,11 +265,16 @@ def test_kv_codes(ns: tuple[NamesrvRequestProcessor, NamesrvContext]) -> None:
     proc, _ = ns
     key = {"namespace": "NS", "key": "k"}
     missing = call(proc, RC.GET_KV_CONFIG, key)
-    assert (missing.code, missing.remark) == (ResponseCode.QUERY_NOT_FOUND, "No config item, Namespace: NS Key: k")
+    assert (missing.code, missing.remark) == (
+        ResponseCode.QUERY_NOT_FOUND,
+        "No config item, Namespace: NS Key: k",
+    )
     assert call(proc, RC.GET_KVLIST_BY_NAMESPACE, {"namespace": "NS"}).code == ResponseCode.QUERY_NOT_FOUND
     assert call(proc, RC.PUT_KV_CONFIG, {**key, "value": "v"}).code == ResponseCode.SUCCESS
     assert call(proc, RC.GET_KV_CONFIG, key).ext_fields == {"value": "v"}
-    assert fastjson.loads(call(proc, RC.GET_KVLIST_BY_NAMESPACE, {"namespace": "NS"}).body) == {"table": {"k": "v"}}
+    assert fastjson.loads(call(proc, RC.GET_KVLIST_BY_NAMESPACE, {"namespace": "NS"}).body) == {
+        "table": {"k": "v"}
+    }
     assert call(proc, RC.DELETE_KV_CONFIG, key).code == ResponseCode.SUCCESS
     assert call(proc, RC.GET_KV_CONFIG, key).code == ResponseCode.QUERY_NOT_FOUND
     no_value = call(proc, RC.PUT_KV_CONFIG, key)
@@ -231,7 +289,11 @@ def test_topic_lists_and_delete(ns: tuple[NamesrvRequestProcessor, NamesrvContex
     assert fastjson.loads(by_cluster.body) == {"topicList": ["T", "U"]}
     system = fastjson.loads(call(proc, RC.GET_SYSTEM_TOPIC_LIST_FROM_NS).body)
     assert system == {"topicList": ["DefaultCluster", "broker-a"], "brokerAddr": "127.0.0.1:10911"}
-    for code in (RC.GET_UNIT_TOPIC_LIST, RC.GET_HAS_UNIT_SUB_TOPIC_LIST, RC.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST):
+    for code in (
+        RC.GET_UNIT_TOPIC_LIST,
+        RC.GET_HAS_UNIT_SUB_TOPIC_LIST,
+        RC.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST,
+    ):
         assert fastjson.loads(call(proc, code).body) == {"topicList": []}
     assert call(proc, RC.DELETE_TOPIC_IN_NAMESRV, {"topic": "T"}).code == ResponseCode.SUCCESS
     assert fastjson.loads(call(proc, RC.GET_ALL_TOPIC_LIST_FROM_NAMESERVER).body) == {"topicList": ["U"]}
@@ -242,17 +304,23 @@ def test_topic_lists_and_delete(ns: tuple[NamesrvRequestProcessor, NamesrvContex
 def test_write_perm_codes(ns: tuple[NamesrvRequestProcessor, NamesrvContext]) -> None:
     proc, ctx = ns
     register(proc, "T", "U")
-    assert call(proc, RC.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"}).ext_fields == {"wipeTopicCount": "2"}
+    assert call(proc, RC.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"}).ext_fields == {
+        "wipeTopicCount": "2"
+    }
     route = ctx.routes.pickup_topic_route_data("T")
     assert route is not None and route.queue_datas[0].perm == 4
-    assert call(proc, RC.ADD_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"}).ext_fields == {"addTopicCount": "2"}
+    assert call(proc, RC.ADD_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"}).ext_fields == {
+        "addTopicCount": "2"
+    }
 
 
 def test_namesrv_config_codes(ns: tuple[NamesrvRequestProcessor, NamesrvContext]) -> None:
     proc, ctx = ns
     text = call(proc, RC.GET_NAMESRV_CONFIG).body.decode()
     assert "listenPort=9876\n" in text and "orderMessageEnable=false\n" in text
-    ok = call(proc, RC.UPDATE_NAMESRV_CONFIG, body=b"orderMessageEnable=true\nbrokerChannelExpiredTime=5000\n")
+    ok = call(
+        proc, RC.UPDATE_NAMESRV_CONFIG, body=b"orderMessageEnable=true\nbrokerChannelExpiredTime=5000\n"
+    )
     assert ok.code == ResponseCode.SUCCESS
     assert ctx.config.order_message_enable and ctx.routes.broker_channel_expired_ms == 5000
     black = call(proc, RC.UPDATE_NAMESRV_CONFIG, body=b"kvConfigPath=/tmp/x\n")
@@ -275,7 +343,9 @@ def test_handler_crash_is_a_system_error(ns: tuple[NamesrvRequestProcessor, Name
     assert (response.code, response.remark) == (ResponseCode.SYSTEM_ERROR, "RuntimeError: kaboom")
 
 
-def test_every_spelling_of_a_black_listed_namesrv_key_is_refused(ns: tuple[NamesrvRequestProcessor, NamesrvContext]) -> None:
+def test_every_spelling_of_a_black_listed_namesrv_key_is_refused(
+    ns: tuple[NamesrvRequestProcessor, NamesrvContext],
+) -> None:
     proc, ctx = ns
     before = ctx.config.model_dump()
     known = NamesrvConfig.known_keys()

@@ -20,7 +20,9 @@ def manager(expiry_ms: int = 120_000) -> tuple[RouteInfoManager, ManualClock]:
     return RouteInfoManager(clock, broker_channel_expired_ms=expiry_ms), clock
 
 
-def register(rim: RouteInfoManager, name: str, addr: str, broker_id: int = 0, conn: object = None, **kw: object):  # type: ignore[no-untyped-def]
+def register(
+    rim: RouteInfoManager, name: str, addr: str, broker_id: int = 0, conn: object = None, **kw: object
+):  # type: ignore[no-untyped-def]
     w = kw.pop("w", None) or wrapper("T")
     return rim.register_broker("C", addr, name, broker_id, addr.replace("10911", "10912"), w, [], conn)  # type: ignore[arg-type]
 
@@ -31,7 +33,9 @@ def test_register_master_then_route() -> None:
     route = rim.pickup_topic_route_data("T")
     assert route is not None
     assert route.queue_datas == [QueueData("broker-a", 4, 4, 6, 0)]
-    assert [(b.cluster, b.broker_name, b.broker_addrs) for b in route.broker_datas] == [("C", "broker-a", {0: A0})]
+    assert [(b.cluster, b.broker_name, b.broker_addrs) for b in route.broker_datas] == [
+        ("C", "broker-a", {0: A0})
+    ]
     assert rim.pickup_topic_route_data("nope") is None
 
 
@@ -88,7 +92,10 @@ def test_unregister_last_address_removes_name_cluster_and_topics() -> None:
     route = rim.pickup_topic_route_data("T")
     assert route is not None and [q.broker_name for q in route.queue_datas] == ["broker-b"]
     rim.unregister_broker("C", B0, "broker-b", 0)
-    assert rim.all_topics() == [] and rim.cluster_info().to_json() == {"brokerAddrTable": {}, "clusterAddrTable": {}}
+    assert rim.all_topics() == [] and rim.cluster_info().to_json() == {
+        "brokerAddrTable": {},
+        "clusterAddrTable": {},
+    }
 
 
 def test_dead_master_with_live_slave_stays_routable() -> None:

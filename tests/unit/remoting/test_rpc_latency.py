@@ -32,7 +32,9 @@ def test_observations_land_in_the_first_bucket_at_or_above_them() -> None:
     assert ok["3000.0"] == 4 and ok["+Inf"] == 5
     failed = _buckets(family, response_code="1", result="process_request_failed")
     assert failed["100.0"] == 0 and failed["1000.0"] == 1
-    total = next(s.value for s in family.samples if s.name.endswith("_sum") and s.labels["response_code"] == "0")
+    total = next(
+        s.value for s in family.samples if s.name.endswith("_sum") and s.labels["response_code"] == "0"
+    )
     assert 5056 <= total < 5100  # milliseconds
     assert rpc.count(310) == 6 and rpc.count(310, 0) == 5
 

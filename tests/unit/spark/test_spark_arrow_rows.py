@@ -38,7 +38,10 @@ def test_arrow_rows_hold_every_field_of_the_messages(msgs: list[MessageExt]) -> 
     for v in views:
         v.broker_name = "broker-a"
     batch = _arrow_batch(views, SCHEMA)
-    micros = {name: batch.column(name).cast(pa.int64()).to_pylist() for name in ("born_timestamp", "store_timestamp")}
+    micros = {
+        name: batch.column(name).cast(pa.int64()).to_pylist()
+        for name in ("born_timestamp", "store_timestamp")
+    }
     rows = batch.drop_columns(list(micros)).to_pylist()
     assert len(rows) == len(msgs)
     assert micros["born_timestamp"] == [m.born_timestamp * 1000 for m in views]

@@ -47,7 +47,10 @@ def test_subscribe_pattern_and_assign_are_kafkas_three_ways_to_name_what_is_read
         ({"topic": "A", "maxTriggerDelay": "soon"}, "maxTriggerDelay: expected a duration"),
         ({"topic": "A", "startingOffsetsByTimestampStrategy": "closest"}, "expected error or latest"),
         ({"topic": "A", "startingTimestamp": "yesterday"}, "startingTimestamp: a timestamp must be epoch"),
-        ({"topic": "A", "startingOffsetsByTimestamp": '{"A": {"b:0": -5}}'}, "timestamp of A b:0 must be an integer >= 0"),
+        (
+            {"topic": "A", "startingOffsetsByTimestamp": '{"A": {"b:0": -5}}'},
+            "timestamp of A b:0 must be an integer >= 0",
+        ),
         ({"topic": "A", "kafka.bootstrap.servers": "x:1"}, "unknown source option.*kafka.bootstrap.servers"),
         ({"topic": "A", "maxMesagesPerTrigger": "5"}, "unknown source option.*maxmesagespertrigger"),
         ({"topic": "A", "startingOffsets": "latest"}, "'latest' \\(-1\\) is not valid for batch queries"),
@@ -55,7 +58,9 @@ def test_subscribe_pattern_and_assign_are_kafkas_three_ways_to_name_what_is_read
         ({"topic": "A", "endingOffsets": "earliest"}, "endingOffsets: 'earliest' \\(-2\\) is not valid"),
     ],
 )
-def test_batch_options_that_cannot_be_honoured_fail_naming_the_option(options: dict[str, str], problem: str) -> None:
+def test_batch_options_that_cannot_be_honoured_fail_naming_the_option(
+    options: dict[str, str], problem: str
+) -> None:
     with pytest.raises(OffsetSpecError, match=problem):
         SourceOptions.parse({**NS, **options}, streaming=False)
 
@@ -70,7 +75,9 @@ def test_a_stream_has_no_end(ending: str) -> None:
 def test_timestamp_options_take_kafkas_precedence_and_strategy() -> None:
     both = parse(topic="T", startingTimestamp="1000", startingOffsetsByTimestamp='{"T": {"broker-a:0": 5}}')
     assert (both.starting.kind, both.starting.timestamp_ms, both.starting.strict) == ("timestamp", 1000, True)
-    per_queue = parse(topic="T", startingOffsetsByTimestamp='{"T": {"broker-a:0": 5}}', startingOffsets="earliest")
+    per_queue = parse(
+        topic="T", startingOffsetsByTimestamp='{"T": {"broker-a:0": 5}}', startingOffsets="earliest"
+    )
     assert per_queue.starting.kind == "timestamps"
     assert per_queue.starting.timestamp_of(q(0)) == 5
     # strategy error (Kafka's default): no message at or after the time fails; latest: start at the end.
@@ -86,8 +93,18 @@ def test_timestamp_options_take_kafkas_precedence_and_strategy() -> None:
 
 
 def test_trigger_and_partition_options() -> None:
-    opts = parse(streaming=True, topic="T", maxOffsetsPerTrigger="100", minOffsetsPerTrigger="10", maxTriggerDelay="30s")
-    assert (opts.max_offsets_per_trigger, opts.min_offsets_per_trigger, opts.max_trigger_delay_ms) == (100, 10, 30_000)
+    opts = parse(
+        streaming=True,
+        topic="T",
+        maxOffsetsPerTrigger="100",
+        minOffsetsPerTrigger="10",
+        maxTriggerDelay="30s",
+    )
+    assert (opts.max_offsets_per_trigger, opts.min_offsets_per_trigger, opts.max_trigger_delay_ms) == (
+        100,
+        10,
+        30_000,
+    )
     assert parse(topic="T").max_trigger_delay_ms == 15 * 60 * 1000  # Kafka's default
     assert parse(topic="T", minPartitions="8", includeHeaders="true").min_partitions == 8
     assert parse(topic="T", includeHeaders="true").include_headers is True
@@ -105,8 +122,12 @@ def test_min_partitions_cuts_large_queues_in_proportion() -> None:
     assert pieces[9:] == [(q(1), 100, 200)]
 
 
-@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 500)), min_size=1, max_size=6), st.integers(1, 40))
-def test_split_covers_every_offset_once_and_in_order(sizes: list[tuple[int, int]], min_partitions: int) -> None:
+@given(
+    st.lists(st.tuples(st.integers(0, 50), st.integers(0, 500)), min_size=1, max_size=6), st.integers(1, 40)
+)
+def test_split_covers_every_offset_once_and_in_order(
+    sizes: list[tuple[int, int]], min_partitions: int
+) -> None:
     ranges = [(q(i), start, start + size) for i, (start, size) in enumerate(sizes)]
     pieces = split(ranges, min_partitions)
     for queue, since, until in ranges:

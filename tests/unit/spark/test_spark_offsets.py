@@ -49,7 +49,9 @@ def test_starting_offsets_specs() -> None:
     assert (ts.kind, ts.timestamp_ms) == ("timestamp", 1_700_000_000_000)
     assert ts.resolve(q(0), 3, 9, by_time=5) == 5
     assert ts.resolve(q(0), 3, 9, by_time=1) == 3  # clamped into the queue's range
-    spec = parse_spec("startingOffsets", '{"T": {"broker-a:0": 4, "broker-a:1": -1, "broker-a:2": -2}}', "earliest")
+    spec = parse_spec(
+        "startingOffsets", '{"T": {"broker-a:0": 4, "broker-a:1": -1, "broker-a:2": -2}}', "earliest"
+    )
     assert [spec.resolve(q(i), 3, 9) for i in range(3)] == [4, 9, 3]
     spec.check_covers([q(0), q(1), q(2)])
     # As Kafka, explicit JSON names every queue read, and only those (never a silent "nothing" or "all").
@@ -76,7 +78,12 @@ def test_bad_offset_specs_name_the_option_and_the_problem(text: str, problem: st
 
 def test_options_use_kafka_names_in_any_case_and_check_values() -> None:
     opts = SourceOptions.parse(
-        {"namesrv": "127.0.0.1:9876", "topic": "B, A,B", "maxmessagespertrigger": "100", "failOnDataLoss": "false"}
+        {
+            "namesrv": "127.0.0.1:9876",
+            "topic": "B, A,B",
+            "maxmessagespertrigger": "100",
+            "failOnDataLoss": "false",
+        }
     )
     assert opts.topics == ("A", "B")
     assert opts.max_offsets_per_trigger == 100  # Spark may hand the keys over lower-cased
@@ -117,7 +124,9 @@ def test_plan_lists_only_queues_with_messages_and_new_queues_start_at_zero() -> 
     assert plan(end, end) == []
 
 
-backlogs = st.dictionaries(st.integers(0, 7), st.tuples(st.integers(0, 1000), st.integers(0, 1000)), min_size=1)
+backlogs = st.dictionaries(
+    st.integers(0, 7), st.tuples(st.integers(0, 1000), st.integers(0, 1000)), min_size=1
+)
 
 
 @given(backlogs, st.integers(1, 5000))

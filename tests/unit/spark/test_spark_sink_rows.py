@@ -29,7 +29,12 @@ OPTS = SinkOptions.parse({"namesrv": "127.0.0.1:9876", "topic": "T"})
 
 
 def test_options_and_defaults() -> None:
-    assert (OPTS.topic, OPTS.producer_group, OPTS.batch_size, OPTS.max_inflight) == ("T", "rocketq-spark-sink", 64, 4)
+    assert (OPTS.topic, OPTS.producer_group, OPTS.batch_size, OPTS.max_inflight) == (
+        "T",
+        "rocketq-spark-sink",
+        64,
+        4,
+    )
     assert SinkOptions.parse({"namesrv": "x:1", "checkpointLocation": "/tmp/c"}).topic is None
     with pytest.raises(OffsetSpecError, match=r"unknown sink option.*tpoic"):
         SinkOptions.parse({"namesrv": "x:1", "tpoic": "T"})
@@ -44,10 +49,15 @@ def test_options_and_defaults() -> None:
         ({"body": BinaryType(), "value": StringType()}, "not both"),
         ({"body": IntegerType()}, "column 'body' is int; expected string or binary"),
         ({"body": BinaryType(), "partition": IntegerType()}, "has no column\\(s\\) partition"),
-        ({"value": BinaryType(), "keys": StringType(), "key": StringType()}, "'keys' or a 'key' column, not both"),
+        (
+            {"value": BinaryType(), "keys": StringType(), "key": StringType()},
+            "'keys' or a 'key' column, not both",
+        ),
     ],
 )
-def test_rows_that_cannot_become_messages_fail_before_any_task(columns: dict[str, object], problem: str) -> None:
+def test_rows_that_cannot_become_messages_fail_before_any_task(
+    columns: dict[str, object], problem: str
+) -> None:
     with pytest.raises(OffsetSpecError, match=problem):
         check_schema(schema(**columns), OPTS)
 

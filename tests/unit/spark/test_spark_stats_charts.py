@@ -32,17 +32,28 @@ def test_a_missing_bucket_breaks_the_line() -> None:
 
 
 def test_lag_starts_at_zero_and_coinciding_series_differ_in_style() -> None:
-    rows = [{"bucket": at(i), "group": g, "topic": "T", "lag_messages": 500 + i, "lag_latency_ms": 1} for i in range(5) for g in ("a", "b")]
+    rows = [
+        {"bucket": at(i), "group": g, "topic": "T", "lag_messages": 500 + i, "lag_latency_ms": 1}
+        for i in range(5)
+        for g in ("a", "b")
+    ]
     fig, ax = plt.subplots()
     lag_panel(ax, rows, 60)
     assert ax.get_ylim()[0] == 0
     lines = ax.get_lines()
     assert len(lines) == 2
-    assert lines[0].get_linestyle() != lines[1].get_linestyle() and lines[0].get_marker() != lines[1].get_marker()
+    assert (
+        lines[0].get_linestyle() != lines[1].get_linestyle()
+        and lines[0].get_marker() != lines[1].get_marker()
+    )
     assert lines[0].get_linewidth() > lines[1].get_linewidth()  # the one underneath is wider: both show
     plt.close(fig)
     fig, ax = plt.subplots()
-    tps_panel(ax, [{"bucket": at(0), "topic": "T", "put_tps": 10.0}, {"bucket": at(3), "topic": "T", "put_tps": 12.0}], 60)
+    tps_panel(
+        ax,
+        [{"bucket": at(0), "topic": "T", "put_tps": 10.0}, {"bucket": at(3), "topic": "T", "put_tps": 12.0}],
+        60,
+    )
     assert math.isnan(float(np.asarray(ax.get_lines()[0].get_ydata(), dtype=float)[1]))
     plt.close(fig)
 
@@ -50,8 +61,13 @@ def test_lag_starts_at_zero_and_coinciding_series_differ_in_style() -> None:
 def test_every_panel_is_written(tmp_path: Path) -> None:
     tables: dict[str, Sequence[dict[str, Any]]] = {
         "topic_tps": [{"bucket": at(i), "topic": "T", "put_tps": 5.0, "get_tps": 4.0} for i in range(3)],
-        "group_lag": [{"bucket": at(i), "group": "g", "topic": "T", "lag_messages": i, "lag_latency_ms": 100 * i} for i in range(3)],
-        "put_latency": [{"bucket": at(i), "brokerName": "b", "p50_us": 10, "p90_us": 20, "p99_us": 30} for i in range(3)],
+        "group_lag": [
+            {"bucket": at(i), "group": "g", "topic": "T", "lag_messages": i, "lag_latency_ms": 100 * i}
+            for i in range(3)
+        ],
+        "put_latency": [
+            {"bucket": at(i), "brokerName": "b", "p50_us": 10, "p90_us": 20, "p99_us": 30} for i in range(3)
+        ],
     }
     written = write_charts(tmp_path, tables, 60)
     assert [p.name for p in written] == [f"{name}.png" for name, _t, _d in PANELS] + ["overview.png"]

@@ -47,7 +47,9 @@ def store(tmp_path: Path, clock: ManualClock) -> Iterator[MessageStore]:
 
 @pytest.fixture
 def ctx(store: MessageStore, clock: ManualClock) -> BrokerContext:
-    cfg = BrokerConfig.model_validate({"brokerName": "broker-s", "brokerClusterName": "StatsCluster", "statsInterval": 10_000})
+    cfg = BrokerConfig.model_validate(
+        {"brokerName": "broker-s", "brokerClusterName": "StatsCluster", "statsInterval": 10_000}
+    )
     return BrokerContext(
         broker_config=cfg,
         store_config=store.config,

@@ -12,12 +12,18 @@ from rocketq.store.message import BrokerMessage
 from rocketq.store.message_store import MessageStore
 from rocketq.store.status import AppendResult, PutMessageStatus, PutResult
 
-TOPICS = C.RMQ_SYS_BROKER_STATS_TOPIC_TOPIC, C.RMQ_SYS_BROKER_STATS_GROUP_TOPIC, C.RMQ_SYS_BROKER_STATS_BROKER_TOPIC
+TOPICS = (
+    C.RMQ_SYS_BROKER_STATS_TOPIC_TOPIC,
+    C.RMQ_SYS_BROKER_STATS_GROUP_TOPIC,
+    C.RMQ_SYS_BROKER_STATS_BROKER_TOPIC,
+)
 
 
 async def put(store: MessageStore, topic: str, count: int, queue_id: int = 0) -> None:
     for i in range(count):
-        msg = BrokerMessage(topic, queue_id, b"x%d" % i, born_host=("10.0.0.1", 1), store_host=("10.0.0.2", 2))
+        msg = BrokerMessage(
+            topic, queue_id, b"x%d" % i, born_host=("10.0.0.1", 1), store_host=("10.0.0.2", 2)
+        )
         assert (await store.put_message(msg)).is_ok
 
 
@@ -82,7 +88,11 @@ async def test_a_window_becomes_one_record_per_topic_per_group_and_one_for_the_b
     assert (q1["lagMessages"], q1["lagLatencyMs"]) == (0, 0)
 
     (broker_rec,) = read_json(store, C.RMQ_SYS_BROKER_STATS_BROKER_TOPIC)
-    assert (broker_rec["putMessages"], broker_rec["getMessages"], broker_rec["sendBackMessages"]) == (15, 7, 1)
+    assert (broker_rec["putMessages"], broker_rec["getMessages"], broker_rec["sendBackMessages"]) == (
+        15,
+        7,
+        1,
+    )
     latency = broker_rec["putLatency"]
     assert latency["count"] == 2 and sum(latency["counts"]) == 2 and latency["maxUs"] == 3_000
     assert set(broker_rec["store"]) >= {"dispatchBehindBytes", "flushBehindBytes", "diskUsedRatio"}

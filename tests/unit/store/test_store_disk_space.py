@@ -159,7 +159,10 @@ def test_a_queue_that_starts_in_the_middle_of_a_file_loads_its_end(tmp_path: Pat
 
 
 async def test_refused_puts_on_a_full_disk_log_one_line_in_refusal_log_every(
-    make_store: StoreFactory, message: MessageFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    make_store: StoreFactory,
+    message: MessageFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """DefaultMessageStore.checkStoreStatus logs the first refused put of a run and then one in 50,000."""
     store = make_store()

@@ -57,7 +57,9 @@ async def _fill(master: MessageStore, message: MessageFactory, count: int, *, st
     for i in range(start, start + count):
         body = f"body-{i}-".encode() * (1 + i % 7)
         bodies.append(body)
-        result = await master.put_message(message("TopicHA", i % 2, body, tags=f"t{i % 3}", keys=f"k{i}", uniq=f"U{i:08d}"))
+        result = await master.put_message(
+            message("TopicHA", i % 2, body, tags=f"t{i % 3}", keys=f"k{i}", uniq=f"U{i:08d}")
+        )
         assert result.status is PutMessageStatus.PUT_OK
     return bodies
 
@@ -89,7 +91,11 @@ async def test_a_slave_rebuilds_queues_and_index_from_bytes_split_anywhere(
     assert slave.get_max_phy_offset() == master.get_max_phy_offset()
     assert slave.dispatch_behind_bytes() == 0
     for qid in (0, 1):
-        assert slave.get_max_offset_in_queue("TopicHA", qid) == master.get_max_offset_in_queue("TopicHA", qid) == 60
+        assert (
+            slave.get_max_offset_in_queue("TopicHA", qid)
+            == master.get_max_offset_in_queue("TopicHA", qid)
+            == 60
+        )
         assert read_all(slave, "TopicHA", qid) == read_all(master, "TopicHA", qid)
     assert sorted(arrivals) == sorted([("TopicHA", q, o) for q in (0, 1) for o in range(60)])
     found = slave.query_message("TopicHA", "k17", 10, 0, 1 << 62)
@@ -112,7 +118,9 @@ async def test_a_split_record_waits_for_its_rest(
     assert not [r for r in caplog.records if r.levelname == "ERROR"], "a record on its way is not damage"
 
 
-async def test_gaps_and_overlaps_are_refused(make_store: StoreFactory, message: MessageFactory, tmp_path) -> None:
+async def test_gaps_and_overlaps_are_refused(
+    make_store: StoreFactory, message: MessageFactory, tmp_path
+) -> None:
     master = make_store(root=tmp_path / "master")
     slave = make_store(root=tmp_path / "slave", brokerRole="SLAVE")
     await _fill(master, message, 3)
@@ -193,7 +201,9 @@ class _Acks:
         return self.acked
 
 
-async def test_a_sync_master_put_waits_for_the_slaves_ack(make_store: StoreFactory, message: MessageFactory, tmp_path) -> None:
+async def test_a_sync_master_put_waits_for_the_slaves_ack(
+    make_store: StoreFactory, message: MessageFactory, tmp_path
+) -> None:
     sync = make_store(root=tmp_path / "sync", brokerRole="SYNC_MASTER", slaveTimeout=50)
     sync.ha = acks = _Acks(ok=True, acked=True)
     result = await sync.put_message(message())

@@ -85,7 +85,9 @@ def test_files_of_earlier_versions_with_crc_hashes_are_still_searched(tmp_path: 
     service = IndexService(tmp_path / "index", slot_num=64, index_num=100, clock=clock)
     service.build("T", 100, clock.now_ms(), 0, "uniq-now", None)  # written with Java's hash
     old = service.files[-1]
-    assert old.put_key(legacy_index_key_hash("T#written-before"), 200, clock.now_ms())  # as older versions did
+    assert old.put_key(
+        legacy_index_key_hash("T#written-before"), 200, clock.now_ms()
+    )  # as older versions did
     assert service.query("T", "written-before", 32, 0, 2**62)[0] == [200]
     assert service.query("T", "uniq-now", 32, 0, 2**62)[0] == [100]
     service.close()

@@ -66,7 +66,9 @@ async def test_no_space_for_the_commit_log_is_a_status_and_writes_nothing(
     # Java's answer for a full disk; nothing of the refused put is written, and the next puts are refused
     # without trying until the writer has room again.
     assert result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
-    assert result.remark.startswith("service not available now. It may be caused by one of the following reasons: ")
+    assert result.remark.startswith(
+        "service not available now. It may be caused by one of the following reasons: "
+    )
     assert "the broker's disk is full [CL: " in result.remark
     assert store.get_max_phy_offset() == end and store.get_max_offset_in_queue("TopicA", 0) == stored
     assert store.space.full and store.space.check()  # the probe still fails

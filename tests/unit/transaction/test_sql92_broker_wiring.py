@@ -39,7 +39,9 @@ GOOD, BAD = "price > 100 AND region = 'eu'", "price > > 100"
 class Rig:
     def __init__(self, store: MessageStore, clock: ManualClock, **cfg: Any) -> None:
         self.store = store
-        self.ctx = make_context(store, clock, enablePropertyFilter=cfg.pop("enablePropertyFilter", True), **cfg)
+        self.ctx = make_context(
+            store, clock, enablePropertyFilter=cfg.pop("enablePropertyFilter", True), **cfg
+        )
         self.ctx.topic_config_manager.update_topic_config(TopicConfig(TOPIC, 1, 1, 6))
         self.client = ClientManageProcessor(self.ctx)
         self.pull = PullMessageProcessor(self.ctx)
@@ -49,21 +51,35 @@ class Rig:
         self.conn = FakeConnection()
 
     async def heartbeat(self, expression: str, version: int = 1) -> RemotingCommand | None:
-        sub = SubscriptionData(topic=TOPIC, sub_string=expression, sub_version=version, expression_type="SQL92")
-        data = HeartbeatData(client_id="c1", consumer_data_set=[ConsumerData(group_name=GROUP, subscription_data_set=[sub])])
-        return await self.client.process_request(self.conn, RemotingCommand.request(RequestCode.HEART_BEAT, None, data.encode()))
+        sub = SubscriptionData(
+            topic=TOPIC, sub_string=expression, sub_version=version, expression_type="SQL92"
+        )
+        data = HeartbeatData(
+            client_id="c1", consumer_data_set=[ConsumerData(group_name=GROUP, subscription_data_set=[sub])]
+        )
+        return await self.client.process_request(
+            self.conn, RemotingCommand.request(RequestCode.HEART_BEAT, None, data.encode())
+        )
 
     async def check_config(self, expression: str) -> RemotingCommand | None:
-        body = CheckClientRequestBody("c1", GROUP, SubscriptionData(topic=TOPIC, sub_string=expression, expression_type="SQL92"))
-        return await self.client.process_request(self.conn, RemotingCommand.request(RequestCode.CHECK_CLIENT_CONFIG, None, body.encode()))
+        body = CheckClientRequestBody(
+            "c1", GROUP, SubscriptionData(topic=TOPIC, sub_string=expression, expression_type="SQL92")
+        )
+        return await self.client.process_request(
+            self.conn, RemotingCommand.request(RequestCode.CHECK_CLIENT_CONFIG, None, body.encode())
+        )
 
-    async def pull_request(self, offset: int = 0, sys_flag: int = 0, expression: str | None = None, version: int = 1) -> RemotingCommand | None:
+    async def pull_request(
+        self, offset: int = 0, sys_flag: int = 0, expression: str | None = None, version: int = 1
+    ) -> RemotingCommand | None:
         h = PullMessageRequestHeader(
             consumer_group=GROUP, topic=TOPIC, queue_id=0, queue_offset=offset, max_msg_nums=32, sys_flag=sys_flag,
             commit_offset=0, suspend_timeout_millis=15_000, sub_version=version, subscription=expression,
             expression_type="SQL92",
         )  # fmt: skip
-        return await self.pull.process_request(self.conn, RemotingCommand.request(RequestCode.PULL_MESSAGE, h.to_ext_fields()))
+        return await self.pull.process_request(
+            self.conn, RemotingCommand.request(RequestCode.PULL_MESSAGE, h.to_ext_fields())
+        )
 
     async def put(self, n: int, price: int, region: str = "eu") -> None:
         props = {"price": str(price), "region": region, "n": str(n)}
@@ -120,7 +136,9 @@ async def test_a_bad_heartbeat_expression_succeeds_but_is_not_held(rig: Rig) -> 
 async def test_a_pull_newer_than_the_registered_expression(rig: Rig) -> None:
     await rig.heartbeat(GOOD, version=5)
     resp = await rig.pull_request(version=6)
-    assert resp is not None and resp.code == ResponseCode.SUBSCRIPTION_NOT_LATEST  # the heartbeat's own check first
+    assert (
+        resp is not None and resp.code == ResponseCode.SUBSCRIPTION_NOT_LATEST
+    )  # the heartbeat's own check first
 
 
 async def test_property_filter_off_is_a_clear_system_error(tmp_path: Path) -> None:
@@ -161,6 +179,8 @@ async def test_unregistering_the_last_consumer_retires_its_expressions(rig: Rig)
     data = rig.ctx.consumer_filter_manager.get(GROUP, TOPIC)
     assert data is not None and not data.is_dead
     header = UnregisterClientRequestHeader(client_id="c1", consumer_group=GROUP)
-    resp = await rig.client.process_request(rig.conn, RemotingCommand.request(RequestCode.UNREGISTER_CLIENT, header.to_ext_fields()))
+    resp = await rig.client.process_request(
+        rig.conn, RemotingCommand.request(RequestCode.UNREGISTER_CLIENT, header.to_ext_fields())
+    )
     assert resp is not None and resp.code == ResponseCode.SUCCESS
     assert data.is_dead

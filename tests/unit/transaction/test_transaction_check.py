@@ -32,7 +32,9 @@ async def test_a_young_half_message_is_not_checked(broker: Broker, clock: Manual
     assert half_progress(broker) == -1  # nothing passed
 
 
-async def test_an_unresolved_half_message_is_checked_with_its_new_copy(broker: Broker, clock: ManualClock) -> None:
+async def test_an_unresolved_half_message_is_checked_with_its_new_copy(
+    broker: Broker, clock: ManualClock
+) -> None:
     conn = broker.register_producer()
     sent = await broker.send_half(queue_id=3, body=b"pay")
     clock.advance(TIMEOUT_MS + 1)
@@ -42,7 +44,11 @@ async def test_an_unresolved_half_message_is_checked_with_its_new_copy(broker: B
     header = CheckTransactionStateRequestHeader.from_ext_fields(check.ext_fields)
     copy = report.checked[0]
     assert header.tran_state_table_offset == copy.queue_offset == 1
-    assert header.commit_log_offset == copy.commit_log_offset != parse_offset_msg_id((sent.ext_fields or {})["msgId"])[2]
+    assert (
+        header.commit_log_offset
+        == copy.commit_log_offset
+        != parse_offset_msg_id((sent.ext_fields or {})["msgId"])[2]
+    )
     assert header.msg_id == header.transaction_id == copy.properties["UNIQ_KEY"]
     assert header.offset_msg_id == copy.offset_msg_id
     [msg] = decode_records(check.body)
@@ -61,7 +67,9 @@ async def test_an_unresolved_half_message_is_checked_with_its_new_copy(broker: B
     assert broker.ctx.consumer_offset_manager.query_offset(TRANS_GROUP, OP, 0) == 2  # both ops passed
 
 
-async def test_an_answer_crossing_the_producers_own_commit_changes_nothing(broker: Broker, clock: ManualClock) -> None:
+async def test_an_answer_crossing_the_producers_own_commit_changes_nothing(
+    broker: Broker, clock: ManualClock
+) -> None:
     broker.register_producer()
     sent = await broker.send_half()
     clock.advance(TIMEOUT_MS + 1)
@@ -126,7 +134,9 @@ async def test_checks_go_to_a_live_producer_of_the_group(broker: Broker, clock: 
     assert [conn for conn, _ in broker.sent_checks] == [alive]
 
 
-async def test_immunity_time_defers_the_first_check_without_counting(broker: Broker, clock: ManualClock) -> None:
+async def test_immunity_time_defers_the_first_check_without_counting(
+    broker: Broker, clock: ManualClock
+) -> None:
     broker.register_producer()
     await broker.send_half(CHECK_IMMUNITY_TIME_IN_SECONDS="30")
     after = await broker.send_half()
@@ -136,13 +146,17 @@ async def test_immunity_time_defers_the_first_check_without_counting(broker: Bro
     assert report.checked[0].properties["UNIQ_KEY"] == broker.read(HALF)[1].properties["UNIQ_KEY"]
     clock.advance(25_000)
     report = await broker.checker.check_once()
-    immune_copy = next(m for m in report.checked if m.properties.get(C.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS))
+    immune_copy = next(
+        m for m in report.checked if m.properties.get(C.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS)
+    )
     assert immune_copy.properties[C.PROPERTY_TRANSACTION_CHECK_TIMES] == "1"
     assert immune_copy.properties[C.PROPERTY_TRANSACTION_PREPARED_QUEUE_OFFSET] == "0"
     await broker.end(after, COMMIT)
 
 
-async def test_the_check_progress_survives_a_restart(broker: Broker, clock: ManualClock, tmp_path: Path) -> None:
+async def test_the_check_progress_survives_a_restart(
+    broker: Broker, clock: ManualClock, tmp_path: Path
+) -> None:
     broker.register_producer()
     for _ in range(3):
         await broker.send_half()

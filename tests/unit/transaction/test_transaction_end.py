@@ -88,7 +88,9 @@ async def test_oneway_end_transaction_gets_no_answer(broker: Broker) -> None:
         ({"phy": 123_456}, "Find prepared transaction message failed"),
     ],
 )
-async def test_a_request_naming_the_wrong_half_message_is_refused(broker: Broker, kwargs: dict, remark: str) -> None:
+async def test_a_request_naming_the_wrong_half_message_is_refused(
+    broker: Broker, kwargs: dict, remark: str
+) -> None:
     sent = await broker.send_half()
     resp = await broker.end(sent, COMMIT, **kwargs)
     assert resp is not None and resp.code == ResponseCode.SYSTEM_ERROR and resp.remark == remark
@@ -114,7 +116,9 @@ async def test_a_slave_refuses(tmp_path: Path, clock: ManualClock) -> None:
     store = open_store(tmp_path / "s", clock)
     try:
         b = Broker(store, clock)
-        b.ctx.store_config = store.config.model_copy(update={"broker_role": type(store.config.broker_role).SLAVE})
+        b.ctx.store_config = store.config.model_copy(
+            update={"broker_role": type(store.config.broker_role).SLAVE}
+        )
         resp = await b.end(None, COMMIT, offset=0, phy=0)
         assert resp is not None and resp.code == ResponseCode.SLAVE_NOT_AVAILABLE
     finally:
@@ -126,7 +130,9 @@ async def test_bad_half_messages_are_refused(broker: Broker) -> None:
     assert resp.code == ResponseCode.MESSAGE_ILLEGAL and "delay level" in (resp.remark or "")
     broker.ctx.broker_config.reject_transaction_message = True
     resp = await broker.send_half()
-    assert resp.code == ResponseCode.NO_PERMISSION and "transaction message is forbidden" in (resp.remark or "")
+    assert resp.code == ResponseCode.NO_PERMISSION and "transaction message is forbidden" in (
+        resp.remark or ""
+    )
     assert broker.read(HALF) == []
 
 
@@ -138,12 +144,20 @@ async def test_a_batch_cannot_hold_a_transactional_message(broker: Broker) -> No
     )  # fmt: skip
     request = RemotingCommand.request(RequestCode.SEND_BATCH_MESSAGE, h.to_v2().to_ext_fields(), body)
     resp = await broker.send_proc.process_request(broker.producer_conn, request)
-    assert resp is not None and resp.code == ResponseCode.MESSAGE_ILLEGAL and "transactional" in (resp.remark or "")
+    assert (
+        resp is not None
+        and resp.code == ResponseCode.MESSAGE_ILLEGAL
+        and "transactional" in (resp.remark or "")
+    )
     assert broker.read(REAL, 0) == []
 
 
 async def test_settled_half_messages_are_known_after_a_restart(broker: Broker) -> None:
-    committed, rolled_back, pending = await broker.send_half(), await broker.send_half(), await broker.send_half()
+    committed, rolled_back, pending = (
+        await broker.send_half(),
+        await broker.send_half(),
+        await broker.send_half(),
+    )
     await broker.end(committed, COMMIT)
     await broker.end(rolled_back, ROLLBACK)
     fresh = TransactionalMessageService(broker.ctx)

@@ -20,7 +20,10 @@ def test_add_contains_discard() -> None:
     assert 0 not in ledger and len(ledger) == 1
 
 
-@given(st.sets(st.integers(min_value=0, max_value=50_000), max_size=200), st.integers(min_value=0, max_value=50_000))
+@given(
+    st.sets(st.integers(min_value=0, max_value=50_000), max_size=200),
+    st.integers(min_value=0, max_value=50_000),
+)
 def test_matches_a_set(offsets: set[int], probe: int) -> None:
     ledger = HalfOffsetLedger()
     for offset in offsets:

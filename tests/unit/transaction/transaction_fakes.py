@@ -68,7 +68,9 @@ def open_store(root: Path, clock: ManualClock) -> MessageStore:
     return store
 
 
-def make_context(store: MessageStore, clock: ManualClock, config_dir: Path | None = None, **broker_cfg: Any) -> BrokerContext:
+def make_context(
+    store: MessageStore, clock: ManualClock, config_dir: Path | None = None, **broker_cfg: Any
+) -> BrokerContext:
     cfg = BrokerConfig(**broker_cfg)
     offsets = ConsumerOffsetManager(str(config_dir) if config_dir else None)
     if config_dir is not None:
@@ -92,7 +94,9 @@ def make_context(store: MessageStore, clock: ManualClock, config_dir: Path | Non
 class Broker:
     """The transaction parts of one broker over `store`: send, END_TRANSACTION, the checker."""
 
-    def __init__(self, store: MessageStore, clock: ManualClock, config_dir: Path | None = None, **cfg: Any) -> None:
+    def __init__(
+        self, store: MessageStore, clock: ManualClock, config_dir: Path | None = None, **cfg: Any
+    ) -> None:
         self.store = store
         self.clock = clock
         self.ctx = make_context(store, clock, config_dir, **cfg)
@@ -114,9 +118,20 @@ class Broker:
         return conn
 
     async def send_half(
-        self, topic: str = "TopicTx", queue_id: int = 2, body: bytes = b"order-1", group: str = GROUP, **props: str
+        self,
+        topic: str = "TopicTx",
+        queue_id: int = 2,
+        body: bytes = b"order-1",
+        group: str = GROUP,
+        **props: str,
     ) -> RemotingCommand:
-        properties = {"UNIQ_KEY": f"UNIQ{next(_ids):04d}", "TAGS": "TagA", "TRAN_MSG": "true", "PGROUP": group, **props}
+        properties = {
+            "UNIQ_KEY": f"UNIQ{next(_ids):04d}",
+            "TAGS": "TagA",
+            "TRAN_MSG": "true",
+            "PGROUP": group,
+            **props,
+        }
         header = SendMessageRequestHeader(
             producer_group=group, topic=topic, default_topic="TBW102", default_topic_queue_nums=4, queue_id=queue_id,
             sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE, born_timestamp=self.clock.now_ms(), flag=3,
@@ -146,7 +161,10 @@ class Broker:
     async def answer_check(self, check: RemotingCommand, state: int = COMMIT) -> RemotingCommand | None:
         ext = check.ext_fields or {}
         return await self.end(
-            state=state, from_check=True, offset=int(ext["tranStateTableOffset"]), phy=int(ext["commitLogOffset"])
+            state=state,
+            from_check=True,
+            offset=int(ext["tranStateTableOffset"]),
+            phy=int(ext["commitLogOffset"]),
         )
 
     def read(self, topic: str, queue_id: int = 0) -> list[MessageExt]:

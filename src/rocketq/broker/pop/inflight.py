@@ -71,7 +71,9 @@ class InflightTable:
         """The live checkpoint and message index a receipt handle names; StaleHandle otherwise."""
         state = self._cks.get(key)
         if state is None:
-            raise StaleHandle("no message is in flight under this receipt handle (acked, changed, retried or unknown)")
+            raise StaleHandle(
+                "no message is in flight under this receipt handle (acked, changed, retried or unknown)"
+            )
         if now_ms >= state.ck.revive_time:
             raise StaleHandle(f"the invisible time of this receipt handle ran out at {state.ck.revive_time}")
         index = state.ck.index_of(queue_offset)

@@ -33,7 +33,9 @@ class PopWaiter:
 
 
 class PopLongPolling:
-    def __init__(self, replay: Callable[[PopWaiter], None], clock: Clock = SYSTEM_CLOCK, max_waiting: int = MAX_WAITING):
+    def __init__(
+        self, replay: Callable[[PopWaiter], None], clock: Clock = SYSTEM_CLOCK, max_waiting: int = MAX_WAITING
+    ):
         self._replay = replay
         self._clock = clock
         self.max_waiting = max_waiting

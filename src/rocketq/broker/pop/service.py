@@ -132,7 +132,11 @@ class PopService:
         live = self.table.min_revive_offset()
         if live is not None:
             candidates.append(live)
-        low = min(candidates) if candidates else self.store.get_max_offset_in_queue(self.revive_topic, REVIVE_QUEUE_ID)
+        low = (
+            min(candidates)
+            if candidates
+            else self.store.get_max_offset_in_queue(self.revive_topic, REVIVE_QUEUE_ID)
+        )
         self.offsets.commit_offset("revive", REVIVE_GROUP, self.revive_topic, REVIVE_QUEUE_ID, low)
 
     def replay(self) -> int:
@@ -151,7 +155,11 @@ class PopService:
                 break
             offset = got.next_begin_offset
         if read:
-            log.info("POP state replayed from %d revive-log records: %d checkpoint(s) in flight", read, len(self.table))
+            log.info(
+                "POP state replayed from %d revive-log records: %d checkpoint(s) in flight",
+                read,
+                len(self.table),
+            )
         return read
 
     def _replay_one(self, record: bytes, queue_offset: int) -> None:
@@ -191,7 +199,9 @@ class PopService:
         self.offsets.commit_offset("pop-init", group, topic, queue_id, offset)
         return offset
 
-    def queues_to_read(self, group: str, topic: str, queue_id: int, read_queue_nums: int) -> list[tuple[str, int]]:
+    def queues_to_read(
+        self, group: str, topic: str, queue_id: int, read_queue_nums: int
+    ) -> list[tuple[str, int]]:
         """(topic, queue) in the order one pop reads them: the topic's queues and its retry topic's."""
         if queue_id >= 0:
             normal = [(topic, queue_id)]
@@ -232,8 +242,15 @@ class PopService:
         try:
             got = self.store.get_message(group, topic, queue_id, offset, want, message_filter)
             if got.status in _RESET_STATUSES and got.next_begin_offset != offset:
-                log.info("pop offset of %s %s/%d corrected from %d to %d (%s)",
-                         group, topic, queue_id, offset, got.next_begin_offset, got.status.value)
+                log.info(
+                    "pop offset of %s %s/%d corrected from %d to %d (%s)",
+                    group,
+                    topic,
+                    queue_id,
+                    offset,
+                    got.next_begin_offset,
+                    got.status.value,
+                )
                 offset = got.next_begin_offset
                 self.offsets.commit_offset("pop", group, topic, queue_id, offset)
                 got = self.store.get_message(group, topic, queue_id, offset, want, message_filter)
@@ -241,8 +258,16 @@ class PopService:
                 pop_time = self.table.unique_pop_time(group, topic, queue_id, offset, result.pop_time)
                 if pop_time != result.pop_time:
                     return  # a checkpoint of this exact key exists (same ms): the next pop takes these
-                ck = PopCheckPoint(group, topic, queue_id, offset, pop_time, result.invisible_time,
-                                   [o - offset for o in got.queue_offsets], self.broker_name)
+                ck = PopCheckPoint(
+                    group,
+                    topic,
+                    queue_id,
+                    offset,
+                    pop_time,
+                    result.invisible_time,
+                    [o - offset for o in got.queue_offsets],
+                    self.broker_name,
+                )
                 revive_offset = await self._log(CK_TAG, ck)
                 if revive_offset is None:
                     return
@@ -289,8 +314,13 @@ class PopService:
         self.table.add(ck)
         ack = AckMsg(group, topic, queue_id, key.start_offset, key.pop_time, offset, extra.broker_name)
         if await self._log(ACK_TAG, ack) is None:
-            log.warning("the ack of the old handle of %s %s/%d@%d was not stored: a restart may retry it once more",
-                        group, topic, queue_id, offset)
+            log.warning(
+                "the ack of the old handle of %s %s/%d@%d was not stored: a restart may retry it once more",
+                group,
+                topic,
+                queue_id,
+                offset,
+            )
         self._wakeup()
         return pop_time, invisible_time
 
@@ -313,7 +343,9 @@ class PopService:
             state.revived |= 1 << index
         done = AckMsg(ck.cid, ck.topic, ck.queue_id, ck.start_offset, ck.pop_time, -1, ck.broker_name)
         if await self._log(DONE_TAG, done) is None:
-            log.warning("the done mark of %s was not stored: a restart may retry its messages once more", ck.key)
+            log.warning(
+                "the done mark of %s was not stored: a restart may retry its messages once more", ck.key
+            )
         self.table.remove(ck.key)
         return True
 
@@ -330,7 +362,13 @@ class PopService:
         msg = self._retry_message(ck, ext)
         result = await self.store.put_message(msg)
         if not result.is_ok:
-            log.error("putting back %s/%d@%d failed (%s); retrying", ck.topic, ck.queue_id, offset, result.status.value)
+            log.error(
+                "putting back %s/%d@%d failed (%s); retrying",
+                ck.topic,
+                ck.queue_id,
+                offset,
+                result.status.value,
+            )
             return False
         if msg.topic.startswith(C.DLQ_GROUP_TOPIC_PREFIX):
             self.dead_lettered += 1
@@ -345,12 +383,19 @@ class PopService:
         props.setdefault(C.PROPERTY_FIRST_POP_TIME, str(ck.pop_time))
         props.pop(C.PROPERTY_POP_CK, None)
         group_config = self.ctx.subscription_group_manager.find_subscription_group_config(ck.cid)
-        max_times = group_config.retry_max_times if group_config else self.ctx.broker_config.max_reconsume_times
+        max_times = (
+            group_config.retry_max_times if group_config else self.ctx.broker_config.max_reconsume_times
+        )
         manager = self.ctx.topic_config_manager
         if ext.reconsume_times >= max_times:
             topic = C.dlq_topic(ck.cid)
-            log.info("message %s of group %s goes to %s after %d deliveries",
-                     props[C.PROPERTY_ORIGIN_MESSAGE_ID], ck.cid, topic, ext.reconsume_times + 1)
+            log.info(
+                "message %s of group %s goes to %s after %d deliveries",
+                props[C.PROPERTY_ORIGIN_MESSAGE_ID],
+                ck.cid,
+                topic,
+                ext.reconsume_times + 1,
+            )
         else:
             topic = pop_retry_topic_v1(original, ck.cid)
         manager.create_topic_in_send_message_back_method(topic, 1, RW, 0)

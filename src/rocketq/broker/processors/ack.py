@@ -54,7 +54,8 @@ class AckMessageProcessor(Processor):
         high = ctx.store.get_max_offset_in_queue(topic, queue_id)
         if offset < low or offset > high or (offset == high and not offset_may_equal_max):
             raise RequestError(
-                ResponseCode.NO_MESSAGE, f"offset is illegal, key:{topic}@{queue_id}, commit:{offset}, store:{low}~{high}"
+                ResponseCode.NO_MESSAGE,
+                f"offset is illegal, key:{topic}@{queue_id}, commit:{offset}, store:{low}~{high}",
             )
         try:
             return ExtraInfo.parse(header.extra_info)
@@ -65,7 +66,9 @@ class AckMessageProcessor(Processor):
         header: AckMessageRequestHeader = decode_header(AckMessageRequestHeader, request)
         extra = self._check(header, offset_may_equal_max=True)
         try:
-            await pop_service(self.ctx).ack(header.consumer_group, header.topic, header.queue_id, header.offset, extra)
+            await pop_service(self.ctx).ack(
+                header.consumer_group, header.topic, header.queue_id, header.offset, extra
+            )
         except StaleHandle as exc:
             raise RequestError(ResponseCode.NO_MESSAGE, f"stale receipt handle: {exc}") from None
         except PopStoreError as exc:
@@ -78,7 +81,12 @@ class AckMessageProcessor(Processor):
         check_invisible_time(header.invisible_time)
         try:
             pop_time, invisible = await pop_service(self.ctx).change_invisible_time(
-                header.consumer_group, header.topic, header.queue_id, header.offset, extra, header.invisible_time
+                header.consumer_group,
+                header.topic,
+                header.queue_id,
+                header.offset,
+                extra,
+                header.invisible_time,
             )
         except StaleHandle as exc:
             raise RequestError(ResponseCode.NO_MESSAGE, f"stale receipt handle: {exc}") from None

@@ -41,13 +41,17 @@ class ClientManageProcessor(Processor):
         }
 
     def _channel(self, conn: Connection, client_id: str, request: RemotingCommand) -> ClientChannelInfo:
-        return ClientChannelInfo(conn, client_id, request.language, request.version, self.ctx.clock.monotonic_ms())
+        return ClientChannelInfo(
+            conn, client_id, request.language, request.version, self.ctx.clock.monotonic_ms()
+        )
 
     async def heart_beat(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         try:
             data = HeartbeatData.decode(request.body)
         except BodyDecodeError as exc:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the HeartbeatData body does not decode: {exc}") from None
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"the HeartbeatData body does not decode: {exc}"
+            ) from None
         ctx = self.ctx
         channel = self._channel(conn, data.client_id, request)
         conn.attributes["client_id"] = data.client_id
@@ -73,7 +77,9 @@ class ClientManageProcessor(Processor):
             )
             # Java registers the group's SQL92 expressions on every heartbeat and answers SUCCESS even
             # when one does not parse (a pull then gets FILTER_DATA_NOT_EXIST; CHECK_CLIENT_CONFIG says why).
-            for error in ctx.filter_manager().register_group(consumer.group_name, consumer.subscription_data_set):
+            for error in ctx.filter_manager().register_group(
+                consumer.group_name, consumer.subscription_data_set
+            ):
                 log.warning("consumer group %s from %s: %s", consumer.group_name, conn.remote_addr, error)
         for producer in data.producer_data_set:
             if producer.group_name:
@@ -97,7 +103,9 @@ class ClientManageProcessor(Processor):
         try:
             body = CheckClientRequestBody.decode(request.body) if request.body else None
         except BodyDecodeError as exc:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the CheckClientRequestBody does not decode: {exc}") from None
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"the CheckClientRequestBody does not decode: {exc}"
+            ) from None
         sub = body.subscription_data if body is not None else None
         if sub is not None:
             try:

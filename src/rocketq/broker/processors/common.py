@@ -75,11 +75,15 @@ def error_response(conn: Connection, request: RemotingCommand, err: RequestError
     """Answer a refused request, logging it once."""
     level = logging.INFO if err.code in _QUIET_CODES else logging.WARNING
     if not err.logged and log.isEnabledFor(level):
-        log.log(level, "code %d from %s refused with %d: %s", request.code, conn.remote_addr, err.code, err.remark)
+        log.log(
+            level, "code %d from %s refused with %d: %s", request.code, conn.remote_addr, err.code, err.remark
+        )
     return request.make_response(err.code, err.remark)
 
 
-def ok(request: RemotingCommand, ext_fields: dict[str, str] | None = None, body: bytes = b"") -> RemotingCommand:
+def ok(
+    request: RemotingCommand, ext_fields: dict[str, str] | None = None, body: bytes = b""
+) -> RemotingCommand:
     return request.make_response(ResponseCode.SUCCESS, None, ext_fields, body)
 
 

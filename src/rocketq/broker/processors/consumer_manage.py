@@ -73,7 +73,8 @@ class ConsumerManageProcessor(Processor):
             min_offset = ctx.store.get_min_offset_in_queue(h.topic, h.queue_id)
             if min_offset > 0 or first_unit_in_disk(ctx, h.topic, h.queue_id):
                 raise RequestError(
-                    ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"
+                    ResponseCode.QUERY_NOT_FOUND,
+                    "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first",
                 )
             offset = 0
         return ok(request, QueryConsumerOffsetResponseHeader(offset=offset).to_ext_fields())

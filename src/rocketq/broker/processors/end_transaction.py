@@ -21,7 +21,10 @@ from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestH
 
 log = logging.getLogger("rocketq.broker.transaction")
 
-_OUTCOMES = {MessageSysFlag.TRANSACTION_COMMIT_TYPE: "commit", MessageSysFlag.TRANSACTION_ROLLBACK_TYPE: "rollback"}
+_OUTCOMES = {
+    MessageSysFlag.TRANSACTION_COMMIT_TYPE: "commit",
+    MessageSysFlag.TRANSACTION_ROLLBACK_TYPE: "rollback",
+}
 
 
 class EndTransactionProcessor(Processor):
@@ -33,14 +36,18 @@ class EndTransactionProcessor(Processor):
     def _service(self) -> TransactionalMessageService:
         service = self.ctx.transaction_service
         if service is None:
-            raise RequestError(ResponseCode.SERVICE_NOT_AVAILABLE, "transactions are not available: the broker is starting")
+            raise RequestError(
+                ResponseCode.SERVICE_NOT_AVAILABLE, "transactions are not available: the broker is starting"
+            )
         return service
 
     async def end_transaction(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
         header: EndTransactionRequestHeader = decode_header(EndTransactionRequestHeader, request)
         if self.ctx.store_config.is_slave:
             log.warning("END_TRANSACTION from %s refused: this broker is a slave", conn.remote_addr)
-            return request.make_response(ResponseCode.SLAVE_NOT_AVAILABLE, "end transaction is forbidden on a slave")
+            return request.make_response(
+                ResponseCode.SLAVE_NOT_AVAILABLE, "end transaction is forbidden on a slave"
+            )
         outcome = _OUTCOMES.get(header.commit_or_rollback)
         source = "the transaction check" if header.from_transaction_check else "sending"
         if outcome is None:
@@ -50,7 +57,11 @@ class EndTransactionProcessor(Processor):
                     conn.remote_addr, header.producer_group, header.msg_id, source, request.remark or "",
                 )  # fmt: skip
             else:
-                log.warning("END_TRANSACTION from %s with commitOrRollback=%d ignored", conn.remote_addr, header.commit_or_rollback)
+                log.warning(
+                    "END_TRANSACTION from %s with commitOrRollback=%d ignored",
+                    conn.remote_addr,
+                    header.commit_or_rollback,
+                )
             return None
         if header.from_transaction_check or outcome == "rollback":
             log.info(

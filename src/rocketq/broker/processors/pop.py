@@ -58,7 +58,9 @@ def check_invisible_time(invisible_time: int) -> None:
 def pop_service(ctx: BrokerContext) -> PopService:
     service = ctx.pop_service
     if service is None:
-        raise RequestError(ResponseCode.SERVICE_NOT_AVAILABLE, "POP is not available: the broker is starting or stopping")
+        raise RequestError(
+            ResponseCode.SERVICE_NOT_AVAILABLE, "POP is not available: the broker is starting or stopping"
+        )
     return service
 
 
@@ -90,15 +92,24 @@ class PopMessageProcessor(Processor):
             conn.send_response(response)
 
     # -- the pop ------------------------------------------------------------------------------------
-    async def process(self, conn: Connection, request: RemotingCommand, deadline_ms: int | None) -> RemotingCommand | None:
+    async def process(
+        self, conn: Connection, request: RemotingCommand, deadline_ms: int | None
+    ) -> RemotingCommand | None:
         ctx = self.ctx
         header: PopMessageRequestHeader = decode_header(PopMessageRequestHeader, request)
         topic_config = self._check(header)
         message_filter = self._filter(header)
         service = pop_service(ctx)
-        queues = service.queues_to_read(header.consumer_group, header.topic, header.queue_id, topic_config.read_queue_nums)
+        queues = service.queues_to_read(
+            header.consumer_group, header.topic, header.queue_id, topic_config.read_queue_nums
+        )
         result = await service.pop(
-            header.consumer_group, queues, header.max_msg_nums, header.invisible_time, header.init_mode, message_filter
+            header.consumer_group,
+            queues,
+            header.max_msg_nums,
+            header.invisible_time,
+            header.init_mode,
+            message_filter,
         )
         if result.records:
             return ok(request, self._header(result), b"".join(result.records))
@@ -118,9 +129,13 @@ class PopMessageProcessor(Processor):
         ctx = self.ctx
         cfg = ctx.broker_config
         if not PermName.is_readable(cfg.broker_permission):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] pop message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] pop message is forbidden"
+            )
         if header.max_msg_nums > MAX_MSG_NUMS:
-            raise RequestError(INVALID_PARAMETER, f"the broker[{cfg.broker_ip1}] pop message's num is greater than 32")
+            raise RequestError(
+                INVALID_PARAMETER, f"the broker[{cfg.broker_ip1}] pop message's num is greater than 32"
+            )
         if header.max_msg_nums <= 0:
             raise RequestError(INVALID_PARAMETER, f"maxMsgNums {header.max_msg_nums} is not positive")
         check_invisible_time(header.invisible_time)
@@ -128,9 +143,13 @@ class PopMessageProcessor(Processor):
             raise RequestError(INVALID_PARAMETER, "orderly POP is not supported by this broker")
         topic_config = ctx.topic_config_manager.select_topic_config(header.topic)
         if topic_config is None:
-            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist, apply first please!")
+            raise RequestError(
+                ResponseCode.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist, apply first please!"
+            )
         if not PermName.is_readable(topic_config.perm):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{header.topic}] peeking message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the topic[{header.topic}] peeking message is forbidden"
+            )
         if header.queue_id >= topic_config.read_queue_nums:
             raise RequestError(
                 INVALID_PARAMETER,
@@ -140,7 +159,9 @@ class PopMessageProcessor(Processor):
         group = header.consumer_group
         group_config = ctx.subscription_group_manager.find_subscription_group_config(group)
         if group_config is None:
-            raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist")
+            raise RequestError(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist"
+            )
         if not group_config.consume_enable:
             raise RequestError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}")
         return topic_config
@@ -148,7 +169,11 @@ class PopMessageProcessor(Processor):
     def _filter(self, header: PopMessageRequestHeader) -> MessageFilter | None:
         try:
             return self.ctx.filter_manager().filter_for_request(
-                header.consumer_group, header.topic, header.exp_type, header.exp, require_property_filter=False
+                header.consumer_group,
+                header.topic,
+                header.exp_type,
+                header.exp,
+                require_property_filter=False,
             )
         except FilterError as exc:
             raise RequestError(exc.response_code, str(exc)) from None

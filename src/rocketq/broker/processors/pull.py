@@ -77,25 +77,37 @@ class PullMessageProcessor(Processor):
             conn.send_response(response)
 
     # -- the pull -----------------------------------------------------------------------------------
-    def process(self, conn: Connection, request: RemotingCommand, allow_suspend: bool) -> RemotingCommand | None:
+    def process(
+        self, conn: Connection, request: RemotingCommand, allow_suspend: bool
+    ) -> RemotingCommand | None:
         ctx = self.ctx
         header: PullMessageRequestHeader = decode_header(PullMessageRequestHeader, request)
         cfg = ctx.broker_config
         if not PermName.is_readable(cfg.broker_permission):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] pulling message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] pulling message is forbidden"
+            )
         group_config = ctx.subscription_group_manager.find_subscription_group_config(header.consumer_group)
         if group_config is None:
             raise RequestError(
-                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{header.consumer_group}] does not exist"
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+                f"subscription group [{header.consumer_group}] does not exist",
             )
         if not group_config.consume_enable:
-            raise RequestError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {header.consumer_group}")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"subscription group no permission, {header.consumer_group}"
+            )
         sys_flag = header.sys_flag
         topic_config = ctx.topic_config_manager.select_topic_config(header.topic)
         if topic_config is None:
-            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist, apply first please! {FAQ_SUFFIX}")
+            raise RequestError(
+                ResponseCode.TOPIC_NOT_EXIST,
+                f"topic[{header.topic}] not exist, apply first please! {FAQ_SUFFIX}",
+            )
         if not PermName.is_readable(topic_config.perm):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{header.topic}] pulling message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the topic[{header.topic}] pulling message is forbidden"
+            )
         if header.queue_id < 0 or header.queue_id >= topic_config.read_queue_nums:
             raise RequestError(
                 ResponseCode.SYSTEM_ERROR,
@@ -104,7 +116,12 @@ class PullMessageProcessor(Processor):
             )
         message_filter = self._filter(header, group_config, sys_flag)
         result = ctx.store.get_message(
-            header.consumer_group, header.topic, header.queue_id, header.queue_offset, header.max_msg_nums, message_filter
+            header.consumer_group,
+            header.topic,
+            header.queue_id,
+            header.queue_offset,
+            header.max_msg_nums,
+            message_filter,
         )
         response = self._answer(conn, request, header, group_config, result, allow_suspend, message_filter)
         # The piggy-backed commit: only on first processing, only on a master (Java storeOffsetEnable).
@@ -114,7 +131,9 @@ class PullMessageProcessor(Processor):
             )
         return response
 
-    def _filter(self, header: PullMessageRequestHeader, group_config: Any, sys_flag: int) -> MessageFilter | None:
+    def _filter(
+        self, header: PullMessageRequestHeader, group_config: Any, sys_flag: int
+    ) -> MessageFilter | None:
         manager = self.ctx.filter_manager()
         group, topic = header.consumer_group, header.topic
         try:
@@ -127,16 +146,23 @@ class PullMessageProcessor(Processor):
         except FilterError as err:
             raise RequestError(err.response_code, str(err)) from None
 
-    def _heartbeat_subscription(self, header: PullMessageRequestHeader, group_config: Any) -> SubscriptionData:
+    def _heartbeat_subscription(
+        self, header: PullMessageRequestHeader, group_config: Any
+    ) -> SubscriptionData:
         group_info = self.ctx.consumer_manager.get_consumer_group_info(header.consumer_group)
         if group_info is None:
             # Java's words and FAQ line (PullMessageProcessor), with the group named
             raise RequestError(
-                ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's group info not exist: {header.consumer_group}{FAQ_SUFFIX}"
+                ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                f"the consumer's group info not exist: {header.consumer_group}{FAQ_SUFFIX}",
             )
-        if not group_config.consume_broadcast_enable and group_info.message_model is MessageModel.BROADCASTING:
+        if (
+            not group_config.consume_broadcast_enable
+            and group_info.message_model is MessageModel.BROADCASTING
+        ):
             raise RequestError(
-                ResponseCode.NO_PERMISSION, f"the consumer group[{header.consumer_group}] can not consume by broadcast way"
+                ResponseCode.NO_PERMISSION,
+                f"the consumer group[{header.consumer_group}] can not consume by broadcast way",
             )
         sub = group_info.find_subscription_data(header.topic)
         if sub is None:
@@ -166,7 +192,11 @@ class PullMessageProcessor(Processor):
             code = _CODES[status]
         suggest = C.MASTER_ID
         if ctx.broker_config.slave_read_enable:
-            suggest = group_config.which_broker_when_consume_slowly if result.suggest_pulling_from_slave else group_config.broker_id
+            suggest = (
+                group_config.which_broker_when_consume_slowly
+                if result.suggest_pulling_from_slave
+                else group_config.broker_id
+            )
         # A slave serves pulls whatever slaveReadEnable says (the consumers of a dead master read from it):
         # Java 4.9.8 sets PULL_RETRY_IMMEDIATELY there, then overwrites it with the code of the status.
         ext = PullMessageResponseHeader(
@@ -180,27 +210,46 @@ class PullMessageProcessor(Processor):
             ctx.stats.on_get(header.consumer_group, header.topic, len(result.records), len(body))
             if ctx.metrics is not None:
                 ctx.metrics.on_get(
-                    header.consumer_group, header.topic, header.queue_id, len(result.records), len(body),
+                    header.consumer_group,
+                    header.topic,
+                    header.queue_id,
+                    len(result.records),
+                    len(body),
                     result.next_begin_offset,
                 )
             return request.make_response(code, status.value, ext, body)
-        if code == ResponseCode.PULL_NOT_FOUND and allow_suspend and header.sys_flag & PullSysFlag.FLAG_SUSPEND:
+        if (
+            code == ResponseCode.PULL_NOT_FOUND
+            and allow_suspend
+            and header.sys_flag & PullSysFlag.FLAG_SUSPEND
+        ):
             if self._suspend(conn, request, header, message_filter):
                 return None
         elif code == ResponseCode.PULL_OFFSET_MOVED:
             if ctx.store_config.is_slave:
-                code, ext["suggestWhichBrokerId"] = ResponseCode.PULL_RETRY_IMMEDIATELY, str(group_config.broker_id)
+                code, ext["suggestWhichBrokerId"] = (
+                    ResponseCode.PULL_RETRY_IMMEDIATELY,
+                    str(group_config.broker_id),
+                )
             else:
                 log.info(
                     "PULL_OFFSET_MOVED: group %s topic %s queue %d asked %d, corrected to %d (%s)",
-                    header.consumer_group, header.topic, header.queue_id, header.queue_offset,
-                    result.next_begin_offset, status.value,
+                    header.consumer_group,
+                    header.topic,
+                    header.queue_id,
+                    header.queue_offset,
+                    result.next_begin_offset,
+                    status.value,
                 )
                 self._offset_moved_event(header, result.next_begin_offset)
         return request.make_response(code, status.value, ext)
 
     def _suspend(
-        self, conn: Connection, request: RemotingCommand, header: PullMessageRequestHeader, message_filter: MessageFilter | None
+        self,
+        conn: Connection,
+        request: RemotingCommand,
+        header: PullMessageRequestHeader,
+        message_filter: MessageFilter | None,
     ) -> bool:
         hold_service = self.ctx.pull_hold_service
         if hold_service is None:

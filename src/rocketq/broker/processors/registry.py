@@ -103,18 +103,34 @@ class Family:
 # about 7 times fewer response writes and 10-50 % less broker CPU per send). ASYNC_FLUSH sends never wait.
 FAMILIES: tuple[Family, ...] = (
     Family(
-        "send", SendMessageProcessor, 256, lambda c: c.send_thread_pool_queue_capacity,
-        lambda c: c.wait_time_ms_in_send_queue, lambda c: c.send_message_thread_pool_nums,
+        "send",
+        SendMessageProcessor,
+        256,
+        lambda c: c.send_thread_pool_queue_capacity,
+        lambda c: c.wait_time_ms_in_send_queue,
+        lambda c: c.send_message_thread_pool_nums,
     ),
     # Java: its own replyMessageExecutor (replyThreadPoolQueueCapacity 10000).
     Family("reply", ReplyMessageProcessor, 4, lambda c: c.send_thread_pool_queue_capacity),
     Family(
-        "pull", PullMessageProcessor, 4, lambda c: c.pull_thread_pool_queue_capacity,
-        lambda c: c.wait_time_ms_in_pull_queue, lambda c: c.pull_message_thread_pool_nums,
+        "pull",
+        PullMessageProcessor,
+        4,
+        lambda c: c.pull_thread_pool_queue_capacity,
+        lambda c: c.wait_time_ms_in_pull_queue,
+        lambda c: c.pull_message_thread_pool_nums,
     ),
     Family("query", QueryMessageProcessor, 4, lambda c: c.query_thread_pool_queue_capacity),
-    Family("heartbeat", ClientManageProcessor, 4, lambda c: c.heartbeat_thread_pool_queue_capacity, lambda c: c.wait_time_ms_in_heartbeat_queue),
-    Family("consumer-manage", ConsumerManageProcessor, 4, lambda c: c.consumer_manager_thread_pool_queue_capacity),
+    Family(
+        "heartbeat",
+        ClientManageProcessor,
+        4,
+        lambda c: c.heartbeat_thread_pool_queue_capacity,
+        lambda c: c.wait_time_ms_in_heartbeat_queue,
+    ),
+    Family(
+        "consumer-manage", ConsumerManageProcessor, 4, lambda c: c.consumer_manager_thread_pool_queue_capacity
+    ),
     Family("admin-topic", TopicAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-offset", OffsetAdminProcessor, 4, lambda c: c.admin_thread_pool_queue_capacity),
     Family("admin-lock", LockAdminProcessor, 2, lambda c: c.admin_thread_pool_queue_capacity),
@@ -129,7 +145,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("pop", PopMessageProcessor, 8, lambda c: c.pull_thread_pool_queue_capacity),
     Family("ack", AckMessageProcessor, 16, lambda c: c.pull_thread_pool_queue_capacity),
     # Java: its own endTransactionExecutor, queue bound endTransactionPoolQueueCapacity (100000).
-    Family("end-transaction", EndTransactionProcessor, 8, lambda c: 100_000, lambda c: c.wait_time_ms_in_transaction_queue),
+    Family(
+        "end-transaction",
+        EndTransactionProcessor,
+        8,
+        lambda c: 100_000,
+        lambda c: c.wait_time_ms_in_transaction_queue,
+    ),
 )
 
 
@@ -170,6 +192,8 @@ def build_registrations(ctx: BrokerContext) -> tuple[list[Registration], dict[st
         apply_fast_failure(executor, ctx.broker_config)
         for code in sorted(processor.codes):
             if code in table:
-                raise ValueError(f"request code {code} is claimed by {table[code].executor.name} and {family.name}")
+                raise ValueError(
+                    f"request code {code} is claimed by {table[code].executor.name} and {family.name}"
+                )
             table[code] = Registration(code, processor, executor)
     return list(table.values()), processors

@@ -55,12 +55,22 @@ class ReplyMessageProcessor(SendMessageProcessor):
         if self.ctx.broker_config.store_reply_message_enable:
             properties[C.PROPERTY_CLUSTER] = self.ctx.broker_config.broker_cluster_name
             msg = BrokerMessage(
-                topic=header.topic, queue_id=queue_id, body=request.body, flag=header.flag, properties=properties,
-                tags_code=0, sys_flag=header.sys_flag, born_timestamp=header.born_timestamp, born_host=born_host_of(conn),
-                store_host=self.ctx.store_host, reconsume_times=header.reconsume_times or 0,
+                topic=header.topic,
+                queue_id=queue_id,
+                body=request.body,
+                flag=header.flag,
+                properties=properties,
+                tags_code=0,
+                sys_flag=header.sys_flag,
+                born_timestamp=header.born_timestamp,
+                born_host=born_host_of(conn),
+                store_host=self.ctx.store_host,
+                reconsume_times=header.reconsume_times or 0,
             )
             result = await self.ctx.store.put_message(msg)
-            if result.append is not None and pushed:  # handlePutMessageResult: the stored position when put OK
+            if (
+                result.append is not None and pushed
+            ):  # handlePutMessageResult: the stored position when put OK
                 response.ext_fields = {**(response.ext_fields or {}), "msgId": result.append.msg_id,
                                        "queueOffset": str(result.append.logical_offset)}  # fmt: skip
             elif result.append is None:
@@ -84,12 +94,23 @@ class ReplyMessageProcessor(SendMessageProcessor):
         born = born_host_of(conn)
         push_header = ReplyMessageRequestHeader(
             producer_group=_producer_group(request),
-            topic=header.topic, default_topic=header.default_topic, default_topic_queue_nums=header.default_topic_queue_nums,
-            queue_id=header.queue_id, sys_flag=header.sys_flag, born_timestamp=header.born_timestamp, flag=header.flag,
-            born_host=f"{born[0]}:{born[1]}", store_host=f"{host}:{port}", store_timestamp=self.ctx.clock.now_ms(),
-            properties=encode_properties(pushed), reconsume_times=header.reconsume_times, unit_mode=header.unit_mode,
+            topic=header.topic,
+            default_topic=header.default_topic,
+            default_topic_queue_nums=header.default_topic_queue_nums,
+            queue_id=header.queue_id,
+            sys_flag=header.sys_flag,
+            born_timestamp=header.born_timestamp,
+            flag=header.flag,
+            born_host=f"{born[0]}:{born[1]}",
+            store_host=f"{host}:{port}",
+            store_timestamp=self.ctx.clock.now_ms(),
+            properties=encode_properties(pushed),
+            reconsume_times=header.reconsume_times,
+            unit_mode=header.unit_mode,
         )
-        push = RemotingCommand.request(RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, push_header.to_ext_fields(), request.body)
+        push = RemotingCommand.request(
+            RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, push_header.to_ext_fields(), request.body
+        )
         try:
             answer = await self.ctx.call_client(channel, push, PUSH_REPLY_TIMEOUT_MS)
         except RocketQError as exc:

@@ -160,7 +160,10 @@ class SendMessageProcessor(Processor):
 
     def _response_ext(self) -> dict[str, str]:
         cfg = self.ctx.broker_config
-        return {C.PROPERTY_MSG_REGION: cfg.region_id, C.PROPERTY_TRACE_SWITCH: "true" if cfg.trace_on else "false"}
+        return {
+            C.PROPERTY_MSG_REGION: cfg.region_id,
+            C.PROPERTY_TRACE_SWITCH: "true" if cfg.trace_on else "false",
+        }
 
     async def send(self, conn: Connection, request: RemotingCommand) -> RemotingCommand | None:
         header = SendRequest.of(request)
@@ -185,11 +188,18 @@ class SendMessageProcessor(Processor):
     # -- checks shared by both paths (Java msgCheck) -----------------------------------------------
     def _check(self, conn: Connection, request: RemotingCommand, header: SendRequest) -> TopicConfig:
         cfg = self.ctx.broker_config
-        if cfg.start_accept_send_request_timestamp_ms and self.ctx.clock.now_ms() < cfg.start_accept_send_request_timestamp_ms:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, "broker unable to service until the configured start time")
+        if (
+            cfg.start_accept_send_request_timestamp_ms
+            and self.ctx.clock.now_ms() < cfg.start_accept_send_request_timestamp_ms
+        ):
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, "broker unable to service until the configured start time"
+            )
         topic = header.topic
         if cfg.broker_permission & _PERM_WRITE != _PERM_WRITE:  # PermName.is_writeable, inlined
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] sending message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] sending message is forbidden"
+            )
         config = self.ctx.topic_config_manager.topic_config_table.get(topic)
         if config is None:
             # A topic in the table passed this check when it was created; only new names need it.
@@ -236,7 +246,9 @@ class SendMessageProcessor(Processor):
         if config is None and topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
             config = manager.create_topic_in_send_message_back_method(topic, 1, RW, sys_flag)
         if config is None:
-            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!{FAQ_SUFFIX}")
+            raise RequestError(
+                ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!{FAQ_SUFFIX}"
+            )
         return config
 
     def _pick_queue(self, header: SendRequest, config: TopicConfig) -> int:
@@ -304,13 +316,17 @@ class SendMessageProcessor(Processor):
         group = header.topic[len(C.RETRY_GROUP_TOPIC_PREFIX) :]
         group_config = self.ctx.subscription_group_manager.find_subscription_group_config(group)
         if group_config is None:
-            raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
+            raise RequestError(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}"
+            )
         max_times = group_config.retry_max_times
         if request.version >= V3_4_9 and header.max_reconsume_times is not None:
             max_times = header.max_reconsume_times
         if (header.reconsume_times or 0) >= max_times:
             dlq = C.dlq_topic(group)
-            self.ctx.topic_config_manager.create_topic_in_send_message_back_method(dlq, DLQ_NUMS_PER_GROUP, RW, 0)
+            self.ctx.topic_config_manager.create_topic_in_send_message_back_method(
+                dlq, DLQ_NUMS_PER_GROUP, RW, 0
+            )
             msg.topic = dlq
             msg.queue_id = 0
             # The client's DELAY is kept, as Java's: handleRetryAndDLQ's setDelayTimeLevel(0) is overwritten
@@ -332,7 +348,9 @@ class SendMessageProcessor(Processor):
         try:
             entries = decode_batch(request.body)
         except (ValueError, IndexError, struct.error) as exc:
-            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not decode: {exc}") from None
+            raise RequestError(
+                ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not decode: {exc}"
+            ) from None
         if not entries:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "the batch body holds no message")
         batch_props[C.PROPERTY_CLUSTER] = self.ctx.broker_config.broker_cluster_name
@@ -365,7 +383,9 @@ class SendMessageProcessor(Processor):
         code = _STORED_CODES.get(result.status)
         if code is None or result.append is None:
             # The store logs its refusals (SERVICE_NOT_AVAILABLE) itself, one in REFUSAL_LOG_EVERY.
-            raise RequestError(*self._failure(result), logged=result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE)
+            raise RequestError(
+                *self._failure(result), logged=result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+            )
         cfg = self.ctx.broker_config
         append = result.append
         # SendMessageResponseHeader(msg_id, queue_id, queue_offset, msg_region=region, trace_on=...)
@@ -383,13 +403,17 @@ class SendMessageProcessor(Processor):
             tail = self._answer_tails.get((region, trace_on))
             if tail is None:
                 tail = self._answer_tail(region, trace_on)
-            ext.json = f'{{"msgId":{_json_str(msg_id)},"queueId":"{queue_text}","queueOffset":"{offset_text}"{tail}'
+            ext.json = (
+                f'{{"msgId":{_json_str(msg_id)},"queueId":"{queue_text}","queueOffset":"{offset_text}"{tail}'
+            )
         return request.make_response(code, None, ext)
 
     def _answer_tail(self, region: str | None, trace_on: bool | None) -> str:
-        tail = ("" if region is None else f',"MSG_REGION":{_json_str(region)}') + (
-            "" if trace_on is None else f',"TRACE_ON":"{"true" if trace_on else "false"}"'
-        ) + "}"
+        tail = (
+            ("" if region is None else f',"MSG_REGION":{_json_str(region)}')
+            + ("" if trace_on is None else f',"TRACE_ON":"{"true" if trace_on else "false"}"')
+            + "}"
+        )
         if len(self._answer_tails) < 16:
             self._answer_tails[(region, trace_on)] = tail
         return tail

@@ -66,17 +66,23 @@ class ConsumerSendMsgBack:
         group = header.group
         group_config = ctx.subscription_group_manager.find_subscription_group_config(group)
         if group_config is None:
-            raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
+            raise RequestError(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}"
+            )
         cfg = ctx.broker_config
         if not PermName.is_writeable(cfg.broker_permission):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] sending message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the broker[{cfg.broker_ip1}] sending message is forbidden"
+            )
         if group_config.retry_queue_nums <= 0:
             return ok(request)
         topic = C.retry_topic(group)
         queue_id = self._random.randrange(99_999_999) % group_config.retry_queue_nums
         sys_flag = build_topic_sys_flag(False, True) if header.unit_mode else 0
         manager = ctx.topic_config_manager
-        topic_config = manager.create_topic_in_send_message_back_method(topic, group_config.retry_queue_nums, RW, sys_flag)
+        topic_config = manager.create_topic_in_send_message_back_method(
+            topic, group_config.retry_queue_nums, RW, sys_flag
+        )
         if not PermName.is_writeable(topic_config.perm):
             raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
         ext = look_message(ctx, header.offset)
@@ -99,8 +105,13 @@ class ConsumerSendMsgBack:
             level = retry_delay_level(header.delay_level, ext.reconsume_times)
             redirect_to_schedule(msg, level, ctx.delay_levels, ctx.clock.now_ms())
         else:
-            log.info("message %s of group %s goes to %s after %d consumption(s)",
-                     props[C.PROPERTY_ORIGIN_MESSAGE_ID], group, topic, ext.reconsume_times + 1)
+            log.info(
+                "message %s of group %s goes to %s after %d consumption(s)",
+                props[C.PROPERTY_ORIGIN_MESSAGE_ID],
+                group,
+                topic,
+                ext.reconsume_times + 1,
+            )
         result = await ctx.store.put_message(msg)
         if result.status is not PutMessageStatus.PUT_OK:
             raise RequestError(ResponseCode.SYSTEM_ERROR, result.status.value)

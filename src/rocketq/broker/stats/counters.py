@@ -123,7 +123,9 @@ class StatsWindow:
     start_ms: int
     end_ms: int = 0
     topics: dict[str, list[int]] = field(default_factory=dict)  # topic -> [put msgs, put bytes]
-    groups: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # (group, topic) -> [get msgs, get bytes, send-backs]
+    groups: dict[tuple[str, str], list[int]] = field(
+        default_factory=dict
+    )  # (group, topic) -> [get msgs, get bytes, send-backs]
     put_latency: LatencyHistogram = field(default_factory=LatencyHistogram)
 
     def put_totals(self) -> tuple[int, int]:
@@ -159,7 +161,9 @@ class Totals:
 class BrokerStatsManager:
     """Counters of one broker. Single-threaded (the broker's event loop), like every processor."""
 
-    def __init__(self, clock: Clock = SYSTEM_CLOCK, excluded_topics: frozenset[str] = C.BROKER_STATS_TOPICS) -> None:
+    def __init__(
+        self, clock: Clock = SYSTEM_CLOCK, excluded_topics: frozenset[str] = C.BROKER_STATS_TOPICS
+    ) -> None:
         self.clock = clock
         self.excluded_topics = excluded_topics
         self.totals = Totals()

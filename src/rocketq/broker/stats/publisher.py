@@ -90,7 +90,9 @@ class BrokerStatsService:
     async def publish(self) -> int:
         """Close the window, write its records; returns how many were stored."""
         now = self.ctx.clock.now_ms()
-        if self.service is not None:  # the next round ends on the next boundary (statsInterval may have changed)
+        if (
+            self.service is not None
+        ):  # the next round ends on the next boundary (statsInterval may have changed)
             self.service.interval_s = (next_window_end(now, self._interval_ms()) - now) / 1000
         window = self.manager.snapshot(now)
         if not self.ctx.broker_config.is_master:
@@ -105,7 +107,9 @@ class BrokerStatsService:
         who = self.identity()
         totals = self.manager.totals
         records = topic_records(who, window, totals.topic_put_msgs)
-        records += group_records(who, window, self.ctx.store, self.offsets_by_group(), self.manager.excluded_topics)
+        records += group_records(
+            who, window, self.ctx.store, self.offsets_by_group(), self.manager.excluded_topics
+        )
         summary = {
             "put_msgs": totals.put_msgs,
             "get_msgs": totals.get_msgs,
@@ -113,7 +117,9 @@ class BrokerStatsService:
             "get_bytes": totals.get_bytes,
         }
         user_topics = sum(
-            1 for t in self.ctx.topic_config_manager.topic_config_table if not self.ctx.topic_config_manager.is_system_topic(t)
+            1
+            for t in self.ctx.topic_config_manager.topic_config_table
+            if not self.ctx.topic_config_manager.is_system_topic(t)
         )
         groups = len(self.ctx.subscription_group_manager.subscription_group_table)
         records.append(broker_record(who, window, self.store_figures(), summary, user_topics, groups))
@@ -179,7 +185,9 @@ class BrokerStatsService:
             result = await ctx.store.put_message(msg)
             if not result.is_ok:
                 if not self._failing:
-                    log.warning("publishing broker stats failed (%s); retrying next window", result.status.value)
+                    log.warning(
+                        "publishing broker stats failed (%s); retrying next window", result.status.value
+                    )
                 self._failing = True
                 return stored
             stored += 1

@@ -83,7 +83,9 @@ class TransactionalMessageBridge:
         return offset
 
     def update_consume_offset(self, topic: str, queue_id: int, offset: int) -> None:
-        self.ctx.consumer_offset_manager.commit_offset(self.ctx.broker_addr, TRANS_GROUP, topic, queue_id, offset)
+        self.ctx.consumer_offset_manager.commit_offset(
+            self.ctx.broker_addr, TRANS_GROUP, topic, queue_id, offset
+        )
 
     def half_queue_ids(self) -> range:
         """Java fetchMessageQueues: the half topic's read queues (created with one queue if missing)."""
@@ -91,10 +93,14 @@ class TransactionalMessageBridge:
         return range(config.read_queue_nums)
 
     def ensure_topic(self, topic: str, queue_nums: int) -> Any:
-        return self.ctx.topic_config_manager.create_topic_in_send_message_back_method(topic, queue_nums, RW, 0)
+        return self.ctx.topic_config_manager.create_topic_in_send_message_back_method(
+            topic, queue_nums, RW, 0
+        )
 
     # -- reads -------------------------------------------------------------------------------------
-    def read(self, topic: str, queue_id: int, offset: int, max_count: int) -> tuple[GetResult, list[MessageExt]]:
+    def read(
+        self, topic: str, queue_id: int, offset: int, max_count: int
+    ) -> tuple[GetResult, list[MessageExt]]:
         """Records of a queue decoded (bodies left as stored); a record that does not decode is skipped."""
         result = self.ctx.store.get_message(TRANS_GROUP, topic, queue_id, offset, max_count, None)
         found: list[MessageExt] = []
@@ -112,7 +118,13 @@ class TransactionalMessageBridge:
     async def put(self, msg: BrokerMessage) -> PutResult:
         result = await self.ctx.store.put_message(msg)
         if not result.is_ok:
-            log.error("putting a %s record (queue %d) failed: %s %s", msg.topic, msg.queue_id, result.status.value, result.remark)
+            log.error(
+                "putting a %s record (queue %d) failed: %s %s",
+                msg.topic,
+                msg.queue_id,
+                result.status.value,
+                result.remark,
+            )
         return result
 
     def renew_half_message(self, msg: MessageExt, origin: int) -> BrokerMessage:
@@ -143,7 +155,9 @@ class TransactionalMessageBridge:
             flag=half.flag,
             properties=properties,
             tags_code=tags_code_of(properties),
-            sys_flag=MessageSysFlag.reset_transaction_value(half.sys_flag, MessageSysFlag.TRANSACTION_COMMIT_TYPE),
+            sys_flag=MessageSysFlag.reset_transaction_value(
+                half.sys_flag, MessageSysFlag.TRANSACTION_COMMIT_TYPE
+            ),
             born_timestamp=half.born_timestamp,
             born_host=half.born_host,
             store_host=half.store_host,

@@ -44,7 +44,11 @@ MAX_PROCESS_TIME_LIMIT_MS = 60_000  # one queue's walk stops after this long
 MAX_RETRY_COUNT_WHEN_HALF_NULL = 1
 OP_ADVANCE_BATCH = 32
 READ_BATCH = 32  # half messages read per store call
-_NO_NEW_MESSAGE = (GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.OFFSET_OVERFLOW_ONE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE)
+_NO_NEW_MESSAGE = (
+    GetMessageStatus.NO_MESSAGE_IN_QUEUE,
+    GetMessageStatus.OFFSET_OVERFLOW_ONE,
+    GetMessageStatus.NO_MATCHED_LOGIC_QUEUE,
+)
 
 SendOneway = Callable[[Any, RemotingCommand], Awaitable[None]]
 
@@ -107,7 +111,9 @@ def check_request(copy: MessageExt) -> RemotingCommand:
 
 
 class TransactionalMessageCheckService:
-    def __init__(self, ctx: BrokerContext, service: TransactionalMessageService, send_oneway: SendOneway | None = None) -> None:
+    def __init__(
+        self, ctx: BrokerContext, service: TransactionalMessageService, send_oneway: SendOneway | None = None
+    ) -> None:
         self.ctx = ctx
         self.service = service
         self.bridge = service.bridge
@@ -233,7 +239,9 @@ class TransactionalMessageCheckService:
         group = copy.properties.get(C.PROPERTY_PRODUCER_GROUP)
         conn = self.ctx.producer_manager.get_available_channel(group) if group else None
         if conn is None or self.send_oneway is None:
-            log.warning("transaction check of %s not sent: no live producer of group %s", copy.offset_msg_id, group)
+            log.warning(
+                "transaction check of %s not sent: no live producer of group %s", copy.offset_msg_id, group
+            )
             report.unasked += 1
             return
         report.checked.append(copy)

@@ -36,7 +36,9 @@ def prepare_half_message(ctx: BrokerContext, msg: BrokerMessage) -> BrokerMessag
             ResponseCode.MESSAGE_ILLEGAL, f"a transactional message cannot have a delay level (DELAY={level})"
         )
     if is_timer_request(properties):
-        raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a transactional message cannot have a delivery time")
+        raise RequestError(
+            ResponseCode.MESSAGE_ILLEGAL, "a transactional message cannot have a delivery time"
+        )
     ctx.topic_config_manager.create_topic_in_send_message_back_method(C.RMQ_SYS_TRANS_HALF_TOPIC, 1, RW, 0)
     properties[C.PROPERTY_REAL_TOPIC] = msg.topic
     properties[C.PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)

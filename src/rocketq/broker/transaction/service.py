@@ -153,7 +153,11 @@ class TransactionalMessageService:
                 offset = result.next_begin_offset
                 await asyncio.sleep(0)  # a long op queue must not stall the loop
         if read:
-            log.info("transactions: %d op messages read, %d half messages settled", read, sum(map(len, self._settled.values())))
+            log.info(
+                "transactions: %d op messages read, %d half messages settled",
+                read,
+                sum(map(len, self._settled.values())),
+            )
         return read
 
     # -- END_TRANSACTION ---------------------------------------------------------------------------
@@ -166,8 +170,15 @@ class TransactionalMessageService:
         assert half is not None
         uniq = half.properties.get(C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
         if self.is_settled(half):
-            log.info("transaction %s (half offset %d) already ended; %s ignored", uniq, half.queue_offset, _name(header))
-            return OperationResult(ResponseCode.SUCCESS, "the transaction was already committed or rolled back")
+            log.info(
+                "transaction %s (half offset %d) already ended; %s ignored",
+                uniq,
+                half.queue_offset,
+                _name(header),
+            )
+            return OperationResult(
+                ResponseCode.SUCCESS, "the transaction was already committed or rolled back"
+            )
         offsets = self._settle(half)
         if header.commit_or_rollback == COMMIT:
             result = await self.bridge.put(self.bridge.final_message(half, header.commit_log_offset))

@@ -39,15 +39,23 @@ VERB_MODULES = (topic, broker, group, message, namesrv, acl)
 def _parser() -> tuple[argparse.ArgumentParser, VerbTable]:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "-n", "--namesrv-addr", "--namesrvAddr", dest="namesrv_addr", default=argparse.SUPPRESS,
+        "-n",
+        "--namesrv-addr",
+        "--namesrvAddr",
+        dest="namesrv_addr",
+        default=argparse.SUPPRESS,
         help="name servers host:port;host:port (default: $NAMESRV_ADDR)",
     )
     common.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS,
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
         help="print JSON (whole values; bodies as UTF-8 text or base64, bodyEncoding says which) instead of a table",
     )
     add_security_options(common)
-    parser = argparse.ArgumentParser(prog="rocketq admin", description="Administer a rocketq / RocketMQ cluster.", parents=[common])
+    parser = argparse.ArgumentParser(
+        prog="rocketq admin", description="Administer a rocketq / RocketMQ cluster.", parents=[common]
+    )
     verbs = VerbTable(parser.add_subparsers(dest="verb", metavar="VERB", required=True), common)
     for module in VERB_MODULES:
         module.register(verbs)

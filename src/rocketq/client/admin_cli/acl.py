@@ -51,7 +51,9 @@ async def get_access_config(admin: Admin, a: argparse.Namespace) -> Rows:
     for broker in await admin.get_acl_config(cluster=a.cluster, broker_addr=a.broker):
         for account in broker["plainAccessConfigs"]:
             rows.append({"broker": broker["brokerAddr"], **account})
-        rows.append({"broker": broker["brokerAddr"], "globalWhiteAddrs": ",".join(broker["globalWhiteAddrs"])})
+        rows.append(
+            {"broker": broker["brokerAddr"], "globalWhiteAddrs": ",".join(broker["globalWhiteAddrs"])}
+        )
     return rows
 
 
@@ -62,30 +64,60 @@ def _target(p: argparse.ArgumentParser) -> None:
 
 
 def register(table: VerbTable) -> None:
-    p = table.verb("update-acl-config", update_acl_config, "create or update an ACL account on the brokers", "updateAclConfig")
-    p.add_argument("-a", "--accessKey", dest="account_access_key", required=True, help="the account's access key")
+    p = table.verb(
+        "update-acl-config",
+        update_acl_config,
+        "create or update an ACL account on the brokers",
+        "updateAclConfig",
+    )
+    p.add_argument(
+        "-a", "--accessKey", dest="account_access_key", required=True, help="the account's access key"
+    )
     p.add_argument("-s", "--secretKey", dest="account_secret_key", help="the account's secret key")
-    p.add_argument("-w", "--whiteRemoteAddress", dest="white_remote_address", help="address pattern the account may come from")
+    p.add_argument(
+        "-w",
+        "--whiteRemoteAddress",
+        dest="white_remote_address",
+        help="address pattern the account may come from",
+    )
     p.add_argument("-i", "--defaultTopicPerm", dest="default_topic_perm", help="DENY, PUB, SUB or PUB|SUB")
     p.add_argument("-u", "--defaultGroupPerm", dest="default_group_perm", help="DENY, PUB, SUB or PUB|SUB")
     p.add_argument("-t", "--topicPerms", dest="topic_perms", help="topicA=PUB,topicB=SUB")
     p.add_argument("-g", "--groupPerms", dest="group_perms", help="groupA=SUB,groupB=DENY")
     p.add_argument("-m", "--admin", dest="admin", help="true or false")
     _target(p)
-    p = table.verb("delete-acl-config", delete_acl_config, "delete an ACL account on the brokers", "deleteAclConfig")
-    p.add_argument("-a", "--accessKey", dest="account_access_key", required=True, help="the account's access key")
+    p = table.verb(
+        "delete-acl-config", delete_acl_config, "delete an ACL account on the brokers", "deleteAclConfig"
+    )
+    p.add_argument(
+        "-a", "--accessKey", dest="account_access_key", required=True, help="the account's access key"
+    )
     _target(p)
     p = table.verb(
-        "update-global-white-addr", update_global_white_addr, "replace the brokers' global address whitelist",
+        "update-global-white-addr",
+        update_global_white_addr,
+        "replace the brokers' global address whitelist",
         "updateGlobalWhiteAddr",
     )
-    p.add_argument("-g", "--globalWhiteRemoteAddresses", dest="global_white_addrs", required=True, help="patterns, comma-separated")
-    _target(p)
-    p = table.verb(
-        "cluster-acl-config-version", cluster_acl_config_version, "the brokers' ACL file versions", "clusterAclConfigVersion"
+    p.add_argument(
+        "-g",
+        "--globalWhiteRemoteAddresses",
+        dest="global_white_addrs",
+        required=True,
+        help="patterns, comma-separated",
     )
     _target(p)
     p = table.verb(
-        "get-access-config", get_access_config, "the brokers' ACL accounts (no secret keys)", "getAccessConfigSubCommand"
+        "cluster-acl-config-version",
+        cluster_acl_config_version,
+        "the brokers' ACL file versions",
+        "clusterAclConfigVersion",
+    )
+    _target(p)
+    p = table.verb(
+        "get-access-config",
+        get_access_config,
+        "the brokers' ACL accounts (no secret keys)",
+        "getAccessConfigSubCommand",
     )
     _target(p)

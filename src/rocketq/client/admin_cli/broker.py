@@ -31,16 +31,27 @@ async def _targets(admin: Admin, a: argparse.Namespace) -> list[str]:
     names = info.cluster_addr_table.get(a.cluster)
     if names is None:
         raise MQClientError(f"cluster {a.cluster!r} is unknown to the name servers")
-    return [addr for n in sorted(names) if (bd := info.broker_addr_table.get(n)) and (addr := bd.broker_addrs.get(0))]
+    return [
+        addr
+        for n in sorted(names)
+        if (bd := info.broker_addr_table.get(n)) and (addr := bd.broker_addrs.get(0))
+    ]
 
 
 def _key_values(addr: str, table: dict[str, str], a: argparse.Namespace) -> Rows:
     # With -b the rows stay key/value as before; with -c each row also says which broker it is from.
-    return [{"key": k, "value": v} if a.broker else {"broker": addr, "key": k, "value": v} for k, v in table.items()]
+    return [
+        {"key": k, "value": v} if a.broker else {"broker": addr, "key": k, "value": v}
+        for k, v in table.items()
+    ]
 
 
 async def get_broker_config(admin: Admin, a: argparse.Namespace) -> Rows:
-    return [row for addr in await _targets(admin, a) for row in _key_values(addr, await admin.broker_config(addr), a)]
+    return [
+        row
+        for addr in await _targets(admin, a)
+        for row in _key_values(addr, await admin.broker_config(addr), a)
+    ]
 
 
 async def update_broker_config(admin: Admin, a: argparse.Namespace) -> Rows:
@@ -52,15 +63,25 @@ async def update_broker_config(admin: Admin, a: argparse.Namespace) -> Rows:
 
 
 async def broker_status(admin: Admin, a: argparse.Namespace) -> Rows:
-    return [row for addr in await _targets(admin, a) for row in _key_values(addr, await admin.broker_status(addr), a)]
+    return [
+        row
+        for addr in await _targets(admin, a)
+        for row in _key_values(addr, await admin.broker_status(addr), a)
+    ]
 
 
 async def wipe_write_perm(admin: Admin, a: argparse.Namespace) -> Rows:
-    return [{"namesrv": ns, "broker": a.broker_name, "wipedTopics": n} for ns, n in (await admin.wipe_write_perm(a.broker_name)).items()]
+    return [
+        {"namesrv": ns, "broker": a.broker_name, "wipedTopics": n}
+        for ns, n in (await admin.wipe_write_perm(a.broker_name)).items()
+    ]
 
 
 async def add_write_perm(admin: Admin, a: argparse.Namespace) -> Rows:
-    return [{"namesrv": ns, "broker": a.broker_name, "addedTopics": n} for ns, n in (await admin.add_write_perm(a.broker_name)).items()]
+    return [
+        {"namesrv": ns, "broker": a.broker_name, "addedTopics": n}
+        for ns, n in (await admin.add_write_perm(a.broker_name)).items()
+    ]
 
 
 async def ha_status(admin: Admin, a: argparse.Namespace) -> Rows:
@@ -80,10 +101,17 @@ async def ha_status(admin: Admin, a: argparse.Namespace) -> Rows:
                 figures = await admin.broker_status(addr)
                 ends[broker_id] = int(figures.get("commitLogMaxOffset", "-1") or -1)
                 behind = ends[0] - ends[broker_id] if broker_id and 0 in ends and ends[0] >= 0 else ""
-                rows.append({
-                    "cluster": cluster, "broker": name, "id": broker_id, "addr": addr, "role": "MASTER" if broker_id == 0 else "SLAVE",
-                    "commitLogMaxOffset": ends[broker_id], "behindMasterBytes": behind,
-                })
+                rows.append(
+                    {
+                        "cluster": cluster,
+                        "broker": name,
+                        "id": broker_id,
+                        "addr": addr,
+                        "role": "MASTER" if broker_id == 0 else "SLAVE",
+                        "commitLogMaxOffset": ends[broker_id],
+                        "behindMasterBytes": behind,
+                    }
+                )
     return rows
 
 
@@ -92,7 +120,15 @@ async def stats_all(admin: Admin, a: argparse.Namespace) -> Rows:
 
     Deviation: no TPS columns (4.9 reads them with VIEW_BROKER_STATS_DATA, which this broker does not serve).
     """
-    topics = [a.topic] if a.topic else [t for t in await admin.topic_list() if not t.startswith(("%RETRY%", "%DLQ%", "rmq_sys_", "RMQ_SYS_"))]
+    topics = (
+        [a.topic]
+        if a.topic
+        else [
+            t
+            for t in await admin.topic_list()
+            if not t.startswith(("%RETRY%", "%DLQ%", "rmq_sys_", "RMQ_SYS_"))
+        ]
+    )
     rows: Rows = []
     for topic in topics:
         try:
@@ -116,43 +152,127 @@ async def broker_consume_stats(admin: Admin, a: argparse.Namespace) -> Rows:
         for p in await admin.consumer_progress_on(a.broker, group):
             if p.lag < a.level:
                 continue
-            rows.append({
-                "topic": p.queue.topic, "group": group, "broker": p.queue.broker_name, "queue": p.queue.queue_id,
-                "brokerOffset": p.broker_offset, "consumerOffset": p.consumer_offset, "diff": p.lag, "lastTime": fmt_ms(p.last_timestamp),
-            })
+            rows.append(
+                {
+                    "topic": p.queue.topic,
+                    "group": group,
+                    "broker": p.queue.broker_name,
+                    "queue": p.queue.queue_id,
+                    "brokerOffset": p.broker_offset,
+                    "consumerOffset": p.consumer_offset,
+                    "diff": p.lag,
+                    "lastTime": fmt_ms(p.last_timestamp),
+                }
+            )
     return rows
 
 
 def register(table: VerbTable) -> None:
     p = table.verb("cluster-list", cluster_list, "list clusters and their brokers", "clusterList")
     p.add_argument("-c", "--clusterName", "--cluster", dest="cluster", help="only this cluster")
-    p.add_argument("-m", "--moreStats", "--more-stats", dest="more_stats", action="store_true", help="accepted for mqadmin compatibility")
-    p.add_argument("-i", "--interval", type=int, help="accepted for mqadmin compatibility (one listing is printed)")
-    p = table.verb("get-broker-config", get_broker_config, "every setting of a broker (or of each master of a cluster)", "getBrokerConfig")
+    p.add_argument(
+        "-m",
+        "--moreStats",
+        "--more-stats",
+        dest="more_stats",
+        action="store_true",
+        help="accepted for mqadmin compatibility",
+    )
+    p.add_argument(
+        "-i", "--interval", type=int, help="accepted for mqadmin compatibility (one listing is printed)"
+    )
+    p = table.verb(
+        "get-broker-config",
+        get_broker_config,
+        "every setting of a broker (or of each master of a cluster)",
+        "getBrokerConfig",
+    )
     _broker_or_cluster(p)
-    p = table.verb("update-broker-config", update_broker_config, "change one setting of running brokers", "updateBrokerConfig")
+    p = table.verb(
+        "update-broker-config",
+        update_broker_config,
+        "change one setting of running brokers",
+        "updateBrokerConfig",
+    )
     _broker_or_cluster(p)
     p.add_argument("-k", "--key", required=True, help="RocketMQ name of the setting, e.g. statsInterval")
     p.add_argument("-v", "--value", required=True, help="its new value")
     p = table.verb("broker-status", broker_status, "a broker's runtime figures", "brokerStatus")
     _broker_or_cluster(p)
-    p = table.verb("wipe-write-perm", wipe_write_perm, "take write permission off a broker on the name servers", "wipeWritePerm")
-    p.add_argument("-b", "--brokerName", "--broker-name", dest="broker_name", required=True, help="broker name (not address)")
-    p = table.verb("add-write-perm", add_write_perm, "give write permission back to a broker on the name servers", "addWritePerm")
-    p.add_argument("-b", "--brokerName", "--broker-name", dest="broker_name", required=True, help="broker name (not address)")
-    p = table.verb("ha-status", ha_status, "masters and slaves with their commit-log ends and how far slaves are behind", "haStatus")
+    p = table.verb(
+        "wipe-write-perm",
+        wipe_write_perm,
+        "take write permission off a broker on the name servers",
+        "wipeWritePerm",
+    )
+    p.add_argument(
+        "-b",
+        "--brokerName",
+        "--broker-name",
+        dest="broker_name",
+        required=True,
+        help="broker name (not address)",
+    )
+    p = table.verb(
+        "add-write-perm",
+        add_write_perm,
+        "give write permission back to a broker on the name servers",
+        "addWritePerm",
+    )
+    p.add_argument(
+        "-b",
+        "--brokerName",
+        "--broker-name",
+        dest="broker_name",
+        required=True,
+        help="broker name (not address)",
+    )
+    p = table.verb(
+        "ha-status",
+        ha_status,
+        "masters and slaves with their commit-log ends and how far slaves are behind",
+        "haStatus",
+    )
     p.add_argument("-c", "--clusterName", "--cluster", dest="cluster", help="only this cluster")
-    p = table.verb("stats-all", stats_all, "per topic and group: stored and not yet consumed messages", "statsAll")
+    p = table.verb(
+        "stats-all", stats_all, "per topic and group: stored and not yet consumed messages", "statsAll"
+    )
     p.add_argument("-t", "--topic", help="only this topic")
-    p.add_argument("-a", "--activeTopic", "--active-topic", dest="active_topic", action="store_true", help="only topics some group consumes")
-    p = table.verb("broker-consume-stats", broker_consume_stats, "every group's progress on one broker", "brokerConsumeStats")
-    p.add_argument("-b", "--brokerAddr", "--broker", dest="broker", required=True, help="broker address host:port")
-    p.add_argument("-l", "--level", type=int, default=0, help="only queues with at least this lag (default 0)")
-    p.add_argument("-t", "--timeoutMillis", "--timeout-ms", dest="timeout_ms", type=int, default=50000, help="accepted for mqadmin compatibility")
+    p.add_argument(
+        "-a",
+        "--activeTopic",
+        "--active-topic",
+        dest="active_topic",
+        action="store_true",
+        help="only topics some group consumes",
+    )
+    p = table.verb(
+        "broker-consume-stats",
+        broker_consume_stats,
+        "every group's progress on one broker",
+        "brokerConsumeStats",
+    )
+    p.add_argument(
+        "-b", "--brokerAddr", "--broker", dest="broker", required=True, help="broker address host:port"
+    )
+    p.add_argument(
+        "-l", "--level", type=int, default=0, help="only queues with at least this lag (default 0)"
+    )
+    p.add_argument(
+        "-t",
+        "--timeoutMillis",
+        "--timeout-ms",
+        dest="timeout_ms",
+        type=int,
+        default=50000,
+        help="accepted for mqadmin compatibility",
+    )
     p.add_argument("-o", "--order", type=parse_bool, default=False, help="accepted for mqadmin compatibility")
 
 
 def _broker_or_cluster(p: argparse.ArgumentParser) -> None:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("-b", "--brokerAddr", "--broker", dest="broker", help="broker address host:port")
-    target.add_argument("-c", "--clusterName", "--cluster", dest="cluster", help="every master of this cluster")
+    target.add_argument(
+        "-c", "--clusterName", "--cluster", dest="cluster", help="every master of this cluster"
+    )

@@ -38,7 +38,9 @@ TIME_FORMATS = (
     "%Y-%m-%dT%H:%M:%S",
     "%Y-%m-%d",
 )
-TIME_HELP = "epoch ms, now, or a local time as yyyy-MM-dd#HH:mm:ss:SSS (mqadmin), 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd"
+TIME_HELP = (
+    "epoch ms, now, or a local time as yyyy-MM-dd#HH:mm:ss:SSS (mqadmin), 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd"
+)
 
 
 def parse_time(text: str) -> int:
@@ -93,9 +95,16 @@ def body_fields(body: bytes) -> dict[str, str]:
 def msg_rows(msgs: Sequence[MessageExt]) -> Rows:
     return [
         {
-            "msgId": m.msg_id, "offsetMsgId": m.offset_msg_id, "topic": m.topic, "broker": m.broker_name or f"{m.store_host[0]}:{m.store_host[1]}",
-            "queue": m.queue_id, "offset": m.queue_offset, "tags": m.tags or "", "keys": " ".join(m.keys),
-            "stored": fmt_ms(m.store_timestamp), **body_fields(m.body),
+            "msgId": m.msg_id,
+            "offsetMsgId": m.offset_msg_id,
+            "topic": m.topic,
+            "broker": m.broker_name or f"{m.store_host[0]}:{m.store_host[1]}",
+            "queue": m.queue_id,
+            "offset": m.queue_offset,
+            "tags": m.tags or "",
+            "keys": " ".join(m.keys),
+            "stored": fmt_ms(m.store_timestamp),
+            **body_fields(m.body),
         }
         for m in msgs
     ]
@@ -116,11 +125,15 @@ class VerbTable:
         # verbs answered without a cluster (no --namesrv-addr needed): name -> text to print
         self.local: dict[str, Callable[[], str]] = {}
 
-    def verb(self, name: str, fn: Verb, help_text: str, mqadmin: str | None = None) -> argparse.ArgumentParser:
+    def verb(
+        self, name: str, fn: Verb, help_text: str, mqadmin: str | None = None
+    ) -> argparse.ArgumentParser:
         aliases = [mqadmin] if mqadmin and mqadmin != name else []
         for each in (name, *aliases):
             self.verbs[each] = fn
-        parser = self._sub.add_parser(name, aliases=aliases, help=help_text, description=help_text, parents=[self.common])
+        parser = self._sub.add_parser(
+            name, aliases=aliases, help=help_text, description=help_text, parents=[self.common]
+        )
         self.parsers[name] = parser
         return parser  # type: ignore[no-any-return]
 
@@ -137,10 +150,32 @@ SECRET_KEY_ENV = "ROCKETQ_SECRET_KEY"
 
 def add_security_options(common: argparse.ArgumentParser) -> None:
     """ACL credentials and TLS, options every verb takes."""
-    common.add_argument("--access-key", dest="access_key", default=argparse.SUPPRESS, help=f"ACL access key (or ${ACCESS_KEY_ENV})")
-    common.add_argument("--secret-key", dest="secret_key", default=argparse.SUPPRESS, help=f"ACL secret key (or ${SECRET_KEY_ENV})")
-    common.add_argument("--use-tls", "--useTLS", dest="use_tls", action="store_true", default=argparse.SUPPRESS, help="connect with TLS")
-    common.add_argument("--tls-ca-file", dest="tls_ca_file", default=argparse.SUPPRESS, help="CA the servers' certificates must chain to")
+    common.add_argument(
+        "--access-key",
+        dest="access_key",
+        default=argparse.SUPPRESS,
+        help=f"ACL access key (or ${ACCESS_KEY_ENV})",
+    )
+    common.add_argument(
+        "--secret-key",
+        dest="secret_key",
+        default=argparse.SUPPRESS,
+        help=f"ACL secret key (or ${SECRET_KEY_ENV})",
+    )
+    common.add_argument(
+        "--use-tls",
+        "--useTLS",
+        dest="use_tls",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="connect with TLS",
+    )
+    common.add_argument(
+        "--tls-ca-file",
+        dest="tls_ca_file",
+        default=argparse.SUPPRESS,
+        help="CA the servers' certificates must chain to",
+    )
 
 
 def security_settings(args: argparse.Namespace) -> dict[str, Any]:

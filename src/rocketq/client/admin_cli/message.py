@@ -40,15 +40,30 @@ async def query_msg_by_unique_key(admin: Admin, a: argparse.Namespace) -> Rows:
 
 
 async def send_message(admin: Admin, a: argparse.Namespace) -> Rows:
-    async with Producer(a.producer_group, namesrv_addr=admin.config.namesrv_addr, **security_settings(a)) as producer:
-        r = await producer.send(Message(a.topic, a.body.encode("utf-8"), tags=a.tags, keys=a.keys), queue=_queue(a))
-    return [{"status": r.status.value, "msgId": r.msg_id, "offsetMsgId": r.offset_msg_id, "broker": r.queue.broker_name,
-             "queue": r.queue.queue_id, "queueOffset": r.queue_offset}]
+    async with Producer(
+        a.producer_group, namesrv_addr=admin.config.namesrv_addr, **security_settings(a)
+    ) as producer:
+        r = await producer.send(
+            Message(a.topic, a.body.encode("utf-8"), tags=a.tags, keys=a.keys), queue=_queue(a)
+        )
+    return [
+        {
+            "status": r.status.value,
+            "msgId": r.msg_id,
+            "offsetMsgId": r.offset_msg_id,
+            "broker": r.queue.broker_name,
+            "queue": r.queue.queue_id,
+            "queueOffset": r.queue_offset,
+        }
+    ]
 
 
 async def consume_message(admin: Admin, a: argparse.Namespace) -> Rows:
     consumer = LitePullConsumer(
-        a.group, namesrv_addr=admin.config.namesrv_addr, auto_commit=False, **security_settings(a),
+        a.group,
+        namesrv_addr=admin.config.namesrv_addr,
+        auto_commit=False,
+        **security_settings(a),
         consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
     )
     out: list[MessageExt] = []
@@ -123,7 +138,9 @@ async def print_msg_by_queue(admin: Admin, a: argparse.Namespace) -> Rows:
 
 
 def _print_rows(msgs: list[MessageExt], a: argparse.Namespace) -> Rows:
-    rows = msg_rows([m for m in msgs if a.sub_expression in ("*", None) or m.tags in a.sub_expression.split("||")])
+    rows = msg_rows(
+        [m for m in msgs if a.sub_expression in ("*", None) or m.tags in a.sub_expression.split("||")]
+    )
     if not a.print_body:
         for row in rows:
             row.pop("body", None)
@@ -139,39 +156,111 @@ async def query_consume_queue(admin: Admin, a: argparse.Namespace) -> Rows:
     mq = MessageQueue(a.topic, a.broker, a.queue)
     msgs = await _read_range(admin, mq, a.index, a.index + a.count)
     return [
-        {"queueOffset": m.queue_offset, "commitLogOffset": m.commit_log_offset, "size": m.store_size, "tagsCode": tags_code(m.tags),
-         "tags": m.tags or "", "stored": fmt_ms(m.store_timestamp)}
+        {
+            "queueOffset": m.queue_offset,
+            "commitLogOffset": m.commit_log_offset,
+            "size": m.store_size,
+            "tagsCode": tags_code(m.tags),
+            "tags": m.tags or "",
+            "stored": fmt_ms(m.store_timestamp),
+        }
         for m in msgs
     ]
 
 
 def _range_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-b", "--beginTimestamp", "--begin", dest="begin", type=parse_time, help=f"from this time ({TIME_HELP}); default the start")
-    p.add_argument("-e", "--endTimestamp", "--end", dest="end", type=parse_time, help=f"until this time ({TIME_HELP}); default now")
-    p.add_argument("-s", "--subExpression", "--sub-expression", dest="sub_expression", default="*", help="tags, e.g. 'TagA || TagB' (default *)")
-    p.add_argument("-d", "--printBody", "--print-body", dest="print_body", type=parse_bool, default=True, help="print the bodies (default true)")
-    p.add_argument("-c", "--charsetName", "--charset", dest="charset", default="UTF-8",
-                   help="accepted for mqadmin compatibility: bodies are shown as UTF-8 text, else base64")
+    p.add_argument(
+        "-b",
+        "--beginTimestamp",
+        "--begin",
+        dest="begin",
+        type=parse_time,
+        help=f"from this time ({TIME_HELP}); default the start",
+    )
+    p.add_argument(
+        "-e",
+        "--endTimestamp",
+        "--end",
+        dest="end",
+        type=parse_time,
+        help=f"until this time ({TIME_HELP}); default now",
+    )
+    p.add_argument(
+        "-s",
+        "--subExpression",
+        "--sub-expression",
+        dest="sub_expression",
+        default="*",
+        help="tags, e.g. 'TagA || TagB' (default *)",
+    )
+    p.add_argument(
+        "-d",
+        "--printBody",
+        "--print-body",
+        dest="print_body",
+        type=parse_bool,
+        default=True,
+        help="print the bodies (default true)",
+    )
+    p.add_argument(
+        "-c",
+        "--charsetName",
+        "--charset",
+        dest="charset",
+        default="UTF-8",
+        help="accepted for mqadmin compatibility: bodies are shown as UTF-8 text, else base64",
+    )
 
 
 def register(table: VerbTable) -> None:
-    p = table.verb("query-msg-by-id", query_msg_by_id, "look a message up by its offset message id", "queryMsgById")
-    p.add_argument("-i", "--msg-id", "--msgId", dest="msg_id", required=True, help="offset message id (as sendMessage prints it)")
+    p = table.verb(
+        "query-msg-by-id", query_msg_by_id, "look a message up by its offset message id", "queryMsgById"
+    )
+    p.add_argument(
+        "-i",
+        "--msg-id",
+        "--msgId",
+        dest="msg_id",
+        required=True,
+        help="offset message id (as sendMessage prints it)",
+    )
     p.add_argument("-g", "--consumerGroup", dest="consumer_group", help="accepted for mqadmin compatibility")
     p.add_argument("-d", "--clientId", dest="client_id", help="accepted for mqadmin compatibility")
     p = table.verb("query-msg-by-key", query_msg_by_key, "look messages up by key", "queryMsgByKey")
     p.add_argument("-t", "--topic", required=True, help="topic")
     p.add_argument("-k", "--key", "--msgKey", dest="key", required=True, help="message key (KEYS property)")
-    p.add_argument("--max-num", "--maxNum", dest="max_num", type=int, default=32, help="at most this many (default 32)")
-    p = table.verb("query-msg-by-unique-key", query_msg_by_unique_key, "look a message up by its client id (UNIQ_KEY)", "queryMsgByUniqueKey")
+    p.add_argument(
+        "--max-num", "--maxNum", dest="max_num", type=int, default=32, help="at most this many (default 32)"
+    )
+    p = table.verb(
+        "query-msg-by-unique-key",
+        query_msg_by_unique_key,
+        "look a message up by its client id (UNIQ_KEY)",
+        "queryMsgByUniqueKey",
+    )
     p.add_argument("-t", "--topic", required=True, help="topic")
-    p.add_argument("-i", "--msg-id", "--msgId", dest="msg_id", required=True, help="the client message id (msgId)")
+    p.add_argument(
+        "-i", "--msg-id", "--msgId", dest="msg_id", required=True, help="the client message id (msgId)"
+    )
     p.add_argument("-g", "--consumerGroup", dest="consumer_group", help="accepted for mqadmin compatibility")
     p.add_argument("-d", "--clientId", dest="client_id", help="accepted for mqadmin compatibility")
-    p.add_argument("-a", "--showAll", dest="show_all", action="store_true", help="accepted for mqadmin compatibility (all are shown)")
-    p = table.verb("query-msg-by-offset", query_msg_by_offset, "the message at one offset of one queue", "queryMsgByOffset")
+    p.add_argument(
+        "-a",
+        "--showAll",
+        dest="show_all",
+        action="store_true",
+        help="accepted for mqadmin compatibility (all are shown)",
+    )
+    p = table.verb(
+        "query-msg-by-offset",
+        query_msg_by_offset,
+        "the message at one offset of one queue",
+        "queryMsgByOffset",
+    )
     p.add_argument("-t", "--topic", required=True, help="topic")
-    p.add_argument("-b", "--brokerName", "--broker-name", dest="broker_name", required=True, help="broker name")
+    p.add_argument(
+        "-b", "--brokerName", "--broker-name", dest="broker_name", required=True, help="broker name"
+    )
     p.add_argument("-i", "--queueId", "--queue-id", dest="queue_id", type=int, required=True, help="queue id")
     p.add_argument("-o", "--offset", type=int, required=True, help="queue offset")
     p = table.verb("send-message", send_message, "send one message", "sendMessage")
@@ -181,22 +270,75 @@ def register(table: VerbTable) -> None:
     p.add_argument("-k", "--keys", "--key", dest="keys", help="keys, space-separated")
     p.add_argument("-b", "--broker", help="to this broker name (with -i)")
     p.add_argument("-i", "--qid", type=int, help="to this queue id (with -b)")
-    p.add_argument("-m", "--msgTraceEnable", dest="msg_trace", type=parse_bool, default=False, help="accepted for mqadmin compatibility")
-    p.add_argument("--producer-group", default="PID_ROCKETQ_ADMIN", help="producer group to send as (default PID_ROCKETQ_ADMIN)")
-    p = table.verb("consume-message", consume_message, "print messages of a topic from its start (commits nothing)", "consumeMessage")
+    p.add_argument(
+        "-m",
+        "--msgTraceEnable",
+        dest="msg_trace",
+        type=parse_bool,
+        default=False,
+        help="accepted for mqadmin compatibility",
+    )
+    p.add_argument(
+        "--producer-group",
+        default="PID_ROCKETQ_ADMIN",
+        help="producer group to send as (default PID_ROCKETQ_ADMIN)",
+    )
+    p = table.verb(
+        "consume-message",
+        consume_message,
+        "print messages of a topic from its start (commits nothing)",
+        "consumeMessage",
+    )
     p.add_argument("-t", "--topic", required=True, help="topic")
-    p.add_argument("-g", "--group", "--consumerGroup", dest="group", default="TOOLS_CONSUMER", help="consumer group (default TOOLS_CONSUMER)")
-    p.add_argument("-c", "--count", "--MessageNumber", dest="count", type=int, default=32, help="at most this many messages (default 32)")
-    p.add_argument("--timeout-ms", type=int, default=3000, help="stop waiting after this long (ms, default 3000)")
+    p.add_argument(
+        "-g",
+        "--group",
+        "--consumerGroup",
+        dest="group",
+        default="TOOLS_CONSUMER",
+        help="consumer group (default TOOLS_CONSUMER)",
+    )
+    p.add_argument(
+        "-c",
+        "--count",
+        "--MessageNumber",
+        dest="count",
+        type=int,
+        default=32,
+        help="at most this many messages (default 32)",
+    )
+    p.add_argument(
+        "--timeout-ms", type=int, default=3000, help="stop waiting after this long (ms, default 3000)"
+    )
     p = table.verb("print-msg", print_msg, "every message of a topic stored in a time range", "printMsg")
     p.add_argument("-t", "--topic", required=True, help="topic")
     _range_options(p)
-    p = table.verb("print-msg-by-queue", print_msg_by_queue, "the messages of one queue in a time range, or counts per tag", "printMsgByQueue")
+    p = table.verb(
+        "print-msg-by-queue",
+        print_msg_by_queue,
+        "the messages of one queue in a time range, or counts per tag",
+        "printMsgByQueue",
+    )
     p.add_argument("-t", "--topic", required=True, help="topic")
-    p.add_argument("-a", "--brokerName", "--broker-name", dest="broker_name", required=True, help="broker name")
+    p.add_argument(
+        "-a", "--brokerName", "--broker-name", dest="broker_name", required=True, help="broker name"
+    )
     p.add_argument("-i", "--queueId", "--queue-id", dest="queue_id", type=int, required=True, help="queue id")
-    p.add_argument("-f", "--calculate", type=parse_bool, default=False, help="count the messages per tag instead of printing them")
-    p.add_argument("-p", "--print", dest="print_msgs", type=parse_bool, default=True, help="accepted for mqadmin compatibility")
+    p.add_argument(
+        "-f",
+        "--calculate",
+        type=parse_bool,
+        default=False,
+        help="count the messages per tag instead of printing them",
+    )
+    p.add_argument(
+        "-p",
+        "--print",
+        dest="print_msgs",
+        type=parse_bool,
+        default=True,
+        help="accepted for mqadmin compatibility",
+    )
     _range_options(p)
     p = table.verb("query-consume-queue", query_consume_queue, "entries of one consume queue", "queryCq")
     table.alias("queryConsumeQueue", "query-consume-queue")

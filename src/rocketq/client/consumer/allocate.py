@@ -27,7 +27,9 @@ class AllocateStrategy(Protocol):
     ) -> list[MessageQueue]: ...
 
 
-def _check(consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> bool:
+def _check(
+    consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]
+) -> bool:
     """Java AbstractAllocateMessageQueueStrategy.check: bad arguments raise; an unknown cid gets nothing."""
     if not current_cid:
         raise ValueError("currentCID is empty")

@@ -122,7 +122,9 @@ class ConsumePool:
         if inspect.iscoroutinefunction(fn):
             return await fn(msgs)
         if self._threads is None:
-            self._threads = concurrent.futures.ThreadPoolExecutor(self.size, thread_name_prefix="rocketq-consume")
+            self._threads = concurrent.futures.ThreadPoolExecutor(
+                self.size, thread_name_prefix="rocketq-consume"
+            )
         result = await asyncio.get_running_loop().run_in_executor(self._threads, fn, msgs)
         if inspect.isawaitable(result):
             result = await result
@@ -137,7 +139,9 @@ class ConsumePool:
         try:
             await asyncio.wait_for(self._idle.wait(), wait_ms / 1000)
         except TimeoutError:
-            log.info("%d listener call(s) still running at shutdown; their messages will be redelivered", self.busy)
+            log.info(
+                "%d listener call(s) still running at shutdown; their messages will be redelivered", self.busy
+            )
         for task in self._workers:
             task.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
@@ -195,20 +199,39 @@ class _BaseService:
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("listener of %s raised on %d message(s); they will be consumed again", self.host.group, len(msgs))
-            result = ConsumeResult.SUSPEND_CURRENT_QUEUE_A_MOMENT if self.orderly else ConsumeResult.RECONSUME_LATER
+            log.exception(
+                "listener of %s raised on %d message(s); they will be consumed again",
+                self.host.group,
+                len(msgs),
+            )
+            result = (
+                ConsumeResult.SUSPEND_CURRENT_QUEUE_A_MOMENT
+                if self.orderly
+                else ConsumeResult.RECONSUME_LATER
+            )
             returned = _RAISED
         if trace is not None:
-            trace.after(traced, len(msgs), result is ConsumeResult.SUCCESS, self._return_type(returned, result, int(start)))
+            trace.after(
+                traced,
+                len(msgs),
+                result is ConsumeResult.SUCCESS,
+                self._return_type(returned, result, int(start)),
+            )
         metrics = client_metrics.active()
         if metrics is not None:
-            metrics.consumed(msgs, self.host.group, self.host.client_id, result is ConsumeResult.SUCCESS, int(start), self._clock.now_ms())
+            metrics.consumed(
+                msgs,
+                self.host.group,
+                self.host.client_id,
+                result is ConsumeResult.SUCCESS,
+                int(start),
+                self._clock.now_ms(),
+            )
         if result is ConsumeResult.SUCCESS:
             self.ok_count += len(msgs)
         else:
             self.failed_count += len(msgs)
         return result
-
 
     def _return_type(self, returned: Any, result: ConsumeResult, started_ms: int) -> ConsumeReturnType:
         """ConsumeMessageConcurrentlyService's ConsumeReturnType of a listener call, for SubAfter's contextCode."""
@@ -227,7 +250,9 @@ _RAISED = object()  # the listener raised (ConsumeReturnType.EXCEPTION)
 class ConcurrentConsumeService(_BaseService):
     """Any message of any queue may be consumed at any time; offsets follow the lowest unconsumed."""
 
-    def submit(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch: bool = True) -> None:
+    def submit(
+        self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch: bool = True
+    ) -> None:
         size = self.config.consume_message_batch_max_size
         for i in range(0, len(msgs), size):
             batch = msgs[i : i + size]
@@ -242,7 +267,9 @@ class ConcurrentConsumeService(_BaseService):
             return
         await self._settle(status, msgs, pq, mq)
 
-    async def _settle(self, status: ConsumeResult, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
+    async def _settle(
+        self, status: ConsumeResult, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue
+    ) -> None:
         done = msgs
         if status is not ConsumeResult.SUCCESS:
             if self.config.message_model is MessageModel.BROADCASTING:
@@ -278,12 +305,23 @@ class ConcurrentConsumeService(_BaseService):
             for _ in range(min(EXPIRED_PER_QUEUE, pq.msg_count)):
                 msg = pq.first_message()
                 started = msg.properties.get(C.PROPERTY_CONSUME_START_TIMESTAMP) if msg is not None else None
-                if msg is None or pq.dropped or not started or self._clock.now_ms() - int(started) <= timeout_ms:
+                if (
+                    msg is None
+                    or pq.dropped
+                    or not started
+                    or self._clock.now_ms() - int(started) <= timeout_ms
+                ):
                     break
                 if not await self.host.send_message_back(msg, EXPIRED_DELAY_LEVEL, mq.broker_name):
                     break  # tried again next round
                 sent += 1
-                log.info("%s: message %s (offset %d) consumed for over %d ms; sent back", mq, msg.msg_id, msg.queue_offset, timeout_ms)
+                log.info(
+                    "%s: message %s (offset %d) consumed for over %d ms; sent back",
+                    mq,
+                    msg.msg_id,
+                    msg.queue_offset,
+                    timeout_ms,
+                )
                 if pq.first_message() is msg:
                     offset = pq.remove_messages([msg])
                     if offset >= 0 and not pq.dropped:
@@ -296,7 +334,9 @@ class OrderlyConsumeService(_BaseService):
 
     orderly = True
 
-    def submit(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch: bool = True) -> None:
+    def submit(
+        self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch: bool = True
+    ) -> None:
         if dispatch:
             self.pool.submit(lambda: self.consume_queue(pq, mq))
 
@@ -328,14 +368,18 @@ class OrderlyConsumeService(_BaseService):
                 if not await self._settle(status, msgs, pq, mq):
                     return
 
-    async def _settle(self, status: ConsumeResult, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> bool:
+    async def _settle(
+        self, status: ConsumeResult, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue
+    ) -> bool:
         """Commit or put back the batch; False when the queue pauses."""
         commit = -1
         if status is ConsumeResult.SUCCESS:
             commit = pq.commit()
         elif await self._must_suspend(msgs):
             pq.make_messages_to_consume_again(msgs)
-            self.pool.submit_later(self.config.suspend_current_queue_time_ms / 1000, lambda: self.consume_queue(pq, mq))
+            self.pool.submit_later(
+                self.config.suspend_current_queue_time_ms / 1000, lambda: self.consume_queue(pq, mq)
+            )
             return False
         else:
             commit = pq.commit()
@@ -365,7 +409,9 @@ class OrderlyConsumeService(_BaseService):
             if pq.dropped:
                 return
             ok = await self.host.lock_queue(mq)
-            self.pool.submit_later(LOCK_RETRY_OK_S if ok else LOCK_RETRY_FAILED_S, lambda: self.consume_queue(pq, mq))
+            self.pool.submit_later(
+                LOCK_RETRY_OK_S if ok else LOCK_RETRY_FAILED_S, lambda: self.consume_queue(pq, mq)
+            )
 
         self.pool.submit_later(delay_s, relock)
 

@@ -111,7 +111,9 @@ class LitePullConsumer:
             self.config.consume_timestamp_ms = clock.now_ms() - 30 * 60 * 1000
 
     # -- set-up -----------------------------------------------------------------------------------
-    def subscribe(self, topic: str, expression: str | MessageSelector | None = "*") -> asyncio.Task[None] | None:
+    def subscribe(
+        self, topic: str, expression: str | MessageSelector | None = "*"
+    ) -> asyncio.Task[None] | None:
         """Subscribe `topic` with a tag expression or a MessageSelector (SQL92).
 
         Before start(), start() has the brokers check a SQL92 expression (MQClientError when one rejects
@@ -174,12 +176,16 @@ class LitePullConsumer:
         inst = acquire_instance(self.config, consumer_group=self.group)
         self._instance = inst
         self._cache = asyncio.Queue()
-        self.rebalance = self._rebalance_impl = RebalanceImpl(self, inst, self._strategy, self.config.message_model, clock=self._clock)
+        self.rebalance = self._rebalance_impl = RebalanceImpl(
+            self, inst, self._strategy, self.config.message_model, clock=self._clock
+        )
         if self._assigned_mqs is None:
             self.rebalance.subscriptions.update(self._subscriptions)
         self.offset_store: OffsetStore
         if self.config.message_model is MessageModel.BROADCASTING:
-            self.offset_store = LocalFileOffsetStore(self.group, self.config.offset_store_dir, inst.stable_name)
+            self.offset_store = LocalFileOffsetStore(
+                self.group, self.config.offset_store_dir, inst.stable_name
+            )
         else:
             self.offset_store = RemoteBrokerOffsetStore(self.group, inst)
         self.pull_api = PullAPIWrapper(inst, self.group)
@@ -253,12 +259,18 @@ class LitePullConsumer:
         await self.start()
         return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.shutdown()
 
     def _running(self) -> ClientInstance:
         if self._state not in (ServiceState.RUNNING, ServiceState.STOPPING) or self._instance is None:
-            what = "is not started; call await consumer.start()" if self._state is ServiceState.CREATE_JUST else "is shut down"
+            what = (
+                "is not started; call await consumer.start()"
+                if self._state is ServiceState.CREATE_JUST
+                else "is shut down"
+            )
             raise ClientStateError(f"consumer {self.group} {what}")
         return self._instance
 
@@ -393,7 +405,11 @@ class LitePullConsumer:
     def _restart_queue(self, mq: MessageQueue, st: _QueueState, offset: int) -> None:
         st.pq.dropped = True
         if self._iter_buffer:  # what `async for` had taken from this queue is stale now
-            kept = [m for m in self._iter_buffer if (m.topic, m.broker_name, m.queue_id) != (mq.topic, mq.broker_name, mq.queue_id)]
+            kept = [
+                m
+                for m in self._iter_buffer
+                if (m.topic, m.broker_name, m.queue_id) != (mq.topic, mq.broker_name, mq.queue_id)
+            ]
             self._iter_buffer.clear()
             self._iter_buffer.extend(kept)
         if st.task is not None:
@@ -418,8 +434,11 @@ class LitePullConsumer:
     async def _pull_loop(self, mq: MessageQueue, st: _QueueState) -> None:
         cfg = self.config
         while self._state is ServiceState.RUNNING and not st.pq.dropped:
-            if st.paused or self._cached > cfg.pull_threshold_for_all or st.pq.msg_count > cfg.pull_threshold_for_queue or (
-                st.pq.msg_size > cfg.pull_threshold_size_for_queue_mib * MIB
+            if (
+                st.paused
+                or self._cached > cfg.pull_threshold_for_all
+                or st.pq.msg_count > cfg.pull_threshold_for_queue
+                or (st.pq.msg_size > cfg.pull_threshold_size_for_queue_mib * MIB)
             ):
                 await asyncio.sleep(FLOW_CONTROL_DELAY_S)
                 continue
@@ -428,8 +447,15 @@ class LitePullConsumer:
             st.pq.mark_pulled()
             try:
                 result = await self.pull_api.pull(
-                    mq, sub, st.pull_offset, cfg.pull_batch_size, sys_flag, 0, BROKER_SUSPEND_MAX_TIME_MS,
-                    cfg.consumer_timeout_ms_when_suspend, send_subscription=True,
+                    mq,
+                    sub,
+                    st.pull_offset,
+                    cfg.pull_batch_size,
+                    sys_flag,
+                    0,
+                    BROKER_SUSPEND_MAX_TIME_MS,
+                    cfg.consumer_timeout_ms_when_suspend,
+                    send_subscription=True,
                 )
             except asyncio.CancelledError:
                 raise
@@ -442,7 +468,9 @@ class LitePullConsumer:
             st.pull_offset = result.next_begin_offset
             if result.status is PullStatus.FOUND and result.messages:
                 if self._trace_hook is not None:
-                    traced = self._trace_hook.before(result.messages, self._request_ids.next_id(self._clock.now_ms()))
+                    traced = self._trace_hook.before(
+                        result.messages, self._request_ids.next_id(self._clock.now_ms())
+                    )
                     self._trace_hook.after(traced, len(result.messages), True, ConsumeReturnType.SUCCESS)
                 st.pq.put_messages(result.messages)
                 self._cached += len(result.messages)
@@ -470,7 +498,9 @@ class LitePullConsumer:
         await self._release(mq)
         return True
 
-    async def message_queue_changed(self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]) -> None:
+    async def message_queue_changed(
+        self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]
+    ) -> None:
         return None
 
     # -- ConsumerInner -----------------------------------------------------------------------------------------
@@ -531,5 +561,12 @@ class LitePullConsumer:
         return ConsumerRunningInfo(properties=props, subscription_set=list(self._subscriptions.values()))
 
     async def consume_message_directly(self, msg: MessageExt, broker_name: str | None) -> bytes:
-        return fastjson.dumps({"autoCommit": True, "consumeResult": "CR_THROW_EXCEPTION", "order": False,
-                               "remark": "a lite pull consumer has no listener", "spentTimeMills": 0})
+        return fastjson.dumps(
+            {
+                "autoCommit": True,
+                "consumeResult": "CR_THROW_EXCEPTION",
+                "order": False,
+                "remark": "a lite pull consumer has no listener",
+                "spentTimeMills": 0,
+            }
+        )

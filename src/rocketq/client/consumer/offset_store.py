@@ -42,7 +42,9 @@ class OffsetBackend(Protocol):
         """The broker's offset, None when it has none (QUERY_NOT_FOUND); raises when unreachable."""
         ...
 
-    async def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True) -> None:
+    async def update_consumer_offset(
+        self, group: str, mq: MessageQueue, offset: int, *, oneway: bool = True
+    ) -> None:
         """Commit: oneway for the periodic round, acknowledged when a queue is handed over."""
         ...
 
@@ -165,7 +167,9 @@ class QueueBoundsSource(Protocol):
     async def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int: ...
 
 
-async def compute_pull_from_where(bounds: QueueBoundsSource, store: OffsetStore, config: ConsumerConfig, mq: MessageQueue) -> int:
+async def compute_pull_from_where(
+    bounds: QueueBoundsSource, store: OffsetStore, config: ConsumerConfig, mq: MessageQueue
+) -> int:
     """Where a consumer starts on `mq`: its committed offset, else what ConsumeFromWhere says.
 
     Java RebalancePushImpl.computePullFromWhereWithException: LAST -> the queue's max offset (0 for a

@@ -59,7 +59,12 @@ class ProcessQueue:
         last: MessageExt | None = batch[-1] if batch else None
         offsets = list(map(_offset_of, batch))
         top = self._offsets[-1] if self._offsets else -1
-        if offsets and offsets[0] > top and not self._consuming_orderly and all(map(_lt, offsets, offsets[1:])):
+        if (
+            offsets
+            and offsets[0] > top
+            and not self._consuming_orderly
+            and all(map(_lt, offsets, offsets[1:]))
+        ):
             # A pull's batch, after everything held (the usual case): per batch, the loops in C.
             self._msgs.update(zip(offsets, batch, strict=True))
             self._offsets.extend(offsets)

@@ -110,7 +110,10 @@ class PullService:
             if task.done() or pq.is_pull_expired(self.host.config.pull_max_idle_time_ms):
                 log.warning("reviving the lost pull of %s at offset %d", mq, req.next_offset)
                 task.cancel()
-                self._loops[mq] = (req, spawn(f"pull-{mq.topic}-{mq.broker_name}-{mq.queue_id}", self._loop(req)))
+                self._loops[mq] = (
+                    req,
+                    spawn(f"pull-{mq.topic}-{mq.broker_name}-{mq.queue_id}", self._loop(req)),
+                )
                 revived += 1
         return revived
 
@@ -163,8 +166,15 @@ class PullService:
         sys_flag = PullSysFlag.build(commit_offset > 0, True, send_sub)
         try:
             result = await host.pull_api.pull(
-                mq, sub, req.next_offset, cfg.pull_batch_size, sys_flag, commit_offset,
-                cfg.broker_suspend_max_time_ms, cfg.consumer_timeout_ms_when_suspend, send_subscription=send_sub,
+                mq,
+                sub,
+                req.next_offset,
+                cfg.pull_batch_size,
+                sys_flag,
+                commit_offset,
+                cfg.broker_suspend_max_time_ms,
+                cfg.consumer_timeout_ms_when_suspend,
+                send_subscription=send_sub,
             )
         except asyncio.CancelledError:
             raise

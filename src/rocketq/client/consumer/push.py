@@ -58,7 +58,9 @@ WATCHDOG_INTERVAL_S = 5.0
 SEND_BACK_TIMEOUT_MS = 5000
 
 
-def consumer_config(group: str, namesrv_addr: str | None, config: ConsumerConfig | None, settings: dict[str, Any]) -> ConsumerConfig:
+def consumer_config(
+    group: str, namesrv_addr: str | None, config: ConsumerConfig | None, settings: dict[str, Any]
+) -> ConsumerConfig:
     values = dict(config.model_dump()) if config is not None else {}
     values.update(settings)
     values["consumer_group"] = group
@@ -105,7 +107,9 @@ class PushConsumer:
             self.config.consume_timestamp_ms = clock.now_ms() - 30 * 60 * 1000
 
     # -- configuration before start ---------------------------------------------------------------------
-    def subscribe(self, topic: str, expression: str | MessageSelector | None = "*") -> asyncio.Task[None] | None:
+    def subscribe(
+        self, topic: str, expression: str | MessageSelector | None = "*"
+    ) -> asyncio.Task[None] | None:
         """Subscribe `topic` with a tag expression ("TagA || TagB", "*") or a MessageSelector (SQL92).
 
         Before start() the subscription is checked by start(). On a running consumer the brokers check a
@@ -153,7 +157,9 @@ class PushConsumer:
         if problem is not None:
             raise MQClientError(f"consumer group: {problem}")
         if self._listener is None:
-            raise MQClientError("register a listener before start(): register_listener(fn) or register_orderly_listener(fn)")
+            raise MQClientError(
+                "register a listener before start(): register_listener(fn) or register_orderly_listener(fn)"
+            )
         if not self._subscriptions:
             raise MQClientError("subscribe to at least one topic before start()")
         inst = acquire_instance(self.config, consumer_group=self.group)
@@ -169,7 +175,12 @@ class PushConsumer:
     def _wire(self, inst: ClientInstance) -> None:
         self._instance = inst
         self.rebalance = RebalanceImpl(
-            self, inst, self._strategy, self.config.message_model, orderly=self.consume_orderly, clock=self._clock
+            self,
+            inst,
+            self._strategy,
+            self.config.message_model,
+            orderly=self.consume_orderly,
+            clock=self._clock,
         )
         self.rebalance.subscriptions.update(self._subscriptions)
         if self.config.message_model is MessageModel.CLUSTERING:
@@ -177,13 +188,17 @@ class PushConsumer:
             self.rebalance.subscriptions[retry] = build_subscription(retry, "*")
         self.offset_store: OffsetStore
         if self.config.message_model is MessageModel.BROADCASTING:
-            self.offset_store = LocalFileOffsetStore(self.group, self.config.offset_store_dir, inst.stable_name)
+            self.offset_store = LocalFileOffsetStore(
+                self.group, self.config.offset_store_dir, inst.stable_name
+            )
         else:
             self.offset_store = RemoteBrokerOffsetStore(self.group, inst)
         self.pull_api = PullAPIWrapper(inst, self.group)
         assert self._listener is not None
         service_cls = OrderlyConsumeService if self.consume_orderly else ConcurrentConsumeService
-        self.consume_service: ConcurrentConsumeService | OrderlyConsumeService = service_cls(self, self._listener, self._clock)
+        self.consume_service: ConcurrentConsumeService | OrderlyConsumeService = service_cls(
+            self, self._listener, self._clock
+        )
         self._trace = new_dispatcher(self.config, self.group, "CONSUME")
         if self._trace is not None:  # ConsumeMessageTraceHookImpl: SubBefore / SubAfter per listener call
             self.consume_service.trace = ConsumeTraceHook(self._trace, self.group, self._clock)
@@ -201,21 +216,31 @@ class PushConsumer:
         self._start_ms = self._clock.now_ms()
         await inst.start()
         inst.set_rebalance_interval(self.config.rebalance_interval_ms)
-        self._services = [PeriodicService(f"pull-watchdog-{self.group}", WATCHDOG_INTERVAL_S, self._watchdog, WATCHDOG_INTERVAL_S)]
+        self._services = [
+            PeriodicService(
+                f"pull-watchdog-{self.group}", WATCHDOG_INTERVAL_S, self._watchdog, WATCHDOG_INTERVAL_S
+            )
+        ]
         if self.consume_orderly and self.config.message_model is MessageModel.CLUSTERING:
             interval = self.config.lock_interval_ms / 1000
-            self._services.append(PeriodicService(f"lock-renewal-{self.group}", interval, self.rebalance.lock_all, interval))
+            self._services.append(
+                PeriodicService(f"lock-renewal-{self.group}", interval, self.rebalance.lock_all, interval)
+            )
         if isinstance(self.consume_service, ConcurrentConsumeService):
             # Java checks every consumeTimeout minutes; the interval follows the (possibly ms) timeout.
             every = self.config.effective_consume_timeout_ms() / 1000
-            self._services.append(PeriodicService(f"clean-expired-{self.group}", every, self._clean_expired, every))
+            self._services.append(
+                PeriodicService(f"clean-expired-{self.group}", every, self._clean_expired, every)
+            )
         await start_all(self._services)
         for topic in list(self.rebalance.subscriptions):
             await inst.update_topic_route(topic)
         await check_in_brokers(inst, self.group, self.rebalance.subscriptions.values())
         await inst.send_heartbeat_to_all_brokers()
         inst.rebalance_immediately()
-        log.info("push consumer %s started on %s (%s)", self.group, inst.client_id, self.config.message_model.value)
+        log.info(
+            "push consumer %s started on %s (%s)", self.group, inst.client_id, self.config.message_model.value
+        )
 
     async def _subscribe_running(self, topic: str, sub: SubscriptionData) -> None:
         """A subscription made after start(): checked by the brokers first, then in use and announced."""
@@ -258,7 +283,9 @@ class PushConsumer:
         await self.start()
         return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.shutdown()
 
     def suspend(self) -> None:
@@ -375,7 +402,9 @@ class PushConsumer:
                 try_unlock_times=pq.try_unlock_times,
                 droped=pq.dropped,
             )
-        return ConsumerRunningInfo(properties=props, subscription_set=list(self.rebalance.subscriptions.values()), mq_table=table)
+        return ConsumerRunningInfo(
+            properties=props, subscription_set=list(self.rebalance.subscriptions.values()), mq_table=table
+        )
 
     async def consume_message_directly(self, msg: MessageExt, broker_name: str | None) -> bytes:
         started = time.monotonic()
@@ -432,7 +461,9 @@ class PushConsumer:
         await self.offset_store.persist(mq)
         self.offset_store.remove_offset(mq)
 
-    async def message_queue_changed(self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]) -> None:
+    async def message_queue_changed(
+        self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]
+    ) -> None:
         sub = self.rebalance.subscriptions.get(topic)
         if sub is not None:
             # A new version makes this member's subscription win on the brokers (Java 4.9.8).
@@ -459,10 +490,14 @@ class PushConsumer:
         addr = inst.find_broker_addr_in_publish(broker_name) if broker_name else None
         addr = addr or f"{msg.store_host[0]}:{msg.store_host[1]}"
         try:
-            await inst.api.consumer_send_message_back(addr, msg, self.group, delay_level, max_times, SEND_BACK_TIMEOUT_MS)
+            await inst.api.consumer_send_message_back(
+                addr, msg, self.group, delay_level, max_times, SEND_BACK_TIMEOUT_MS
+            )
             return True
         except (RemotingError, BrokerResponseError) as exc:
-            log.info("send-back of %s failed (%s); re-sending it to %s", msg.msg_id, exc, C.retry_topic(self.group))
+            log.info(
+                "send-back of %s failed (%s); re-sending it to %s", msg.msg_id, exc, C.retry_topic(self.group)
+            )
         try:
             producer = await inner_producer(inst)
             await producer.send(self._retry_message(msg, delay_level, max_times))

@@ -50,7 +50,9 @@ class RebalanceHost(Protocol):
 
     def remove_dirty_offset(self, mq: MessageQueue) -> None: ...
 
-    async def message_queue_changed(self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]) -> None: ...
+    async def message_queue_changed(
+        self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]
+    ) -> None: ...
 
 
 class RebalanceImpl:
@@ -113,14 +115,18 @@ class RebalanceImpl:
                 log.info("rebalance of %s on %s: no consumer ids yet", self.group, topic)
                 return False
             try:
-                mine = self.strategy.allocate(self.group, self.instance.client_id, sorted(mq_set), sorted(cids))
+                mine = self.strategy.allocate(
+                    self.group, self.instance.client_id, sorted(mq_set), sorted(cids)
+                )
             except ValueError as exc:
                 log.warning("rebalance of %s on %s: %s", self.group, topic, exc)
                 return False
             allocated = set(mine)
         return await self._update_process_queues(topic, set(mq_set), allocated)
 
-    async def _update_process_queues(self, topic: str, mq_all: set[MessageQueue], allocated: set[MessageQueue]) -> bool:
+    async def _update_process_queues(
+        self, topic: str, mq_all: set[MessageQueue], allocated: set[MessageQueue]
+    ) -> bool:
         """Drop queues no longer owned, create the new ones; True when an orderly lock failed."""
         changed = False
         for mq, pq in list(self.process_queues.items()):
@@ -152,7 +158,13 @@ class RebalanceImpl:
                     pq.mark_locked(True)
                 self.process_queues[mq] = pq
                 added.append((mq, pq, offset))
-                log.info("rebalance of %s: took %s from offset %d (generation %d)", self.group, mq, offset, self.generation)
+                log.info(
+                    "rebalance of %s: took %s from offset %d (generation %d)",
+                    self.group,
+                    mq,
+                    offset,
+                    self.generation,
+                )
             await self.host.message_queue_changed(topic, mq_all, allocated)
             for mq, pq, offset in added:
                 if not pq.dropped:
@@ -221,7 +233,9 @@ class RebalanceImpl:
         if addr is None:
             return
         try:
-            await self.instance.api.unlock_batch_mq(addr, self.group, self.instance.client_id, [mq], oneway=oneway)
+            await self.instance.api.unlock_batch_mq(
+                addr, self.group, self.instance.client_id, [mq], oneway=oneway
+            )
         except (RemotingError, BrokerResponseError) as exc:
             log.info("unlock of %s failed: %s", mq, exc)
 
@@ -231,7 +245,9 @@ class RebalanceImpl:
             if addr is None:
                 continue
             try:
-                await self.instance.api.unlock_batch_mq(addr, self.group, self.instance.client_id, mqs, oneway=oneway)
+                await self.instance.api.unlock_batch_mq(
+                    addr, self.group, self.instance.client_id, mqs, oneway=oneway
+                )
             except (RemotingError, BrokerResponseError) as exc:
                 log.info("unlock on %s failed: %s", broker_name, exc)
             for mq in mqs:

@@ -70,7 +70,9 @@ class SimpleConsumer:
         self.config = consumer_config(consumer_group, namesrv_addr, config, settings)
         self.group = consumer_group
         self.await_duration_ms = await_duration_ms
-        self._subs: dict[str, SubscriptionData] = {t: build_subscription(t, e) for t, e in (subscriptions or {}).items()}
+        self._subs: dict[str, SubscriptionData] = {
+            t: build_subscription(t, e) for t, e in (subscriptions or {}).items()
+        }
         self._instance: ClientInstance | None = None
         self._turn = itertools.count()
         self._iter_buffer: collections.deque[MessageExt] = collections.deque()  # see __aiter__
@@ -107,7 +109,9 @@ class SimpleConsumer:
         await self.start()
         return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.shutdown()
 
     def __aiter__(self) -> AsyncIterator[MessageExt]:
@@ -158,12 +162,22 @@ class SimpleConsumer:
         topic, broker, addr = targets[next(self._turn) % len(targets)]
         sub = self._subs[topic]
         header = PopMessageRequestHeader(
-            consumer_group=self.group, topic=topic, queue_id=-1, max_msg_nums=max_messages,
-            invisible_time=invisible_duration_ms, poll_time=self.await_duration_ms, born_time=time.time_ns() // 1_000_000,
-            init_mode=INIT_MODE_LAST, exp_type=sub.expression_type or "TAG", exp=sub.sub_string, bname=broker,
+            consumer_group=self.group,
+            topic=topic,
+            queue_id=-1,
+            max_msg_nums=max_messages,
+            invisible_time=invisible_duration_ms,
+            poll_time=self.await_duration_ms,
+            born_time=time.time_ns() // 1_000_000,
+            init_mode=INIT_MODE_LAST,
+            exp_type=sub.expression_type or "TAG",
+            exp=sub.sub_string,
+            bname=broker,
         )
         timeout = self.await_duration_ms + inst.config.mq_client_api_timeout_ms
-        resp = await inst.api.invoke(addr, RequestCode.POP_MESSAGE, header, timeout_ms=timeout, ok=(ResponseCode.SUCCESS, *_NOTHING))
+        resp = await inst.api.invoke(
+            addr, RequestCode.POP_MESSAGE, header, timeout_ms=timeout, ok=(ResponseCode.SUCCESS, *_NOTHING)
+        )
         if resp.code != ResponseCode.SUCCESS or not resp.body:
             return []
         rh = PopMessageResponseHeader.from_ext_fields(resp.ext_fields)
@@ -171,7 +185,9 @@ class SimpleConsumer:
         msgs = decode_records_lazy(resp.body)
         for msg in msgs:
             start = starts.get(offset_info_key(msg.topic, msg.queue_id), msg.queue_offset)
-            extra = build_extra_info(start, rh.pop_time, rh.invisible_time, rh.revive_qid, msg.topic, broker, msg.queue_id)
+            extra = build_extra_info(
+                start, rh.pop_time, rh.invisible_time, rh.revive_qid, msg.topic, broker, msg.queue_id
+            )
             msg.properties[C.PROPERTY_POP_CK] = f"{extra} {msg.queue_offset}"
             msg.broker_name = broker
             original = msg.properties.get(C.PROPERTY_RETRY_TOPIC)
@@ -192,8 +208,14 @@ class SimpleConsumer:
     async def ack(self, msg: MessageExt) -> None:
         """The message is consumed: it will not come back."""
         info, topic, addr = self._handle(msg)
-        header = AckMessageRequestHeader(self.group, topic, info.queue_id, " ".join(msg.properties[C.PROPERTY_POP_CK].split(" ")[:7]),
-                                         info.queue_offset if info.queue_offset is not None else msg.queue_offset, info.broker_name)
+        header = AckMessageRequestHeader(
+            self.group,
+            topic,
+            info.queue_id,
+            " ".join(msg.properties[C.PROPERTY_POP_CK].split(" ")[:7]),
+            info.queue_offset if info.queue_offset is not None else msg.queue_offset,
+            info.broker_name,
+        )
         await self._running().api.invoke(addr, RequestCode.ACK_MESSAGE, header)
 
     async def change_invisible_duration(self, msg: MessageExt, invisible_duration_ms: int) -> None:
@@ -204,17 +226,30 @@ class SimpleConsumer:
         info, topic, addr = self._handle(msg)
         extra = " ".join(msg.properties[C.PROPERTY_POP_CK].split(" ")[:7])
         offset = info.queue_offset if info.queue_offset is not None else msg.queue_offset
-        header = ChangeInvisibleTimeRequestHeader(self.group, topic, info.queue_id, extra, offset, invisible_duration_ms, info.broker_name)
+        header = ChangeInvisibleTimeRequestHeader(
+            self.group, topic, info.queue_id, extra, offset, invisible_duration_ms, info.broker_name
+        )
         resp = await self._running().api.invoke(addr, RequestCode.CHANGE_MESSAGE_INVISIBLETIME, header)
         # The old receipt handle is stale now: the message carries the new one (RocketMQ 5 client does the same).
         rh = ChangeInvisibleTimeResponseHeader.from_ext_fields(resp.ext_fields)
         msg.properties[C.PROPERTY_POP_CK] = build_extra_info(
-            offset, rh.pop_time, rh.invisible_time, rh.revive_qid, topic, info.broker_name, info.queue_id, offset
+            offset,
+            rh.pop_time,
+            rh.invisible_time,
+            rh.revive_qid,
+            topic,
+            info.broker_name,
+            info.queue_id,
+            offset,
         )
 
     # -- ConsumerInner -------------------------------------------------------------------------------
     def consumer_data(self) -> ConsumerData:
-        return ConsumerData(group_name=self.group, consume_type=ConsumeType.CONSUME_ACTIVELY, subscription_data_set=list(self._subs.values()))
+        return ConsumerData(
+            group_name=self.group,
+            consume_type=ConsumeType.CONSUME_ACTIVELY,
+            subscription_data_set=list(self._subs.values()),
+        )
 
     def subscription_topics(self) -> set[str]:
         return set(self._subs)
@@ -232,7 +267,9 @@ class SimpleConsumer:
         return None
 
     def running_info(self) -> ConsumerRunningInfo:
-        return ConsumerRunningInfo(properties={"PROP_CONSUME_TYPE": "CONSUME_POP"}, subscription_set=list(self._subs.values()))
+        return ConsumerRunningInfo(
+            properties={"PROP_CONSUME_TYPE": "CONSUME_POP"}, subscription_set=list(self._subs.values())
+        )
 
     def offset_table(self, topic: str) -> dict[MessageQueue, int]:
         return {}

@@ -25,11 +25,15 @@ if TYPE_CHECKING:
     from rocketq.client.instance import ClientInstance
 
 
-def build_subscription(topic: str, selector: str | MessageSelector | None, sub_version: int | None = None) -> SubscriptionData:
+def build_subscription(
+    topic: str, selector: str | MessageSelector | None, sub_version: int | None = None
+) -> SubscriptionData:
     """SubscriptionData for `topic` from a tag expression string or a MessageSelector."""
     version = sub_version if sub_version is not None else time.time_ns() // 1_000_000
     if isinstance(selector, MessageSelector) and selector.expression_type is ExpressionType.SQL92:
-        return SubscriptionData(topic=topic, sub_string=selector.expression, sub_version=version, expression_type="SQL92")
+        return SubscriptionData(
+            topic=topic, sub_string=selector.expression, sub_version=version, expression_type="SQL92"
+        )
     expression = selector.expression if isinstance(selector, MessageSelector) else selector
     parsed = parse_tag_expression(expression)
     return SubscriptionData(

@@ -46,7 +46,9 @@ class LatencyFaultTolerance:
         self._clock = clock
         self._items: dict[str, FaultItem] = {}
         self._lock = threading.Lock()
-        self._worst_index = RoundRobinIndex()  # Java's whichItemWorst: a ThreadLocalIndex, from a random start
+        self._worst_index = (
+            RoundRobinIndex()
+        )  # Java's whichItemWorst: a ThreadLocalIndex, from a random start
 
     def update_fault_item(self, name: str, current_latency_ms: int, not_available_duration_ms: int) -> None:
         start = self._clock.monotonic_ms() + not_available_duration_ms
@@ -103,7 +105,9 @@ class MQFaultStrategy:
         self.tolerance = LatencyFaultTolerance(clock)
 
     def compute_not_available_duration(self, latency_ms: int) -> int:
-        for step, duration in zip(reversed(self.latency_max_ms), reversed(self.not_available_duration_ms), strict=True):
+        for step, duration in zip(
+            reversed(self.latency_max_ms), reversed(self.not_available_duration_ms), strict=True
+        ):
             if latency_ms >= step:
                 return duration
         return 0

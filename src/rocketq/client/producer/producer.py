@@ -53,13 +53,27 @@ from rocketq.remoting.protocol.header_json import DeferredJsonExt
 log = logging.getLogger("rocketq.client.producer")
 
 _json_str: Callable[[str], str] = json.encoder.encode_basestring  # as the JSON codec
-_RETRYABLE = {RetryClass.SWITCH_BROKER, RetryClass.REFRESH_ROUTE, RetryClass.AFTER_BACKOFF, RetryClass.IMMEDIATE}
+_RETRYABLE = {
+    RetryClass.SWITCH_BROKER,
+    RetryClass.REFRESH_ROUTE,
+    RetryClass.AFTER_BACKOFF,
+    RetryClass.IMMEDIATE,
+}
 _ID_GENERATORS: dict[str, UniqueIdGenerator] = {}
 
 
 def _send_header_json(
-    head: str, queue_id: str, sys_flag: str, now: str, flag: str, properties: str, reconsume: str, unit_mode: str,
-    max_reconsume: str | None, batch: str, tail: str,
+    head: str,
+    queue_id: str,
+    sys_flag: str,
+    now: str,
+    flag: str,
+    properties: str,
+    reconsume: str,
+    unit_mode: str,
+    max_reconsume: str | None,
+    batch: str,
+    tail: str,
 ) -> str:
     """The JSON text of a send header (Producer._header's keys, same order), when a JSON codec asks for it."""
     if max_reconsume is None:
@@ -83,9 +97,20 @@ def id_generator(ip: str) -> UniqueIdGenerator:
 class _Prepared:
     """A message made ready for the wire: its body, sys flag, properties and client id."""
 
-    __slots__ = ("batch", "body", "flag", "max_reconsume_times", "msg_id", "properties", "reconsume_times", "sys_flag")
+    __slots__ = (
+        "batch",
+        "body",
+        "flag",
+        "max_reconsume_times",
+        "msg_id",
+        "properties",
+        "reconsume_times",
+        "sys_flag",
+    )
 
-    def __init__(self, body: bytes, sys_flag: int, properties: str, msg_id: str, flag: int, batch: bool = False) -> None:
+    def __init__(
+        self, body: bytes, sys_flag: int, properties: str, msg_id: str, flag: int, batch: bool = False
+    ) -> None:
         self.body = body
         self.sys_flag = sys_flag
         self.properties = properties
@@ -190,7 +215,9 @@ class Producer:
         await self.start()
         return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.shutdown()
 
     @property
@@ -199,7 +226,11 @@ class Producer:
 
     def _running(self) -> ClientInstance:
         if self._state is not ServiceState.RUNNING or self._instance is None:
-            what = "is not started; call await producer.start()" if self._state is ServiceState.CREATE_JUST else "is shut down"
+            what = (
+                "is not started; call await producer.start()"
+                if self._state is ServiceState.CREATE_JUST
+                else "is shut down"
+            )
             raise ClientStateError(f"producer {self.group} {what}")
         return self._instance
 
@@ -212,7 +243,9 @@ class Producer:
             self._publish[topic] = info
 
     def check_transaction_state(self, addr: str, msg: MessageExt, header: Mapping[str, str]) -> None:
-        log.warning("producer %s got a transaction check for %s but is not transactional", self.group, msg.msg_id)
+        log.warning(
+            "producer %s got a transaction check for %s but is not transactional", self.group, msg.msg_id
+        )
 
     # -- routes ---------------------------------------------------------------------------------------------
     async def _publish_info(self, topic: str) -> TopicPublishInfo:
@@ -226,13 +259,17 @@ class Producer:
         if info is not None and info.ok():
             return info
         await inst.update_topic_route(
-            topic, default_topic=self.config.create_topic_key, default_queue_nums=self.config.default_topic_queue_nums
+            topic,
+            default_topic=self.config.create_topic_key,
+            default_queue_nums=self.config.default_topic_queue_nums,
         )
         info = self._publish.get(topic)
         if info is not None and info.ok():
             return info
         self._topics.discard(topic)
-        raise NoRouteError(topic, f"no name server of {self.config.namesrv_addr} has a route for it and auto-create is off")
+        raise NoRouteError(
+            topic, f"no name server of {self.config.namesrv_addr} has a route for it and auto-create is off"
+        )
 
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         """The queues a send to `topic` may choose from (its route's writable queues)."""
@@ -261,7 +298,9 @@ class Producer:
             msg_id = self._ids.next_id(self._clock.now_ms())
             props[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = msg_id
         raw = msg.body if isinstance(msg.body, bytes) else bytes(msg.body)
-        body, sys_flag = maybe_compress(raw, self.config.compress_msg_body_over_howmuch_bytes, self.config.compress_level)
+        body, sys_flag = maybe_compress(
+            raw, self.config.compress_msg_body_over_howmuch_bytes, self.config.compress_level
+        )
         if props.get(C.PROPERTY_TRANSACTION_PREPARED) == "true":
             sys_flag |= C.MessageSysFlag.TRANSACTION_PREPARED_TYPE
         wire_props = props
@@ -298,7 +337,12 @@ class Producer:
         generic encoder cost about 3 us a message). They come with their JSON text, what the JSON header
         codec would write for them, from a per-topic head formatted once (another 2 us), formatted only
         if the header leaves as JSON (DeferredJsonExt: not on a connection that agreed on msgpack)."""
-        queue_id, sys_flag, now, flag = str(mq.queue_id), str(p.sys_flag), str(self._clock.now_ms()), str(p.flag)
+        queue_id, sys_flag, now, flag = (
+            str(mq.queue_id),
+            str(p.sys_flag),
+            str(self._clock.now_ms()),
+            str(p.flag),
+        )
         reconsume = "0" if p.reconsume_times is None else str(p.reconsume_times)
         batch = "true" if p.batch else "false"
         broker = mq.broker_name
@@ -317,13 +361,39 @@ class Producer:
         if p.max_reconsume_times is None:
             dict.__setitem__(ext, "m", batch)
             dict.__setitem__(ext, "n", broker)
-            ext.defer(_send_header_json, head, queue_id, sys_flag, now, flag, p.properties, reconsume, self._unit_mode_text, None, batch, tail)
+            ext.defer(
+                _send_header_json,
+                head,
+                queue_id,
+                sys_flag,
+                now,
+                flag,
+                p.properties,
+                reconsume,
+                self._unit_mode_text,
+                None,
+                batch,
+                tail,
+            )
         else:
             max_reconsume = str(p.max_reconsume_times)
             dict.__setitem__(ext, "l", max_reconsume)
             dict.__setitem__(ext, "m", batch)
             dict.__setitem__(ext, "n", broker)
-            ext.defer(_send_header_json, head, queue_id, sys_flag, now, flag, p.properties, reconsume, self._unit_mode_text, max_reconsume, batch, tail)
+            ext.defer(
+                _send_header_json,
+                head,
+                queue_id,
+                sys_flag,
+                now,
+                flag,
+                p.properties,
+                reconsume,
+                self._unit_mode_text,
+                max_reconsume,
+                batch,
+                tail,
+            )
         return ext
 
     def _json_head(self, topic: str) -> str:
@@ -348,10 +418,19 @@ class Producer:
         if addr is None:
             raise MQClientError(f"the broker {mq.broker_name} has no master address in the route of {topic}")
         return await inst.api.send_message(
-            addr, mq.broker_name, self._header(topic, mq, p), p.body, p.msg_id, timeout_ms=timeout_ms, oneway=oneway, queue=mq
+            addr,
+            mq.broker_name,
+            self._header(topic, mq, p),
+            p.body,
+            p.msg_id,
+            timeout_ms=timeout_ms,
+            oneway=oneway,
+            queue=mq,
         )
 
-    async def _send_with_retries(self, topic: str, p: _Prepared, timeout_ms: float, times_total: int) -> SendResult:
+    async def _send_with_retries(
+        self, topic: str, p: _Prepared, timeout_ms: float, times_total: int
+    ) -> SendResult:
         begin = self._clock.monotonic_ms()
         info = await self._publish_info(topic)
         last_broker: str | None = None
@@ -381,7 +460,9 @@ class Producer:
                     info = await self._publish_info(topic)
                 continue
             assert result is not None
-            self.fault_strategy.update_fault_item(mq.broker_name, self._clock.monotonic_ms() - started, isolation=False)
+            self.fault_strategy.update_fault_item(
+                mq.broker_name, self._clock.monotonic_ms() - started, isolation=False
+            )
             if result.status is not SendStatus.SEND_OK and self.config.retry_another_broker_when_not_store_ok:
                 kept, last_broker = result, mq.broker_name
                 continue
@@ -428,8 +509,14 @@ class Producer:
         if selector is not None or queue is not None:
             coro = self._send_selected(msg, p, selector, arg, queue, timeout)
         else:
-            coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_failed)
-        return await (coro if self._trace_hook is None and client_metrics.active() is None else self._observed(msg, coro))
+            coro = self._send_with_retries(
+                msg.topic, p, timeout, 1 + self.config.retry_times_when_send_failed
+            )
+        return await (
+            coro
+            if self._trace_hook is None and client_metrics.active() is None
+            else self._observed(msg, coro)
+        )
 
     async def _observed(self, msg: Message, send: Awaitable[SendResult]) -> SendResult:
         """The send, then its Pub trace record (SendMessageTraceHookImpl; a failed send records none) and
@@ -445,14 +532,25 @@ class Producer:
         inst = self._instance
         assert inst is not None
         if metrics is not None:
-            metrics.sent(msg.topic, inst.client_id, result.status is SendStatus.SEND_OK, (time.perf_counter() - t0) * 1000)
+            metrics.sent(
+                msg.topic,
+                inst.client_id,
+                result.status is SendStatus.SEND_OK,
+                (time.perf_counter() - t0) * 1000,
+            )
         if self._trace_hook is not None:
             addr = inst.find_broker_addr_in_publish(result.queue.broker_name) if result.queue else None
             self._trace_hook.sent(msg, result, started, addr)
         return result
 
     async def _send_selected(
-        self, msg: Message, p: _Prepared, selector: MessageQueueSelector | None, arg: Any, queue: MessageQueue | None, timeout: float
+        self,
+        msg: Message,
+        p: _Prepared,
+        selector: MessageQueueSelector | None,
+        arg: Any,
+        queue: MessageQueue | None,
+        timeout: float,
     ) -> SendResult:
         info = await self._publish_info(msg.topic)
         if queue is None:
@@ -467,7 +565,12 @@ class Producer:
         return result
 
     def send_async(
-        self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *, timeout_ms: int | None = None
+        self,
+        msg: Message,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        timeout_ms: int | None = None,
     ) -> asyncio.Future[SendResult]:
         """Start a send and return its future at once (checks run now; failures land in the future)."""
         self._running()
@@ -477,13 +580,22 @@ class Producer:
         if selector is not None:
             coro = self._send_selected(msg, p, selector, arg, None, timeout)
         else:
-            coro = self._send_with_retries(msg.topic, p, timeout, 1 + self.config.retry_times_when_send_async_failed)
+            coro = self._send_with_retries(
+                msg.topic, p, timeout, 1 + self.config.retry_times_when_send_async_failed
+            )
         return asyncio.ensure_future(
-            coro if self._trace_hook is None and client_metrics.active() is None else self._observed(msg, coro)
+            coro
+            if self._trace_hook is None and client_metrics.active() is None
+            else self._observed(msg, coro)
         )
 
     async def send_oneway(
-        self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *, queue: MessageQueue | None = None
+        self,
+        msg: Message,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        queue: MessageQueue | None = None,
     ) -> None:
         """Send without waiting for the broker (no result, no retry)."""
         self._running()
@@ -491,12 +603,21 @@ class Producer:
         p = self._prepare(msg)
         info = await self._publish_info(msg.topic)
         if queue is None:
-            queue = selector(list(info.message_queues), msg, arg) if selector else self.fault_strategy.select_one_message_queue(info, None)
+            queue = (
+                selector(list(info.message_queues), msg, arg)
+                if selector
+                else self.fault_strategy.select_one_message_queue(info, None)
+            )
         await self._send_to_queue(msg.topic, queue, p, self.config.send_msg_timeout_ms, oneway=True)
 
     # -- request-reply (4.6+) ----------------------------------------------------------------------
     async def request(
-        self, msg: Message, timeout_ms: int = 3000, *, selector: MessageQueueSelector | None = None, arg: Any = None,
+        self,
+        msg: Message,
+        timeout_ms: int = 3000,
+        *,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
         queue: MessageQueue | None = None,
     ) -> MessageExt:
         """Send `msg` as a request and wait for its reply (DefaultMQProducer#request).
@@ -535,7 +656,10 @@ class Producer:
             forget(correlation_id)
 
     def request_async(
-        self, msg: Message, timeout_ms: int = 3000, callback: Callable[[MessageExt | None, BaseException | None], None] | None = None
+        self,
+        msg: Message,
+        timeout_ms: int = 3000,
+        callback: Callable[[MessageExt | None, BaseException | None], None] | None = None,
     ) -> asyncio.Future[MessageExt]:
         """Start a request; its future holds the reply. `callback(reply, error)` runs when it completes
         (Java's RequestCallback onSuccess / onException)."""

@@ -65,9 +65,13 @@ def create_reply_message(request: MessageExt, body: bytes) -> Message:
     props = request.properties
     cluster = props.get(C.PROPERTY_CLUSTER)
     if cluster is None:
-        raise MQClientError(f"create reply message fail, requestMessage error, property[{C.PROPERTY_CLUSTER}] is null.", 10007)
+        raise MQClientError(
+            f"create reply message fail, requestMessage error, property[{C.PROPERTY_CLUSTER}] is null.", 10007
+        )
     if C.PROPERTY_CORRELATION_ID not in props:
-        raise MQClientError(f"message {request.msg_id} is not a request: it has no {C.PROPERTY_CORRELATION_ID}", 10007)
+        raise MQClientError(
+            f"message {request.msg_id} is not a request: it has no {C.PROPERTY_CORRELATION_ID}", 10007
+        )
     reply = Message(f"{cluster}_{C.REPLY_TOPIC_POSTFIX}", body)
     reply.properties[C.PROPERTY_MESSAGE_TYPE] = C.REPLY_MESSAGE_FLAG
     for name in (C.PROPERTY_CORRELATION_ID, C.PROPERTY_MESSAGE_REPLY_TO_CLIENT, C.PROPERTY_MESSAGE_TTL):
@@ -87,14 +91,26 @@ def receive_reply(ext_fields: Mapping[str, str], body: bytes, remote_addr: str) 
     properties[C.PROPERTY_REPLY_MESSAGE_ARRIVE_TIME] = str(int(time.time() * 1000))
     compressed = h.sys_flag & C.MessageSysFlag.COMPRESSED_FLAG
     msg = MessageExt(
-        h.topic, decompress_body(body, h.sys_flag) if compressed else body, properties=properties, flag=h.flag, queue_id=h.queue_id,
-        sys_flag=h.sys_flag, born_timestamp=h.born_timestamp, store_timestamp=h.store_timestamp,
-        born_host=_host(h.born_host), store_host=_host(h.store_host), reconsume_times=h.reconsume_times or 0,
+        h.topic,
+        decompress_body(body, h.sys_flag) if compressed else body,
+        properties=properties,
+        flag=h.flag,
+        queue_id=h.queue_id,
+        sys_flag=h.sys_flag,
+        born_timestamp=h.born_timestamp,
+        store_timestamp=h.store_timestamp,
+        born_host=_host(h.born_host),
+        store_host=_host(h.store_host),
+        reconsume_times=h.reconsume_times or 0,
     )
     correlation_id = properties.get(C.PROPERTY_CORRELATION_ID, "")
     future = _PENDING.get(correlation_id)
     if future is None or future.done():
-        log.warning("receive reply message, but not matched any request, CorrelationId: %s , reply from host: %s", correlation_id, remote_addr)
+        log.warning(
+            "receive reply message, but not matched any request, CorrelationId: %s , reply from host: %s",
+            correlation_id,
+            remote_addr,
+        )
         return
     future.set_result(msg)
 

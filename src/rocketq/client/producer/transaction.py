@@ -78,11 +78,20 @@ class TransactionProducer(Producer):
         (other arguments as Producer)
     """
 
-    def __init__(self, producer_group: str, namesrv_addr: str | None = None, *, checker: Checker | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        producer_group: str,
+        namesrv_addr: str | None = None,
+        *,
+        checker: Checker | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(producer_group, namesrv_addr, **kwargs)
         self.checker = checker
 
-    async def send_in_transaction(self, msg: Message, executor: Executor, arg: Any = None) -> TransactionSendResult:
+    async def send_in_transaction(
+        self, msg: Message, executor: Executor, arg: Any = None
+    ) -> TransactionSendResult:
         """Send `msg` as a half message, run `executor(msg, arg)`, then commit or roll back.
 
         Raises MessageIllegalError for a batch (list), a delayed or a bad message (before any request),
@@ -91,7 +100,9 @@ class TransactionProducer(Producer):
         if not isinstance(msg, Message):
             # Java: "batch message is not supported in transactions"; a list would fail deep in send().
             what = "a batch (list)" if isinstance(msg, (list, tuple)) else type(msg).__name__
-            raise MessageIllegalError(f"send_in_transaction takes one Message, not {what}: batch messages are not allowed in transactions")
+            raise MessageIllegalError(
+                f"send_in_transaction takes one Message, not {what}: batch messages are not allowed in transactions"
+            )
         if executor is None:
             raise MQClientError("send_in_transaction needs an executor")
         if msg.delay_level:
@@ -115,7 +126,9 @@ class TransactionProducer(Producer):
         if self._trace_hook is not None and self._instance is not None:
             inst = self._instance
             addr = inst.find_broker_addr_in_publish(sent.queue.broker_name)
-            self._trace_hook.end_transaction(msg, sent.msg_id, sent.msg_id, state.name, addr, False, inst.client_id)
+            self._trace_hook.end_transaction(
+                msg, sent.msg_id, sent.msg_id, state.name, addr, False, inst.client_id
+            )
         return TransactionSendResult(
             status=sent.status,
             msg_id=sent.msg_id,
@@ -128,12 +141,16 @@ class TransactionProducer(Producer):
             local_transaction_state=state,
         )
 
-    async def _end_transaction(self, sent: SendResult, state: LocalTransactionState, error: BaseException | None) -> None:
+    async def _end_transaction(
+        self, sent: SendResult, state: LocalTransactionState, error: BaseException | None
+    ) -> None:
         inst = self._running()
         _ip, _port, commit_log_offset = parse_offset_msg_id(sent.offset_msg_id)
         addr = inst.find_broker_addr_in_publish(sent.queue.broker_name)
         if addr is None:
-            log.warning("no address for %s; the broker will check transaction %s", sent.queue.broker_name, sent.msg_id)
+            log.warning(
+                "no address for %s; the broker will check transaction %s", sent.queue.broker_name, sent.msg_id
+            )
             return
         header = EndTransactionRequestHeader(
             producer_group=self.group,
@@ -156,7 +173,9 @@ class TransactionProducer(Producer):
         check = CheckTransactionStateRequestHeader.from_ext_fields(header)
         spawn(f"transaction-check-{msg.msg_id}", self._answer_check(addr, msg, check))
 
-    async def _answer_check(self, addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader) -> None:
+    async def _answer_check(
+        self, addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader
+    ) -> None:
         if self.checker is None:
             log.warning("producer %s has no checker for transaction %s", self.group, msg.msg_id)
             return
@@ -180,6 +199,8 @@ class TransactionProducer(Producer):
         if inst is None:
             return
         try:
-            await inst.api.end_transaction_oneway(addr, answer, f"checkLocalTransactionState exception: {error!r}" if error else None)
+            await inst.api.end_transaction_oneway(
+                addr, answer, f"checkLocalTransactionState exception: {error!r}" if error else None
+            )
         except RemotingError as exc:
             log.warning("END_TRANSACTION answer to %s failed: %s", addr, exc)

@@ -18,7 +18,9 @@ from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
 from rocketq.common.record.properties import encode_properties
 
 _WAIT = C.PROPERTY_WAIT_STORE_MSG_OK
-_DELAY_PROPERTIES = frozenset({C.PROPERTY_DELAY_TIME_LEVEL, C.PROPERTY_TIMER_DELIVER_MS, C.PROPERTY_START_DELIVER_TIME})
+_DELAY_PROPERTIES = frozenset(
+    {C.PROPERTY_DELAY_TIME_LEVEL, C.PROPERTY_TIMER_DELIVER_MS, C.PROPERTY_START_DELIVER_TIME}
+)
 _FORBIDDEN_CHARS = (C.NAME_VALUE_SEPARATOR, C.PROPERTY_SEPARATOR)
 
 
@@ -47,7 +49,9 @@ def check_message(msg: Message, max_body_bytes: int) -> None:
     if len(msg.body) == 0:
         raise MessageIllegalError("the message body length is zero")
     if len(msg.body) > max_body_bytes:
-        raise MessageIllegalError(f"the message body size {len(msg.body)} is over the maximum {max_body_bytes}")
+        raise MessageIllegalError(
+            f"the message body size {len(msg.body)} is over the maximum {max_body_bytes}"
+        )
     tag = msg.tags
     if tag is not None:
         if not tag.strip():
@@ -57,7 +61,12 @@ def check_message(msg: Message, max_body_bytes: int) -> None:
     props = msg.properties
     if props:
         for key, value in props.items():
-            if _FORBIDDEN_CHARS[0] in key or _FORBIDDEN_CHARS[0] in value or _FORBIDDEN_CHARS[1] in key or _FORBIDDEN_CHARS[1] in value:
+            if (
+                _FORBIDDEN_CHARS[0] in key
+                or _FORBIDDEN_CHARS[0] in value
+                or _FORBIDDEN_CHARS[1] in key
+                or _FORBIDDEN_CHARS[1] in value
+            ):
                 raise MessageIllegalError(f"the property {key!r} contains a control character U+0001/U+0002")
         if C.PROPERTY_DELAY_TIME_LEVEL in props and msg.delay_level < 0:
             raise MessageIllegalError(f"the delay level {msg.delay_level} is negative")

@@ -134,7 +134,9 @@ class AsyncTraceDispatcher:
             await self._send(data, keys)
 
     async def _send(self, data: list[str], keys: list[str]) -> None:
-        msg = Message(self.trace_topic, "".join(data).encode(), keys=C.KEY_SEPARATOR.join(keys) if keys else None)
+        msg = Message(
+            self.trace_topic, "".join(data).encode(), keys=C.KEY_SEPARATOR.join(keys) if keys else None
+        )
         try:
             if not self._producer_started:
                 await self._producer.start()

@@ -106,14 +106,33 @@ def encode(ctx: TraceContext) -> tuple[str, list[str]]:
                      ctx.success) + FIELD_SPLITOR  # fmt: skip
     elif t is TraceType.SubBefore:
         text = "".join(
-            _line(t.value, ctx.time_stamp, ctx.region_id, ctx.group_name, ctx.request_id, b.msg_id, b.retry_times, b.keys)
+            _line(
+                t.value,
+                ctx.time_stamp,
+                ctx.region_id,
+                ctx.group_name,
+                ctx.request_id,
+                b.msg_id,
+                b.retry_times,
+                b.keys,
+            )
             + FIELD_SPLITOR
             for b in ctx.beans
         )
     elif t is TraceType.SubAfter:
         text = "".join(
-            _line(t.value, ctx.request_id, b.msg_id, ctx.cost_time, ctx.success, b.keys, ctx.context_code,
-                  ctx.time_stamp, ctx.group_name) + FIELD_SPLITOR
+            _line(
+                t.value,
+                ctx.request_id,
+                b.msg_id,
+                ctx.cost_time,
+                ctx.success,
+                b.keys,
+                ctx.context_code,
+                ctx.time_stamp,
+                ctx.group_name,
+            )
+            + FIELD_SPLITOR
             for b in ctx.beans
         )
     else:
@@ -153,7 +172,10 @@ def decode(data: str) -> list[TraceContext]:
                 ))  # fmt: skip
             elif kind == "SubAfter":
                 ctx = TraceContext(
-                    TraceType.SubAfter, request_id=line[1], cost_time=int(line[3]), success=_bool(line[4]),
+                    TraceType.SubAfter,
+                    request_id=line[1],
+                    cost_time=int(line[3]),
+                    success=_bool(line[4]),
                     beans=[TraceBean(msg_id=line[2], keys=line[5])],
                 )
                 if len(line) >= 7:
@@ -175,7 +197,12 @@ def decode(data: str) -> list[TraceContext]:
 
 def _decode_pub(line: list[str]) -> TraceContext:
     bean = TraceBean(
-        topic=line[4], msg_id=line[5], tags=line[6], keys=line[7], store_host=line[8], body_length=int(line[9]),
+        topic=line[4],
+        msg_id=line[5],
+        tags=line[6],
+        keys=line[7],
+        store_host=line[8],
+        body_length=int(line[9]),
         msg_type=TraceMessageType(int(line[11])),
     )
     ctx = TraceContext(TraceType.Pub, int(line[1]), line[2], line[3], cost_time=int(line[10]), beans=[bean])

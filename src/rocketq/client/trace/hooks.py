@@ -43,7 +43,11 @@ def new_dispatcher(config: ClientConfig, group: str, kind: str) -> AsyncTraceDis
 
     # The owner's connection settings (name servers, credentials, TLS ...), in an instance of its own.
     shared = {k: v for k, v in config.model_dump().items() if k in _Base.model_fields}
-    shared |= {"instance_name": TRACE_INSTANCE_NAME, "enable_msg_trace": False, "customized_trace_topic": None}
+    shared |= {
+        "instance_name": TRACE_INSTANCE_NAME,
+        "enable_msg_trace": False,
+        "customized_trace_topic": None,
+    }
 
     def producer(group_name: str) -> Producer:
         return Producer(group_name, max_message_size_bytes=128_000, **shared)
@@ -85,8 +89,14 @@ class SendTraceHook:
             log.debug("recording a send trace failed", exc_info=True)
 
     def end_transaction(
-        self, msg: Message, msg_id: str, transaction_id: str | None, state: str, broker_addr: str | None,
-        from_check: bool, client_id: str,
+        self,
+        msg: Message,
+        msg_id: str,
+        transaction_id: str | None,
+        state: str,
+        broker_addr: str | None,
+        from_check: bool,
+        client_id: str,
     ) -> None:
         """EndTransactionTraceHookImpl.endTransaction."""
         try:
@@ -123,14 +133,23 @@ class ConsumeTraceHook:
                 ))  # fmt: skip
             if not beans:
                 return None
-            ctx = TraceContext(TraceType.SubBefore, self.clock.now_ms(), region, self.group, request_id=request_id, beans=beans)
+            ctx = TraceContext(
+                TraceType.SubBefore,
+                self.clock.now_ms(),
+                region,
+                self.group,
+                request_id=request_id,
+                beans=beans,
+            )
             self.dispatcher.append(ctx)
             return ctx
         except Exception:
             log.debug("recording a consume trace failed", exc_info=True)
             return None
 
-    def after(self, before: TraceContext | None, count: int, success: bool, return_type: ConsumeReturnType) -> None:
+    def after(
+        self, before: TraceContext | None, count: int, success: bool, return_type: ConsumeReturnType
+    ) -> None:
         """consumeMessageAfter: SubAfter with the listener's result and the cost per message."""
         if before is None:
             return

@@ -66,7 +66,9 @@ def decode_trace_message(msg_id: str, message: MessageExt) -> list[TraceView]:
     return views
 
 
-async def query_msg_trace_by_id(admin: Admin, msg_id: str, trace_topic: str = C.RMQ_SYS_TRACE_TOPIC) -> list[TraceView]:
+async def query_msg_trace_by_id(
+    admin: Admin, msg_id: str, trace_topic: str = C.RMQ_SYS_TRACE_TOPIC
+) -> list[TraceView]:
     """Every trace record of `msg_id` (the client message id, UNIQ_KEY), oldest first."""
     now = int(time.time() * 1000)
     messages = await admin.query_message_by_key(trace_topic, msg_id, MAX_TRACE_MESSAGES, 0, now + 60_000)
@@ -80,7 +82,11 @@ async def _verb(admin: Admin, a: argparse.Namespace) -> list[dict[str, Any]]:
 
     rows = []
     for v in await query_msg_trace_by_id(admin, a.msg_id.strip(), a.trace_topic):
-        when = dt.datetime.fromtimestamp(v.time_stamp / 1000).strftime("%Y-%m-%d %H:%M:%S") if v.time_stamp else "-"
+        when = (
+            dt.datetime.fromtimestamp(v.time_stamp / 1000).strftime("%Y-%m-%d %H:%M:%S")
+            if v.time_stamp
+            else "-"
+        )
         rows.append({
             "type": v.msg_type, "group": v.group_name, "clientHost": v.client_host, "time": when,
             "costTimes": f"{v.cost_time}ms", "status": v.status, "topic": v.topic, "storeHost": v.store_host,
@@ -91,6 +97,13 @@ async def _verb(admin: Admin, a: argparse.Namespace) -> list[dict[str, Any]]:
 
 def add_trace_verb(verb: Callable[..., argparse.ArgumentParser]) -> None:
     """Registers query-msg-trace-by-id with the admin CLI's `verb(name, fn, help)`."""
-    p = verb("query-msg-trace-by-id", _verb, "the trace of a message: who sent, stored and consumed it, when", "queryMsgTraceById")
+    p = verb(
+        "query-msg-trace-by-id",
+        _verb,
+        "the trace of a message: who sent, stored and consumed it, when",
+        "queryMsgTraceById",
+    )
     p.add_argument("-i", "--msg-id", required=True, help="the message id (UNIQ_KEY) a send returned")
-    p.add_argument("-t", "--trace-topic", default=C.RMQ_SYS_TRACE_TOPIC, help="the topic the traces were written to")
+    p.add_argument(
+        "-t", "--trace-topic", default=C.RMQ_SYS_TRACE_TOPIC, help="the topic the traces were written to"
+    )

@@ -265,7 +265,9 @@ def encode_batch(entries: list[Message]) -> bytes:
             raise ValueError(
                 f"properties of {len(props)} bytes; an entry holds at most {MAX_PROPERTIES_BYTES}"
             )
-        parts.append(_BATCH_HEAD.pack(BATCH_ENTRY_FIXED_SIZE + len(body) + len(props), 0, 0, msg.flag, len(body)))
+        parts.append(
+            _BATCH_HEAD.pack(BATCH_ENTRY_FIXED_SIZE + len(body) + len(props), 0, 0, msg.flag, len(body))
+        )
         parts.append(body)
         parts.append(SHORT.pack(len(props)))
         parts.append(props)

@@ -128,9 +128,12 @@ def _field(slot: Any, decode: Callable[[Any], Any], compiled_decode: str = "") -
         return compiled.DecodedOnFirstRead(slot, getattr(compiled, compiled_decode, decode), UNSET)
     return _DecodedOnFirstRead(slot, decode)
 
+
 # A view's _raw: where its lazy fields lie. (body, record start, body start, body length,
 # properties start, properties length, born ip bytes, born port, store ip bytes, store port)
-_BUF, _POS, _BODY_AT, _BODY_LEN, _PROPS_AT, _PROPS_LEN, _BORN_IP, _BORN_PORT, _STORE_IP, _STORE_PORT = range(10)
+_BUF, _POS, _BODY_AT, _BODY_LEN, _PROPS_AT, _PROPS_LEN, _BORN_IP, _BORN_PORT, _STORE_IP, _STORE_PORT = range(
+    10
+)
 
 
 def _where(msg: LazyMessageExt) -> str:

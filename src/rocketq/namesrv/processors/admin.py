@@ -75,7 +75,12 @@ class AdminProcessor:
     def delete_topic_in_namesrv(self, peer: Peer, request: RemotingCommand) -> RemotingCommand:
         header = DeleteTopicFromNamesrvRequestHeader.from_ext_fields(request.ext_fields)
         self.ctx.routes.delete_topic(header.topic, header.cluster_name)
-        log.info("delete topic %s in namesrv (cluster %s), client: %s", header.topic, header.cluster_name, peer.remote_addr)
+        log.info(
+            "delete topic %s in namesrv (cluster %s), client: %s",
+            header.topic,
+            header.cluster_name,
+            peer.remote_addr,
+        )
         return ok(request)
 
     def get_topics_by_cluster(self, peer: Peer, request: RemotingCommand) -> RemotingCommand:
@@ -109,7 +114,10 @@ class AdminProcessor:
         if any(known.get(key, key) in black for key in values):
             return error(request, ResponseCode.NO_PERMISSION, "Can not update config in black list.")
         try:
-            merged = {**config.model_dump(), **{self._field(known, key): value for key, value in values.items()}}
+            merged = {
+                **config.model_dump(),
+                **{self._field(known, key): value for key, value in values.items()},
+            }
             updated = type(config).build(merged, "UPDATE_NAMESRV_CONFIG")
         except ConfigError as exc:
             return error(request, ResponseCode.SYSTEM_ERROR, str(exc))

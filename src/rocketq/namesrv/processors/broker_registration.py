@@ -86,7 +86,9 @@ class BrokerRegistrationProcessor:
 
     def unregister_broker(self, peer: Peer, request: RemotingCommand) -> RemotingCommand:
         header = UnRegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
-        self.ctx.routes.unregister_broker(header.cluster_name, header.broker_addr, header.broker_name, header.broker_id)
+        self.ctx.routes.unregister_broker(
+            header.cluster_name, header.broker_addr, header.broker_name, header.broker_id
+        )
         return ok(request)
 
     def query_data_version(self, peer: Peer, request: RemotingCommand) -> RemotingCommand:

@@ -46,5 +46,7 @@ class KVConfigProcessor:
         header = GetKVListByNamespaceRequestHeader.from_ext_fields(request.ext_fields)
         table = self.ctx.kv.namespace(header.namespace)
         if table is None:
-            return error(request, ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {header.namespace}")
+            return error(
+                request, ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {header.namespace}"
+            )
         return ok(request, body=fastjson.dumps(KVTable(table).to_json()))

@@ -64,7 +64,9 @@ class LiveTable:
 
     def expired(self, now_ms: int, expiry_ms: int) -> list[tuple[str, BrokerLiveInfo]]:
         """Entries whose last update is more than `expiry_ms` before `now_ms`."""
-        return [(addr, info) for addr, info in self._table.items() if info.last_update_ms + expiry_ms < now_ms]
+        return [
+            (addr, info) for addr, info in self._table.items() if info.last_update_ms + expiry_ms < now_ms
+        ]
 
     def addrs(self) -> list[str]:
         return list(self._table)

@@ -48,7 +48,9 @@ def _signature_ok(cmd: RemotingCommand, fields: dict[str, str], account: Account
         return False
     # Java's validator leaves _UNIQUE_KEY_QUERY out of the content (see the module doc)
     secret_key = account.secret_key
-    if hmac.compare_digest(request_signature(fields, cmd.body, secret_key, skip_unique_query=True), signature):
+    if hmac.compare_digest(
+        request_signature(fields, cmd.body, secret_key, skip_unique_query=True), signature
+    ):
         return True
     if UNIQUE_MSG_QUERY_FLAG in fields:
         return hmac.compare_digest(request_signature(fields, cmd.body, secret_key), signature)

@@ -36,5 +36,3 @@ class BadHeaderValueError(RocketQError):
         super().__init__(f"the request header {header} field '{field}' is not {expected}: {value!r}")
         self.header = header
         self.field = field
-
-

@@ -77,7 +77,9 @@ class FrameDecoder:
     def __init__(self, max_frame_length: int = MAX_FRAME_LENGTH) -> None:
         self._buf = bytearray()
         self._failed: FrameError | None = None
-        self._large: LargeFrame | None = None  # a large incomplete frame (rocketq.remoting.protocol.large_frame)
+        self._large: LargeFrame | None = (
+            None  # a large incomplete frame (rocketq.remoting.protocol.large_frame)
+        )
         self.max_frame_length = max_frame_length
 
     @property

@@ -45,7 +45,9 @@ _key_prefixes: dict[str, bytes] = {}
 def _key_prefix(key: str) -> bytes:
     encoded = key.encode("utf-8")
     if len(encoded) > 0x7FFF:
-        raise ValueError(f"extFields key of {len(encoded)} bytes does not fit the binary header's int16 length")
+        raise ValueError(
+            f"extFields key of {len(encoded)} bytes does not fit the binary header's int16 length"
+        )
     prefix = _pack_ushort(len(encoded)) + encoded
     if len(_key_prefixes) >= _MAX_CACHED_KEYS:
         _key_prefixes.clear()
@@ -92,11 +94,15 @@ class RocketMQHeaderCodec:
             data = bytes(data)  # one small copy; slicing bytes and decoding is far cheaper than views
         size = len(data)
         if size < _MIN_HEADER:
-            raise HeaderDecodeError(f"binary header of {size} bytes is shorter than its {_MIN_HEADER}-byte fixed part")
+            raise HeaderDecodeError(
+                f"binary header of {size} bytes is shorter than its {_MIN_HEADER}-byte fixed part"
+            )
         code, language, version, opaque, flag, remark_len = _FIXED_IN.unpack_from(data, 0)
         pos = _FIXED_IN.size
         if remark_len < 0 or remark_len > size - _MIN_HEADER:
-            raise HeaderDecodeError(f"binary header remark length {remark_len} is beyond the header ({size} bytes)")
+            raise HeaderDecodeError(
+                f"binary header remark length {remark_len} is beyond the header ({size} bytes)"
+            )
         remark = None
         try:
             if remark_len:
@@ -107,7 +113,9 @@ class RocketMQHeaderCodec:
             ext = None
             if ext_len:
                 if ext_len < 0 or ext_len > size - pos:
-                    raise HeaderDecodeError(f"binary header ext length {ext_len} is beyond the header ({size - pos} bytes left)")
+                    raise HeaderDecodeError(
+                        f"binary header ext length {ext_len} is beyond the header ({size - pos} bytes left)"
+                    )
                 ext = _decode_ext(data, pos, pos + ext_len)
         except UnicodeDecodeError as exc:
             raise HeaderDecodeError(f"binary header text is not valid UTF-8: {exc.reason}") from None

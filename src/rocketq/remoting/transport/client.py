@@ -213,7 +213,9 @@ class RemotingClient(RemotingEndpoint):
     def _upgrade(self, conn: Connection, cmd: RemotingCommand) -> None:
         """A JSON request goes as msgpack on a connection whose server accepted it (async and oneway
         requests only follow the agreement; invoke_sync makes it)."""
-        if cmd.serialize_type == SerializeType.JSON and conn.attributes.get(codec_negotiation.AGREED_ATTRIBUTE):
+        if cmd.serialize_type == SerializeType.JSON and conn.attributes.get(
+            codec_negotiation.AGREED_ATTRIBUTE
+        ):
             cmd.serialize_type = SerializeType.MSGPACK
 
     def _close_if_current(self, addr: str, conn: Connection) -> None:

@@ -183,7 +183,6 @@ class Connection(AdmissionControl):
         """False while the unsent bytes are above the high-water mark (Netty's isWritable)."""
         return self._writable
 
-
     # -- asyncio.BufferedProtocol (io loop) ---------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports do not subclass asyncio.Transport; they implement its interface.

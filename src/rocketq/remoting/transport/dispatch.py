@@ -59,9 +59,7 @@ _CoroutineType = CoroutineType
 REJECT_REQUEST_REMARK = "[REJECTREQUEST]system busy, start flow control for a while"
 OVERLOAD_REMARK = "[OVERLOAD]system busy, start flow control for a while"
 # BrokerFastFailure's remark for a request that waited too long in its queue (waited ms, queue size).
-TIMEOUT_CLEAN_QUEUE_REMARK = (
-    "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %sms, size of queue: %d"
-)
+TIMEOUT_CLEAN_QUEUE_REMARK = "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %sms, size of queue: %d"
 
 
 class RequestProcessor(Protocol):
@@ -416,7 +414,9 @@ class Dispatcher:
     def expire(self, args: tuple[Any, ...], waited_ms: int, queued: int) -> None:
         """An executor's ExpiredHandler: answer a request that waited too long in its queue SYSTEM_BUSY."""
         _entry, conn, cmd, _started = args
-        self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, TIMEOUT_CLEAN_QUEUE_REMARK % (waited_ms, queued))
+        self._answer_now(
+            conn, cmd, ResponseCode.SYSTEM_BUSY, TIMEOUT_CLEAN_QUEUE_REMARK % (waited_ms, queued)
+        )
 
     def _answer_now(self, conn: Any, cmd: RemotingCommand, code: int, remark: str) -> None:
         conn.request_done()
@@ -481,7 +481,12 @@ class Dispatcher:
         return cmd.make_response(ResponseCode.SYSTEM_ERROR, exception_description(exc))
 
     def _respond(
-        self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None, started: int, failed: bool = False
+        self,
+        conn: Any,
+        cmd: RemotingCommand,
+        response: RemotingCommand | None,
+        started: int,
+        failed: bool = False,
     ) -> None:
         conn.request_done()  # the connection's in-flight count (a held long poll is done here too)
         if started:  # timing on (RemotingMetricsManager's writeResponse); inlined, it runs per request

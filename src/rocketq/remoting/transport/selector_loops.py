@@ -56,7 +56,10 @@ class SelectorLoop:
                 loop.close()
 
     def adopt(
-        self, sock: socket.socket, protocol_factory: Callable[[], asyncio.BaseProtocol], tls: ServerTls | None = None
+        self,
+        sock: socket.socket,
+        protocol_factory: Callable[[], asyncio.BaseProtocol],
+        tls: ServerTls | None = None,
     ) -> None:
         """Take over an accepted socket (thread-safe); with `tls`, plain or TLS by its first byte."""
         loop = self.loop

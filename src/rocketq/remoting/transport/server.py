@@ -165,7 +165,9 @@ class RemotingServer(RemotingEndpoint):
     async def _accept_loop(self, sock: socket.socket) -> None:
         selectors = itertools.cycle(self._selectors)
         await accept_forever(
-            self.owner_loop, sock, lambda conn_sock: next(selectors).adopt(conn_sock, self._new_connection, self.tls)
+            self.owner_loop,
+            sock,
+            lambda conn_sock: next(selectors).adopt(conn_sock, self._new_connection, self.tls),
         )
 
     async def shutdown(self) -> None:

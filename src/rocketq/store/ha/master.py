@@ -53,7 +53,11 @@ class HAService:
     """Listens on haListenPort (0: any free port; `port` tells which) and serves every slave that connects."""
 
     def __init__(
-        self, store: MasterStore, host: str = "127.0.0.1", port: int | None = None, tls: ServerTls | None = None
+        self,
+        store: MasterStore,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        tls: ServerTls | None = None,
     ) -> None:
         self.store = store
         # TLS on the HA port as on the remoting port (same tlsMode: plain or TLS by the first byte).
@@ -171,7 +175,9 @@ class HAService:
 class HAConnection:
     """One slave: a reader of its offset reports and a writer of commit-log frames."""
 
-    def __init__(self, service: HAService, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, service: HAService, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         self.service = service
         self.reader = reader
         self.writer = writer
@@ -212,7 +218,11 @@ class HAConnection:
                 async with asyncio.timeout(cfg.ha_housekeeping_interval_ms / 1000):
                     data = await self.reader.read(READ_CHUNK)
             except TimeoutError:
-                log.warning("HA connection from %s: silent for %d ms; closing", self.client_addr, cfg.ha_housekeeping_interval_ms)
+                log.warning(
+                    "HA connection from %s: silent for %d ms; closing",
+                    self.client_addr,
+                    cfg.ha_housekeeping_interval_ms,
+                )
                 return
             if not data:
                 return

@@ -23,7 +23,9 @@ class ReplicaWriter:
     def __init__(self, commit_log: CommitLog, dispatcher: Dispatcher) -> None:
         self.commit_log = commit_log
         self.dispatcher = dispatcher
-        if commit_log.dispatch_end is None:  # recovery left queues and log level (unless a full disk stopped it)
+        if (
+            commit_log.dispatch_end is None
+        ):  # recovery left queues and log level (unless a full disk stopped it)
             commit_log.dispatch_end = commit_log.max_offset
         self._stalled_at = -1  # where a damaged record stopped the dispatch (logged once)
 
@@ -49,7 +51,9 @@ class ReplicaWriter:
         return dispatch_whole_records(self.commit_log, self.dispatcher, self)
 
 
-def dispatch_whole_records(commit_log: CommitLog, dispatcher: Dispatcher, stall: ReplicaWriter | None = None) -> int:
+def dispatch_whole_records(
+    commit_log: CommitLog, dispatcher: Dispatcher, stall: ReplicaWriter | None = None
+) -> int:
     """Dispatch the whole records from `commit_log.dispatch_end` on, moving it along; returns how many.
 
     A slave's ReplicaWriter, and a master whose recovery a full disk stopped (raises OSError while the
@@ -79,14 +83,18 @@ def dispatch_whole_records(commit_log: CommitLog, dispatcher: Dispatcher, stall:
             if result.kind is not RecordCheck.VALID or record is None:
                 if result.kind is RecordCheck.CORRUPT and stall is not None and at != stall._stalled_at:
                     stall._stalled_at = at
-                    log.error("replicated commit log: the record at %d does not check out: %s", at, result.problem)
+                    log.error(
+                        "replicated commit log: the record at %d does not check out: %s", at, result.problem
+                    )
                 break
             dispatcher.redispatch(record)
             commit_log.last_store_timestamp = record.store_timestamp
             if is_consumable(record.sys_flag):
                 props = record.properties
                 code = dispatcher.tags_code(record.topic, props, record.store_timestamp)
-                dispatcher.notify(record.topic, record.queue_id, record.queue_offset, code, record.store_timestamp, props)
+                dispatcher.notify(
+                    record.topic, record.queue_id, record.queue_offset, code, record.store_timestamp, props
+                )
             at += result.size
             count += 1
     finally:

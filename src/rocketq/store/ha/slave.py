@@ -109,7 +109,9 @@ class HAClient:
         store = self.store
         heartbeat_s = cfg.ha_send_heartbeat_interval_ms / 1000
         housekeeping_s = cfg.ha_housekeeping_interval_ms / 1000
-        frames = FrameReader(max_body=max(cfg.ha_transfer_batch_size_bytes, cfg.mapped_file_size_commit_log_bytes))
+        frames = FrameReader(
+            max_body=max(cfg.ha_transfer_batch_size_bytes, cfg.mapped_file_size_commit_log_bytes)
+        )
         reported = store.get_max_phy_offset()
         writer.write(encode_offset(reported))
         await writer.drain()
@@ -126,7 +128,9 @@ class HAClient:
                 for frame in frames.feed(data):
                     end = store.get_max_phy_offset()
                     if end != 0 and frame.offset != end:
-                        raise ValueError(f"the master sent offset {frame.offset}, this slave's commit log ends at {end}")
+                        raise ValueError(
+                            f"the master sent offset {frame.offset}, this slave's commit log ends at {end}"
+                        )
                     if frame.body:
                         store.append_replica(frame.offset, frame.body)
             except TimeoutError:

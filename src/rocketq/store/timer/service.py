@@ -263,11 +263,17 @@ class TimerMessageService:
         # Never sleep longer than the precision: a wall-clock jump is noticed that soon.
         precision_s = self.precision_ms / 1000
         self._delivery = PeriodicService(
-            "timer-deliver", precision_s, self._deliver_round, failure_pause_s=min(FAILURE_PAUSE_MS / 1000, precision_s)
+            "timer-deliver",
+            precision_s,
+            self._deliver_round,
+            failure_pause_s=min(FAILURE_PAUSE_MS / 1000, precision_s),
         )
         self.store.add_arrival_listener(self._on_arrival, TIMER_TOPIC)
         flush_s = self.flush_interval_ms / 1000
-        self._services = [self._delivery, PeriodicService("timer-persist", flush_s, self._persist_round, flush_s)]
+        self._services = [
+            self._delivery,
+            PeriodicService("timer-persist", flush_s, self._persist_round, flush_s),
+        ]
         await start_all(self._services)
 
     async def shutdown(self) -> None:

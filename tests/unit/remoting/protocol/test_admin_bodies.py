@@ -62,22 +62,34 @@ SUB_GROUP_SAMPLE = (
 def test_subscription_group_config_sample_and_java_defaults() -> None:
     assert SubscriptionGroupConfig(group_name="cg_demo").encode() == SUB_GROUP_SAMPLE
     assert SubscriptionGroupConfig.decode(SUB_GROUP_SAMPLE) == SubscriptionGroupConfig(group_name="cg_demo")
-    partial = SubscriptionGroupConfig.decode(b'{"groupName":"g","retryMaxTimes":"3","consumeEnable":false,"groupSysFlag":1}')
+    partial = SubscriptionGroupConfig.decode(
+        b'{"groupName":"g","retryMaxTimes":"3","consumeEnable":false,"groupSysFlag":1}'
+    )
     assert (partial.retry_max_times, partial.consume_enable, partial.retry_queue_nums) == (3, False, 1)
     wrapper = SubscriptionGroupWrapper({"g": partial}, DataVersion(timestamp=5, counter=2))
     assert SubscriptionGroupWrapper.decode(wrapper.encode()) == wrapper
 
 
 def test_topic_stats_table_object_keys() -> None:
-    table = TopicStatsTable({MessageQueue("T", "b", 1): TopicOffset(0, 9, 77), MessageQueue("T", "b", 0): TopicOffset(1, 2, 3)})
+    table = TopicStatsTable(
+        {MessageQueue("T", "b", 1): TopicOffset(0, 9, 77), MessageQueue("T", "b", 0): TopicOffset(1, 2, 3)}
+    )
     raw = table.encode()
-    assert raw.startswith(b'{"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:{"lastUpdateTimestamp":3')
+    assert raw.startswith(
+        b'{"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:{"lastUpdateTimestamp":3'
+    )
     assert TopicStatsTable.decode(raw) == table
     assert TopicStatsTable.decode(b"{}") == TopicStatsTable()
 
 
 def test_consume_stats_and_lag() -> None:
-    stats = ConsumeStats({MessageQueue("T", "b", 0): OffsetWrapper(10, 4, 1), MessageQueue("T", "b", 1): OffsetWrapper(5, 5, 2)}, 1.5)
+    stats = ConsumeStats(
+        {
+            MessageQueue("T", "b", 0): OffsetWrapper(10, 4, 1),
+            MessageQueue("T", "b", 1): OffsetWrapper(5, 5, 2),
+        },
+        1.5,
+    )
     assert stats.compute_total_diff() == 6
     decoded = ConsumeStats.decode(stats.encode())
     assert decoded == stats
@@ -95,16 +107,23 @@ def test_lists() -> None:
 def test_connections() -> None:
     conn = Connection("cid", "127.0.0.1:5555", LanguageCode.GO, 317)
     consumer = ConsumerConnection(
-        [conn, Connection("a", "x", LanguageCode.JAVA, 409)], {"T": SubscriptionData("T", "*", sub_version=1)},
-        ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING, ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+        [conn, Connection("a", "x", LanguageCode.JAVA, 409)],
+        {"T": SubscriptionData("T", "*", sub_version=1)},
+        ConsumeType.CONSUME_PASSIVELY,
+        MessageModel.CLUSTERING,
+        ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
     )
     decoded = ConsumerConnection.decode(consumer.encode())
     assert decoded.connection_set[0].client_id == "a" and decoded.compute_min_version() == 317
     assert decoded.subscription_table == consumer.subscription_table
     assert (decoded.consume_type, decoded.message_model, decoded.consume_from_where) == (
-        ConsumeType.CONSUME_PASSIVELY, MessageModel.CLUSTERING, ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+        ConsumeType.CONSUME_PASSIVELY,
+        MessageModel.CLUSTERING,
+        ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
     )
-    bare = ConsumerConnection.decode(b'{"connectionSet":[{"clientId":"c","language":9}],"consumeType":"bogus"}')
+    bare = ConsumerConnection.decode(
+        b'{"connectionSet":[{"clientId":"c","language":9}],"consumeType":"bogus"}'
+    )
     assert bare.consume_type is None and bare.connection_set[0].language is LanguageCode.GO
     assert ConsumerConnection().compute_min_version() == 2**31 - 1
     producer = ProducerConnection([conn])
@@ -116,36 +135,69 @@ def test_time_span_stats_and_direct_result() -> None:
     assert QueryConsumeTimeSpanBody.decode(body.encode()) == body
     stats = BrokerStatsData(BrokerStatsItem(1, 0.5, 2.0), BrokerStatsItem(2), BrokerStatsItem(3))
     assert BrokerStatsData.decode(stats.encode()) == stats
-    result = ConsumeMessageDirectlyResult(order=True, consume_result=CMResult.CR_LATER, remark="r", spent_time_mills=5)
+    result = ConsumeMessageDirectlyResult(
+        order=True, consume_result=CMResult.CR_LATER, remark="r", spent_time_mills=5
+    )
     assert ConsumeMessageDirectlyResult.decode(result.encode()) == result
     assert ConsumeMessageDirectlyResult.decode(b'{"consumeResult":1}').consume_result is CMResult.CR_LATER
     assert ConsumeMessageDirectlyResult.decode(b"{}").auto_commit is True
 
 
 def test_admin_headers() -> None:
-    ext = {"topic": "T", "defaultTopic": "TBW102", "readQueueNums": "4", "writeQueueNums": "4", "perm": "6",
-           "topicFilterType": "SINGLE_TAG"}
+    ext = {
+        "topic": "T",
+        "defaultTopic": "TBW102",
+        "readQueueNums": "4",
+        "writeQueueNums": "4",
+        "perm": "6",
+        "topicFilterType": "SINGLE_TAG",
+    }
     create = CreateTopicRequestHeader.from_ext_fields(ext)
     assert create.order is False and create.topic_sys_flag is None
     assert create.to_ext_fields() == {**ext, "order": "false"}
-    reset = ResetOffsetRequestHeader.from_ext_fields({"topic": "T", "group": "g", "timestamp": "5", "isForce": "true"})
+    reset = ResetOffsetRequestHeader.from_ext_fields(
+        {"topic": "T", "group": "g", "timestamp": "5", "isForce": "true"}
+    )
     assert reset.is_force is True and reset.to_ext_fields()["isForce"] == "true"
     with pytest.raises(MissingHeaderFieldError, match="isForce"):
         ResetOffsetRequestHeader.from_ext_fields({"topic": "T", "group": "g", "timestamp": "5"})
     query = QueryMessageRequestHeader.from_ext_fields(
-        {"topic": "T", "key": "k", "maxNum": "32", "beginTimestamp": "0", "endTimestamp": "9", "_UNIQUE_KEY_QUERY": "true"}
+        {
+            "topic": "T",
+            "key": "k",
+            "maxNum": "32",
+            "beginTimestamp": "0",
+            "endTimestamp": "9",
+            "_UNIQUE_KEY_QUERY": "true",
+        }
     )
     assert query.unique_key_query is True
     end = EndTransactionRequestHeader.from_ext_fields(
-        {"producerGroup": "pg", "tranStateTableOffset": "1", "commitLogOffset": "2", "commitOrRollback": "8", "msgId": "m"}
+        {
+            "producerGroup": "pg",
+            "tranStateTableOffset": "1",
+            "commitLogOffset": "2",
+            "commitOrRollback": "8",
+            "msgId": "m",
+        }
     )
     assert end.from_transaction_check is False and end.to_ext_fields()["fromTransactionCheck"] == "false"
 
 
 def test_pop_header_and_extra_info() -> None:
     pop = PopMessageRequestHeader.from_ext_fields(
-        {"consumerGroup": "g", "topic": "T", "queueId": "-1", "maxMsgNums": "16", "invisibleTime": "30000",
-         "pollTime": "20000", "bornTime": "1", "initMode": "0", "ns": "x", "lo": "true"}
+        {
+            "consumerGroup": "g",
+            "topic": "T",
+            "queueId": "-1",
+            "maxMsgNums": "16",
+            "invisibleTime": "30000",
+            "pollTime": "20000",
+            "bornTime": "1",
+            "initMode": "0",
+            "ns": "x",
+            "lo": "true",
+        }
     )
     assert pop.queue_id == -1 and pop.order is False
     text = build_extra_info(5, 1700, 30000, 3, "T", "broker-a", 2, 77)

@@ -71,10 +71,20 @@ def test_heartbeat_sample_decodes_and_re_encodes_byte_for_byte() -> None:
 
 def test_heartbeat_lenient_cpp_style_enums_as_ordinals_and_missing_sets() -> None:
     body = json.dumps(
-        {"clientID": "c", "consumerDataSet": [{"groupName": "g", "consumeType": 0, "messageModel": 0,
-                                               "consumeFromWhere": 4, "subscriptionDataSet": [{"topic": "T"}],
-                                               "unitMode": "true"}],
-         "extra": {"ignored": 1}}
+        {
+            "clientID": "c",
+            "consumerDataSet": [
+                {
+                    "groupName": "g",
+                    "consumeType": 0,
+                    "messageModel": 0,
+                    "consumeFromWhere": 4,
+                    "subscriptionDataSet": [{"topic": "T"}],
+                    "unitMode": "true",
+                }
+            ],
+            "extra": {"ignored": 1},
+        }
     ).encode()
     hb = HeartbeatData.decode(body)
     assert hb.producer_data_set == []
@@ -92,7 +102,10 @@ def test_consumer_data_defaults_when_enums_are_garbage_or_missing() -> None:
     assert data.consume_type is ConsumeType.CONSUME_PASSIVELY
     assert data.message_model is MessageModel.CLUSTERING
     assert data.consume_from_where is ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
-    assert ConsumerData.from_json({"consumeType": "consume_actively"}).consume_type is ConsumeType.CONSUME_ACTIVELY
+    assert (
+        ConsumerData.from_json({"consumeType": "consume_actively"}).consume_type
+        is ConsumeType.CONSUME_ACTIVELY
+    )
 
 
 def test_heartbeat_body_must_be_an_object() -> None:
@@ -107,9 +120,13 @@ def test_heartbeat_round_trip() -> None:
         producer_data_set=[ProducerData("pg")],
         consumer_data_set=[
             ConsumerData(
-                group_name="cg", consume_type=ConsumeType.CONSUME_ACTIVELY, message_model=MessageModel.BROADCASTING,
+                group_name="cg",
+                consume_type=ConsumeType.CONSUME_ACTIVELY,
+                message_model=MessageModel.BROADCASTING,
                 consume_from_where=ConsumeFromWhere.CONSUME_FROM_TIMESTAMP,
-                subscription_data_set=[SubscriptionData("T", "a > 1", expression_type=ExpressionType.SQL92, sub_version=5)],
+                subscription_data_set=[
+                    SubscriptionData("T", "a > 1", expression_type=ExpressionType.SQL92, sub_version=5)
+                ],
                 unit_mode=True,
             )
         ],
@@ -118,7 +135,11 @@ def test_heartbeat_round_trip() -> None:
 
 
 def test_expression_type_helper() -> None:
-    assert ExpressionType.is_tag_type(None) and ExpressionType.is_tag_type("") and ExpressionType.is_tag_type("TAG")
+    assert (
+        ExpressionType.is_tag_type(None)
+        and ExpressionType.is_tag_type("")
+        and ExpressionType.is_tag_type("TAG")
+    )
     assert not ExpressionType.is_tag_type("SQL92")
 
 
@@ -137,13 +158,17 @@ def test_lock_bodies_match_protocol_samples() -> None:
     assert isinstance(unlock, UnlockBatchRequestBody) and unlock.encode() == request
     response = b'{"lockOKMQSet":[{"brokerName":"broker-a","queueId":0,"topic":"TopicTest"}]}'
     assert LockBatchResponseBody.decode(response).encode() == response
-    dup = LockBatchResponseBody.decode(b'{"lockOKMQSet":[{"brokerName":"b","queueId":1,"topic":"T"},{"topic":"T","queueId":"1","brokerName":"b"},5]}')
+    dup = LockBatchResponseBody.decode(
+        b'{"lockOKMQSet":[{"brokerName":"b","queueId":1,"topic":"T"},{"topic":"T","queueId":"1","brokerName":"b"},5]}'
+    )
     assert dup.lock_ok_mq_set == [MessageQueue("T", "b", 1)]
 
 
 def test_consumer_list_body() -> None:
     raw = b'{"consumerIdList":["192.168.0.10@12345#86723716312"]}'
-    assert GetConsumerListByGroupResponseBody.decode(raw).consumer_id_list == ["192.168.0.10@12345#86723716312"]
+    assert GetConsumerListByGroupResponseBody.decode(raw).consumer_id_list == [
+        "192.168.0.10@12345#86723716312"
+    ]
     assert GetConsumerListByGroupResponseBody.decode(raw).encode() == raw
     assert GetConsumerListByGroupResponseBody.decode(b"{}").consumer_id_list == []
 
@@ -154,7 +179,9 @@ def test_reset_offset_body_object_keys() -> None:
     assert body.offset_table == {MessageQueue("T", "broker-a", 0): 42}
     assert body.encode() == raw
     # writers that stringify keys (JSON text, or Java's MessageQueue.toString) are read too
-    as_text = json.dumps({"offsetTable": {json.dumps({"brokerName": "broker-a", "queueId": 0, "topic": "T"}): 42}})
+    as_text = json.dumps(
+        {"offsetTable": {json.dumps({"brokerName": "broker-a", "queueId": 0, "topic": "T"}): 42}}
+    )
     assert ResetOffsetBody.decode(as_text.encode()).offset_table == body.offset_table
     to_string = b'{"offsetTable":{"MessageQueue [topic=T, brokerName=broker-a, queueId=0]":42}}'
     assert ResetOffsetBody.decode(to_string).offset_table == body.offset_table
@@ -174,19 +201,45 @@ def test_consumer_status_and_running_info_round_trip() -> None:
         jstack="trace",
     )
     encoded = info.encode()
-    assert b'"cachedMsgSizeInMiB":2' in encoded and b'"droped":false' in encoded and b'"consumeOKTPS":2.0' in encoded
+    assert (
+        b'"cachedMsgSizeInMiB":2' in encoded
+        and b'"droped":false' in encoded
+        and b'"consumeOKTPS":2.0' in encoded
+    )
     assert ConsumerRunningInfo.decode(encoded) == info
     assert fastjson.loads(encoded)["mqTable"]
 
 
 def test_lenient_field_readers() -> None:
-    assert [as_int(v) for v in ("12", " 7 ", "1.9", True, 3.7, None, "x", [1], float("nan"))] == [12, 7, 1, 1, 3, 0, 0, 0, 0]
+    assert [as_int(v) for v in ("12", " 7 ", "1.9", True, 3.7, None, "x", [1], float("nan"))] == [
+        12,
+        7,
+        1,
+        1,
+        3,
+        0,
+        0,
+        0,
+        0,
+    ]
     assert as_float("2.5") == 2.5 and as_float("x", 1.0) == 1.0 and as_float(None) == 0.0
-    assert [as_bool(v) for v in ("true", "1", "TRUE", "false", 0, 2, None, "maybe")] == [True, True, True, False, False, True, False, False]
+    assert [as_bool(v) for v in ("true", "1", "TRUE", "false", 0, 2, None, "maybe")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
     assert as_str(True) == "true" and as_str(5) == "5" and as_str(None, "d") == "d"
     assert as_enum(MessageModel, "1", MessageModel.BROADCASTING) is MessageModel.CLUSTERING
     assert as_enum(MessageModel, -1, MessageModel.BROADCASTING) is MessageModel.BROADCASTING
     assert as_enum(MessageModel, True, MessageModel.BROADCASTING) is MessageModel.BROADCASTING
-    assert as_enum(ConsumeType, MessageModel.CLUSTERING, ConsumeType.CONSUME_ACTIVELY) is ConsumeType.CONSUME_ACTIVELY
+    assert (
+        as_enum(ConsumeType, MessageModel.CLUSTERING, ConsumeType.CONSUME_ACTIVELY)
+        is ConsumeType.CONSUME_ACTIVELY
+    )
     assert mq_from_json({"topic": "T", "brokerName": "b", "queueId": "3"}) == MessageQueue("T", "b", 3)
     assert mq_from_json("MessageQueue [topic=T, brokerName=b, queueId=-1]") == MessageQueue("T", "b", -1)

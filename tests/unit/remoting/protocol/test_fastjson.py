@@ -60,7 +60,10 @@ def test_cluster_info_sample() -> None:
 
 
 def test_keys_sorted_and_compact() -> None:
-    assert dumps({"b": 1, "a": [1, 2], "c": {"z": None, "y": True}}) == b'{"a":[1,2],"b":1,"c":{"y":true,"z":null}}'
+    assert (
+        dumps({"b": 1, "a": [1, 2], "c": {"z": None, "y": True}})
+        == b'{"a":[1,2],"b":1,"c":{"y":true,"z":null}}'
+    )
     assert dumps({"a": 1}, unquoted_int_keys=True) == b'{"a":1}'
 
 
@@ -122,8 +125,27 @@ def test_lenient_input_forms() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [b"", b"  ", b"{", b"[1 2]", b"{a 1}", b"{{:1}", b"nul", b"-", b'{"a":1} x', b"{0:1} x", b"'abc",
-     b"\xff\xfe", b'{"a":"\xc3"}', b"[" * 50000, b"{0:" * 50000, b"{0:1 2}", b"{:1}", b'{0:"x', b"[1,"],
+    [
+        b"",
+        b"  ",
+        b"{",
+        b"[1 2]",
+        b"{a 1}",
+        b"{{:1}",
+        b"nul",
+        b"-",
+        b'{"a":1} x',
+        b"{0:1} x",
+        b"'abc",
+        b"\xff\xfe",
+        b'{"a":"\xc3"}',
+        b"[" * 50000,
+        b"{0:" * 50000,
+        b"{0:1 2}",
+        b"{:1}",
+        b'{0:"x',
+        b"[1,",
+    ],
 )
 def test_bad_input_raises_only_body_decode_error(bad: bytes) -> None:
     with pytest.raises(BodyDecodeError):

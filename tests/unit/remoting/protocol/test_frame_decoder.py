@@ -248,7 +248,11 @@ def test_a_large_frame_is_collected_in_reads_and_joined_once(split: int) -> None
     sizes: list[tuple[int, int]] = []
     head = 0
     if split == 1:  # byte by byte around the frame's start and end only (2 MiB of single bytes is slow)
-        cuts = [*range(1, 12), len(encode_frame(big)) - 3, *range(len(encode_frame(big)) - 2, len(stream) + 1)]
+        cuts = [
+            *range(1, 12),
+            len(encode_frame(big)) - 3,
+            *range(len(encode_frame(big)) - 2, len(stream) + 1),
+        ]
     else:
         cuts = [*range(split, len(stream), split), len(stream)]
     for cut in cuts:

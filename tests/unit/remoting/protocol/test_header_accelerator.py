@@ -30,7 +30,9 @@ edge_ints = st.sampled_from(
 ints = st.one_of(edge_ints, st.integers(-(2**40), 2**40))
 texts = st.one_of(
     st.text(max_size=40),
-    st.sampled_from(["", "x" * 31, "x" * 32, "é" * 16, "x" * 255, "x" * 256, "x" * 70000, "\ud800", "UNIQ_KEY\x01a\x02"]),
+    st.sampled_from(
+        ["", "x" * 31, "x" * 32, "é" * 16, "x" * 255, "x" * 256, "x" * 70000, "\ud800", "UNIQ_KEY\x01a\x02"]
+    ),
 )
 ext_values = st.one_of(texts, texts, st.integers(-5, 5), st.booleans(), st.none(), st.floats(allow_nan=False))
 exts = st.one_of(
@@ -67,9 +69,15 @@ def commands(draw: st.DrawFn) -> RemotingCommand:
         encoded.json = "{}"  # the builder's promise (plain strs) is not checked by the compiled path
         ext = encoded
     return RemotingCommand(  # language: unknown codes (plain ints) on purpose
-        draw(ints), language,  # type: ignore[arg-type]
-        draw(ints), draw(ints), draw(ints), draw(st.one_of(st.none(), texts)), ext,
-        b"", SerializeType.MSGPACK,
+        draw(ints),
+        language,  # type: ignore[arg-type]
+        draw(ints),
+        draw(ints),
+        draw(ints),
+        draw(st.one_of(st.none(), texts)),
+        ext,
+        b"",
+        SerializeType.MSGPACK,
     )
 
 
@@ -150,8 +158,15 @@ def decoded(fn: Any, ext: Any) -> tuple[str, Any]:
         return ("error", str(exc))
 
 
-@given(st.one_of(st.none(), st.dictionaries(st.sampled_from(RESPONSE_KEYS), RESPONSE_VALUES, max_size=len(RESPONSE_KEYS))))
-def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(ext: dict[str, Any] | None) -> None:
+@given(
+    st.one_of(
+        st.none(),
+        st.dictionaries(st.sampled_from(RESPONSE_KEYS), RESPONSE_VALUES, max_size=len(RESPONSE_KEYS)),
+    )
+)
+def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(
+    ext: dict[str, Any] | None,
+) -> None:
     from rocketq.remoting.protocol.headers.send import SendMessageResponseHeader
 
     fields = ("msg_id", "queue_id", "queue_offset", "transaction_id", "msg_region", "trace_on")

@@ -44,8 +44,15 @@ def expected_after_round_trip(cmd: RemotingCommand) -> RemotingCommand:
     if cmd.ext_fields:
         ext = {k: v for k, v in cmd.ext_fields.items() if k and v}
     return RemotingCommand(
-        code=cmd.code, language=cmd.language, version=cmd.version, opaque=cmd.opaque, flag=cmd.flag,
-        remark=cmd.remark or None, ext_fields=ext, body=cmd.body, serialize_type=cmd.serialize_type,
+        code=cmd.code,
+        language=cmd.language,
+        version=cmd.version,
+        opaque=cmd.opaque,
+        flag=cmd.flag,
+        remark=cmd.remark or None,
+        ext_fields=ext,
+        body=cmd.body,
+        serialize_type=cmd.serialize_type,
     )
 
 
@@ -74,7 +81,11 @@ def test_round_trip(serialize_type: SerializeType, data: st.DataObject) -> None:
 @pytest.mark.parametrize("serialize_type", ALL_TYPES, ids=lambda t: t.name)
 def test_non_string_ext_values_are_sent_as_java_strings(serialize_type: SerializeType) -> None:
     codec = codec_for(serialize_type)
-    cmd = RemotingCommand(code=10, ext_fields={"queueId": 3, "batch": True, "x": None, "f": 1.5}, serialize_type=serialize_type)  # type: ignore[dict-item]
+    cmd = RemotingCommand(
+        code=10,
+        ext_fields={"queueId": 3, "batch": True, "x": None, "f": 1.5},  # type: ignore[dict-item]
+        serialize_type=serialize_type,
+    )
     assert codec.decode(codec.encode(cmd)).ext_fields == {"queueId": "3", "batch": "true", "f": "1.5"}
 
 
@@ -82,7 +93,11 @@ def test_non_string_ext_values_are_sent_as_java_strings(serialize_type: Serializ
 def test_response_is_encoded_with_the_request_codec(serialize_type: SerializeType) -> None:
     request = RemotingCommand.request(30, {"topic": "T", "queueId": "0"}, serialize_type=serialize_type)
     response = request.make_response(ext_fields={"offset": "42"})
-    assert response.serialize_type == serialize_type and response.is_response and response.opaque == request.opaque
+    assert (
+        response.serialize_type == serialize_type
+        and response.is_response
+        and response.opaque == request.opaque
+    )
     decoded = codec_for(response.serialize_type).decode(codec_for(response.serialize_type).encode(response))
     assert decoded.ext_fields == {"offset": "42"} and decoded.is_response
 
@@ -94,10 +109,10 @@ def test_json_output_is_what_a_java_peer_emits() -> None:
         b'{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":1,'
         b'"serializeTypeCurrentRPC":"JSON","version":409}'
     )
-    no_ext = RemotingCommand(code=34, language=LanguageCode.GO, opaque=2, remark="a\"\u00e9\x01")
+    no_ext = RemotingCommand(code=34, language=LanguageCode.GO, opaque=2, remark='a"\u00e9\x01')
     text = codec_for(0).encode(no_ext)
     assert b"extFields" not in text
-    assert json.loads(text)["remark"] == "a\"\u00e9\x01" and "\u00e9".encode() in text
+    assert json.loads(text)["remark"] == 'a"\u00e9\x01' and "\u00e9".encode() in text
 
 
 def test_json_accepts_cpp_style_headers() -> None:
@@ -110,8 +125,16 @@ def test_json_accepts_cpp_style_headers() -> None:
     cmd = codec_for(0).decode(raw)
     assert cmd.language is LanguageCode.CPP and cmd.remark == "" and cmd.version == 405
     assert cmd.ext_fields == {
-        "producerGroup": "pg", "queueId": "0", "sysFlag": "0", "flag": "0", "defaultTopicQueueNums": "4",
-        "bornTimestamp": "1700000000000", "unitMode": "false", "Signature": "", "AccessKey": "", "OnsChannel": "",
+        "producerGroup": "pg",
+        "queueId": "0",
+        "sysFlag": "0",
+        "flag": "0",
+        "defaultTopicQueueNums": "4",
+        "bornTimestamp": "1700000000000",
+        "unitMode": "false",
+        "Signature": "",
+        "AccessKey": "",
+        "OnsChannel": "",
     }
 
 
@@ -138,10 +161,30 @@ def test_json_remark_and_nested_ext_values_are_coerced() -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    [b"", b"   ", b"{", b"[]", b"42", b'"x"', b"{}", b'{"code":true}', b'{"code":[1]}', b'{"code":"x1"}',
-     b'{"code":1,"flag":"z"}', b'{"code":1,"opaque":{}}', b'{"code":1,"version":false}', b'{"code":1e400}',
-     b'{"code":1,"extFields":[1]}', b'{"code":1,"extFields":"a"}', b'{"code":1} x', b'{"code":1}{}',
-     b'\xff{"code":1}', b'{"code":1,"remark":"\xc3"}', b"[" * 100000, b"\xef\xbb\xbf{\"code\":1}"],
+    [
+        b"",
+        b"   ",
+        b"{",
+        b"[]",
+        b"42",
+        b'"x"',
+        b"{}",
+        b'{"code":true}',
+        b'{"code":[1]}',
+        b'{"code":"x1"}',
+        b'{"code":1,"flag":"z"}',
+        b'{"code":1,"opaque":{}}',
+        b'{"code":1,"version":false}',
+        b'{"code":1e400}',
+        b'{"code":1,"extFields":[1]}',
+        b'{"code":1,"extFields":"a"}',
+        b'{"code":1} x',
+        b'{"code":1}{}',
+        b'\xff{"code":1}',
+        b'{"code":1,"remark":"\xc3"}',
+        b"[" * 100000,
+        b'\xef\xbb\xbf{"code":1}',
+    ],
 )
 def test_json_bad_headers_raise_header_decode_error(raw: bytes) -> None:
     with pytest.raises(HeaderDecodeError):
@@ -149,8 +192,12 @@ def test_json_bad_headers_raise_header_decode_error(raw: bytes) -> None:
 
 
 # -- ROCKETMQ binary -------------------------------------------------------------------------------
-def _binary(remark: bytes = b"", entries: list[tuple[bytes, bytes]] | None = None, *, ext_len: int | None = None) -> bytes:
-    section = b"".join(struct.pack(">h", len(k)) + k + struct.pack(">i", len(v)) + v for k, v in entries or [])
+def _binary(
+    remark: bytes = b"", entries: list[tuple[bytes, bytes]] | None = None, *, ext_len: int | None = None
+) -> bytes:
+    section = b"".join(
+        struct.pack(">h", len(k)) + k + struct.pack(">i", len(v)) + v for k, v in entries or []
+    )
     head = struct.pack(">hBhiii", 0, 0, 409, 1, 1, len(remark)) + remark
     return head + struct.pack(">i", len(section) if ext_len is None else ext_len) + section
 
@@ -196,7 +243,9 @@ def test_binary_rejects_oversized_keys_on_encode() -> None:
         _binary(b"", [(b"\xc3", b"v")]),
         _binary(b"", [(b"k", b"\xe2\x82")]),
         _binary(b"", [(b"k", b"v")]).replace(b"\x00\x01k", b"\xff\xffk"),  # negative key length
-        _binary(b"", [(b"k", b"v")]).replace(b"\x00\x00\x00\x01v", b"\xff\xff\xff\xffv"),  # negative value length
+        _binary(b"", [(b"k", b"v")]).replace(
+            b"\x00\x00\x00\x01v", b"\xff\xff\xff\xffv"
+        ),  # negative value length
     ],
 )
 def test_binary_bad_headers_raise_header_decode_error(raw: bytes) -> None:
@@ -206,21 +255,46 @@ def test_binary_bad_headers_raise_header_decode_error(raw: bytes) -> None:
 
 # -- MSGPACK ---------------------------------------------------------------------------------------
 def test_msgpack_layout_is_a_map_with_one_letter_keys() -> None:
-    cmd = RemotingCommand(code=30, language=LanguageCode.PYTHON, opaque=5, remark="r", ext_fields={"topic": "T"})
+    cmd = RemotingCommand(
+        code=30, language=LanguageCode.PYTHON, opaque=5, remark="r", ext_fields={"topic": "T"}
+    )
     assert msgpack.unpackb(codec_for(0x4D).encode(cmd)) == {
-        "c": 30, "l": 3, "v": 409, "o": 5, "f": 0, "r": "r", "x": {"topic": "T"}
+        "c": 30,
+        "l": 3,
+        "v": 409,
+        "o": 5,
+        "f": 0,
+        "r": "r",
+        "x": {"topic": "T"},
     }
     minimal = codec_for(0x4D).decode(msgpack.packb({"c": 1, "future": [1, 2]}))
-    assert (minimal.code, minimal.language, minimal.remark, minimal.ext_fields) == (1, LanguageCode.JAVA, None, None)
+    assert (minimal.code, minimal.language, minimal.remark, minimal.ext_fields) == (
+        1,
+        LanguageCode.JAVA,
+        None,
+        None,
+    )
     lenient = codec_for(0x4D).decode(msgpack.packb({"c": 1, "l": 77, "x": {"a": 1, "b": None, "c": True}}))
     assert lenient.language is LanguageCode.OTHER and lenient.ext_fields == {"a": "1", "c": "true"}
 
 
 @pytest.mark.parametrize(
     "obj",
-    [[1, 2], {"l": 0}, {"c": "1"}, {"c": True}, {"c": 1, "l": "JAVA"}, {"c": 1, "v": 1.5}, {"c": 1, "o": None},
-     {"c": 1, "f": []}, {"c": 1, "r": 5}, {"c": 1, "x": [1]}, {"c": 1, "x": {"a": [1]}}, {"c": 1, "x": {1: "a"}},
-     {"c": 1, "x": {b"k": "v"}}],
+    [
+        [1, 2],
+        {"l": 0},
+        {"c": "1"},
+        {"c": True},
+        {"c": 1, "l": "JAVA"},
+        {"c": 1, "v": 1.5},
+        {"c": 1, "o": None},
+        {"c": 1, "f": []},
+        {"c": 1, "r": 5},
+        {"c": 1, "x": [1]},
+        {"c": 1, "x": {"a": [1]}},
+        {"c": 1, "x": {1: "a"}},
+        {"c": 1, "x": {b"k": "v"}},
+    ],
 )
 def test_msgpack_wrong_types_raise_header_decode_error(obj: object) -> None:
     with pytest.raises(HeaderDecodeError):
@@ -229,8 +303,16 @@ def test_msgpack_wrong_types_raise_header_decode_error(obj: object) -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    [b"", b"\xc1", b"\x81\xa1c", b"\x82\xa1c\x01", msgpack.packb({"c": 1}) + b"\x00", b"\x81\xa1r\xa2\xff\xfe",
-     b"\x91" * 100000, msgpack.packb(msgpack.ExtType(1, b"x"))],
+    [
+        b"",
+        b"\xc1",
+        b"\x81\xa1c",
+        b"\x82\xa1c\x01",
+        msgpack.packb({"c": 1}) + b"\x00",
+        b"\x81\xa1r\xa2\xff\xfe",
+        b"\x91" * 100000,
+        msgpack.packb(msgpack.ExtType(1, b"x")),
+    ],
 )
 def test_msgpack_garbage_raises_header_decode_error(raw: bytes) -> None:
     with pytest.raises(HeaderDecodeError):
@@ -241,7 +323,9 @@ def test_msgpack_garbage_raises_header_decode_error(raw: bytes) -> None:
 def test_random_garbage_only_ever_raises_header_decode_error(serialize_type: SerializeType) -> None:
     rng = random.Random(1234 + int(serialize_type))
     codec = codec_for(serialize_type)
-    good = codec.encode(RemotingCommand(code=310, remark="rem", ext_fields={"a": "pg", "b": "TopicTest", "i": "x\x01y"}))
+    good = codec.encode(
+        RemotingCommand(code=310, remark="rem", ext_fields={"a": "pg", "b": "TopicTest", "i": "x\x01y"})
+    )
     for _ in range(1500):
         data = bytearray(good)
         for _ in range(rng.randint(1, 4)):
@@ -256,6 +340,7 @@ def test_random_garbage_only_ever_raises_header_decode_error(serialize_type: Ser
             cmd = codec.decode(bytes(data))
         except HeaderDecodeError:
             continue
-        assert isinstance(cmd.code, int) and (cmd.ext_fields is None or all(
-            isinstance(k, str) and isinstance(v, str) for k, v in cmd.ext_fields.items()
-        ))
+        assert isinstance(cmd.code, int) and (
+            cmd.ext_fields is None
+            or all(isinstance(k, str) and isinstance(v, str) for k, v in cmd.ext_fields.items())
+        )

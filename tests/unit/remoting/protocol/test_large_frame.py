@@ -16,7 +16,9 @@ from rocketq.remoting.protocol.large_frame import COLLECT_ABOVE_BYTES, ZERO_COPY
 BIG_BODY = bytes(range(256)) * (COLLECT_ABOVE_BYTES // 256 * 3) + b"tail"
 
 
-def _receive(decoder: FrameDecoder, stream: bytes, rng: random.Random, scratch_bytes: int) -> list[RemotingCommand]:
+def _receive(
+    decoder: FrameDecoder, stream: bytes, rng: random.Random, scratch_bytes: int
+) -> list[RemotingCommand]:
     """Play a BufferedProtocol transport: reads of random sizes go where receive_buffer() says, or into a
     scratch buffer that is fed."""
     got: list[RemotingCommand] = []

@@ -39,5 +39,7 @@ def test_protocol_package_is_sans_io() -> None:
 
 
 def test_the_checker_sees_imports() -> None:
-    tree = ast.parse("import asyncio.events\nfrom socket import socket\n__import__('uvloop')\nfrom . import x\n")
+    tree = ast.parse(
+        "import asyncio.events\nfrom socket import socket\n__import__('uvloop')\nfrom . import x\n"
+    )
     assert _imported_modules(tree) == {"asyncio.events", "socket", "uvloop"}

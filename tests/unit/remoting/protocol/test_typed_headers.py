@@ -28,9 +28,19 @@ from rocketq.remoting.protocol.headers.send import (
 HEADER_MODULES = ["send", "pull", "offset", "client", "retry", "admin", "query", "transaction", "pop"]
 
 V2_EXT = {
-    "a": "pg_demo", "b": "TopicTest", "c": "TBW102", "d": "4", "e": "1", "f": "0", "g": "1700000000000",
-    "h": "0", "i": "UNIQ_KEY\x01C0A8000A3039\x02WAIT\x01true\x02TAGS\x01TagA", "j": "0", "k": "false",
-    "m": "false", "n": "broker-a",
+    "a": "pg_demo",
+    "b": "TopicTest",
+    "c": "TBW102",
+    "d": "4",
+    "e": "1",
+    "f": "0",
+    "g": "1700000000000",
+    "h": "0",
+    "i": "UNIQ_KEY\x01C0A8000A3039\x02WAIT\x01true\x02TAGS\x01TagA",
+    "j": "0",
+    "k": "false",
+    "m": "false",
+    "n": "broker-a",
 }
 
 
@@ -42,7 +52,11 @@ def _header_classes() -> list[type[CommandHeader]]:
         except ImportError:  # pragma: no cover - a family not written yet
             continue
         for _, obj in inspect.getmembers(module, inspect.isclass):
-            if issubclass(obj, CommandHeader) and obj is not CommandHeader and obj.__module__ == module.__name__:
+            if (
+                issubclass(obj, CommandHeader)
+                and obj is not CommandHeader
+                and obj.__module__ == module.__name__
+            ):
                 classes.append(obj)
     return classes
 
@@ -51,9 +65,20 @@ def test_v2_decodes_java_client_ext_fields_and_converts_to_v1() -> None:
     v2 = SendMessageRequestHeaderV2.from_ext_fields(V2_EXT)
     v1 = v2.to_v1()
     assert v1 == SendMessageRequestHeader(
-        producer_group="pg_demo", topic="TopicTest", default_topic="TBW102", default_topic_queue_nums=4,
-        queue_id=1, sys_flag=0, born_timestamp=1700000000000, flag=0, properties=V2_EXT["i"],
-        reconsume_times=0, unit_mode=False, batch=False, max_reconsume_times=None, bname="broker-a",
+        producer_group="pg_demo",
+        topic="TopicTest",
+        default_topic="TBW102",
+        default_topic_queue_nums=4,
+        queue_id=1,
+        sys_flag=0,
+        born_timestamp=1700000000000,
+        flag=0,
+        properties=V2_EXT["i"],
+        reconsume_times=0,
+        unit_mode=False,
+        batch=False,
+        max_reconsume_times=None,
+        bname="broker-a",
     )
     assert SendMessageRequestHeaderV2.from_v1(v1) == v2
     assert v1.to_v2() == v2
@@ -61,7 +86,9 @@ def test_v2_decodes_java_client_ext_fields_and_converts_to_v1() -> None:
 
 
 def test_v2_bname_falls_back_to_inherited_field_and_l_maps_to_max_reconsume_times() -> None:
-    v2 = SendMessageRequestHeaderV2.from_ext_fields({**V2_EXT, "n": None, "bname": "broker-b", "l": "3", "m": "TRUE"})  # type: ignore[dict-item]  # a Java null
+    v2 = SendMessageRequestHeaderV2.from_ext_fields(
+        {**V2_EXT, "n": None, "bname": "broker-b", "l": "3", "m": "TRUE"}  # type: ignore[dict-item]  # a Java null
+    )
     v1 = v2.to_v1()
     assert (v1.bname, v1.max_reconsume_times, v1.batch) == ("broker-b", 3, True)
 
@@ -81,8 +108,16 @@ def test_missing_required_field_names_the_java_field() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("true", True), ("TRUE", True), ("True", True), ("false", False), ("yes", False), ("1", False),
-     (" true", False), ("", False)],
+    [
+        ("true", True),
+        ("TRUE", True),
+        ("True", True),
+        ("false", False),
+        ("yes", False),
+        ("1", False),
+        (" true", False),
+        ("", False),
+    ],
 )
 def test_booleans_parse_like_java_boolean_parse_boolean(raw: str, expected: bool) -> None:
     header = ConsumerSendMsgBackRequestHeader.from_ext_fields(
@@ -91,7 +126,9 @@ def test_booleans_parse_like_java_boolean_parse_boolean(raw: str, expected: bool
     assert header.unit_mode is expected
 
 
-@pytest.mark.parametrize("raw", ["", " 1", "1 ", "1_000", "0x10", "1.0", "\u0661", "2147483648", "-2147483649", "abc"])
+@pytest.mark.parametrize(
+    "raw", ["", " 1", "1 ", "1_000", "0x10", "1.0", "\u0661", "2147483648", "-2147483649", "abc"]
+)
 def test_bad_int32_values_name_the_field(raw: str) -> None:
     with pytest.raises(BadHeaderValueError) as err:
         GetMaxOffsetRequestHeader.from_ext_fields({"topic": "T", "queueId": raw})
@@ -100,9 +137,19 @@ def test_bad_int32_values_name_the_field(raw: str) -> None:
 
 def test_int64_range_and_signs() -> None:
     ok = PullMessageResponseHeader.from_ext_fields(
-        {"suggestWhichBrokerId": "+0", "nextBeginOffset": "-1", "minOffset": str(2**63 - 1), "maxOffset": "007"}
+        {
+            "suggestWhichBrokerId": "+0",
+            "nextBeginOffset": "-1",
+            "minOffset": str(2**63 - 1),
+            "maxOffset": "007",
+        }
     )
-    assert (ok.suggest_which_broker_id, ok.next_begin_offset, ok.min_offset, ok.max_offset) == (0, -1, 2**63 - 1, 7)
+    assert (ok.suggest_which_broker_id, ok.next_begin_offset, ok.min_offset, ok.max_offset) == (
+        0,
+        -1,
+        2**63 - 1,
+        7,
+    )
     with pytest.raises(BadHeaderValueError, match="minOffset"):
         PullMessageResponseHeader.from_ext_fields(
             {"suggestWhichBrokerId": "0", "nextBeginOffset": "0", "minOffset": str(2**63), "maxOffset": "0"}
@@ -111,19 +158,31 @@ def test_int64_range_and_signs() -> None:
 
 def test_unknown_keys_are_ignored() -> None:
     ext = {**V2_EXT, "AccessKey": "ak", "Signature": "", "OnsChannel": "", "_UNIQUE_KEY_QUERY": "true"}
-    assert SendMessageRequestHeaderV2.from_ext_fields(ext) == SendMessageRequestHeaderV2.from_ext_fields(V2_EXT)
+    assert SendMessageRequestHeaderV2.from_ext_fields(ext) == SendMessageRequestHeaderV2.from_ext_fields(
+        V2_EXT
+    )
 
 
 def test_send_response_carries_region_and_trace_switch() -> None:
-    header = SendMessageResponseHeader(msg_id="AC", queue_id=1, queue_offset=7, msg_region="DefaultRegion", trace_on=False)
+    header = SendMessageResponseHeader(
+        msg_id="AC", queue_id=1, queue_offset=7, msg_region="DefaultRegion", trace_on=False
+    )
     ext = header.to_ext_fields()
-    assert ext == {"msgId": "AC", "queueId": "1", "queueOffset": "7", "MSG_REGION": "DefaultRegion", "TRACE_ON": "false"}
+    assert ext == {
+        "msgId": "AC",
+        "queueId": "1",
+        "queueOffset": "7",
+        "MSG_REGION": "DefaultRegion",
+        "TRACE_ON": "false",
+    }
     assert SendMessageResponseHeader.from_ext_fields(ext) == header
 
 
 def test_empty_header_encodes_to_nothing() -> None:
     assert UpdateConsumerOffsetResponseHeader().to_ext_fields() == {}
-    assert UpdateConsumerOffsetResponseHeader.from_ext_fields({"x": "1"}) == UpdateConsumerOffsetResponseHeader()
+    assert (
+        UpdateConsumerOffsetResponseHeader.from_ext_fields({"x": "1"}) == UpdateConsumerOffsetResponseHeader()
+    )
 
 
 def test_custom_header_machinery_kw_only_float_and_defaults() -> None:
@@ -173,7 +232,9 @@ def test_every_header_class_is_frozen_slotted_and_round_trips() -> None:
         assert "__slots__" in cls.__dict__, cls
         ext = {}
         for spec in cls._field_specs():
-            ext[spec.java] = {"str": "v", "int32": "7", "int64": "-9", "bool": "true", "float": "1.5"}[spec.kind]
+            ext[spec.java] = {"str": "v", "int32": "7", "int64": "-9", "bool": "true", "float": "1.5"}[
+                spec.kind
+            ]
         header = cls.from_ext_fields(ext)
         assert header.to_ext_fields() == ext, cls
         assert cls.from_ext_fields(header.to_ext_fields()) == header
@@ -184,18 +245,38 @@ _java_strings = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_s
 
 @settings(max_examples=100, deadline=None)
 @given(
-    producer_group=_java_strings, topic=_java_strings, queue_id=st.integers(-(2**31), 2**31 - 1),
-    born=st.integers(-(2**63), 2**63 - 1), properties=st.none() | _java_strings,
-    unit_mode=st.booleans(), batch=st.booleans(), max_reconsume=st.none() | st.integers(-(2**31), 2**31 - 1),
+    producer_group=_java_strings,
+    topic=_java_strings,
+    queue_id=st.integers(-(2**31), 2**31 - 1),
+    born=st.integers(-(2**63), 2**63 - 1),
+    properties=st.none() | _java_strings,
+    unit_mode=st.booleans(),
+    batch=st.booleans(),
+    max_reconsume=st.none() | st.integers(-(2**31), 2**31 - 1),
 )
 def test_v1_v2_round_trip_through_ext_fields(
-    producer_group: str, topic: str, queue_id: int, born: int, properties: str | None,
-    unit_mode: bool, batch: bool, max_reconsume: int | None,
+    producer_group: str,
+    topic: str,
+    queue_id: int,
+    born: int,
+    properties: str | None,
+    unit_mode: bool,
+    batch: bool,
+    max_reconsume: int | None,
 ) -> None:
     v1 = SendMessageRequestHeader(
-        producer_group=producer_group, topic=topic, default_topic="TBW102", default_topic_queue_nums=4,
-        queue_id=queue_id, sys_flag=0, born_timestamp=born, flag=0, properties=properties,
-        unit_mode=unit_mode, batch=batch, max_reconsume_times=max_reconsume,
+        producer_group=producer_group,
+        topic=topic,
+        default_topic="TBW102",
+        default_topic_queue_nums=4,
+        queue_id=queue_id,
+        sys_flag=0,
+        born_timestamp=born,
+        flag=0,
+        properties=properties,
+        unit_mode=unit_mode,
+        batch=batch,
+        max_reconsume_times=max_reconsume,
     )
     assert SendMessageRequestHeader.from_ext_fields(v1.to_ext_fields()) == v1
     v2 = SendMessageRequestHeaderV2.from_ext_fields(v1.to_v2().to_ext_fields())

@@ -68,11 +68,15 @@ def test_eager_step_matches_every_other_supported_python() -> None:
     for version, path in sorted(pythons.items()):
         run = subprocess.run([path, "-I", str(MODULE)], capture_output=True, text=True, timeout=60)
         if run.returncode != 0:
-            failures.append(f"Python {version[0]}.{version[1]} ({path}): {run.stderr.strip() or run.stdout.strip()}")
+            failures.append(
+                f"Python {version[0]}.{version[1]} ({path}): {run.stderr.strip() or run.stdout.strip()}"
+            )
     assert not failures, "eager_step no longer matches asyncio:\n" + "\n".join(failures)
 
 
 def test_the_guard_fails_loudly_when_the_flag_is_not_cleared(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(eager_step, "release", lambda awaiting: None)  # as if asyncio's protocol changed
-    with pytest.raises(eager_step.EagerStepUnsupported, match=r"eager_step no longer matches asyncio on Python"):
+    with pytest.raises(
+        eager_step.EagerStepUnsupported, match=r"eager_step no longer matches asyncio on Python"
+    ):
         eager_step.check_asyncio()

@@ -151,7 +151,9 @@ async def test_overflow_is_caught_on_the_coalesced_path_too(
     assert transport.aborted and conn.close_reason == "write buffer overflow"
 
 
-async def test_overflow_is_caught_at_each_answer_while_corked(conn: Connection, transport: MockTransport) -> None:
+async def test_overflow_is_caught_at_each_answer_while_corked(
+    conn: Connection, transport: MockTransport
+) -> None:
     """A batch of answers to a peer that does not read is stopped at the answer that passes the bound,
     not after the whole batch was queued (500 pulls of 4 MB used to buffer 1.6 GB first)."""
     conn.cork()

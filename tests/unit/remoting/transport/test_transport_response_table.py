@@ -169,14 +169,18 @@ async def test_permits_cancelled_waiter_leaks_nothing() -> None:
     assert permits.available == 1
 
 
-async def test_a_late_answer_to_a_request_cancelled_here_is_not_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_late_answer_to_a_request_cancelled_here_is_not_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     clock = FakeTimerLoop()
     table = ResponseTable(clock)  # type: ignore[arg-type]
     table.add(_pending(clock, 7, 30_000))
     table.discard(7)  # the caller (a long poll at consumer shutdown) was cancelled
     with caplog.at_level("DEBUG", logger="rocketq.remoting"):
         assert table.complete(RemotingCommand(code=0, opaque=7, flag=1)) is None
-        assert table.complete(RemotingCommand(code=0, opaque=8, flag=1)) is None  # never sent: still a warning
+        assert (
+            table.complete(RemotingCommand(code=0, opaque=8, flag=1)) is None
+        )  # never sent: still a warning
     levels = {r.getMessage().split()[3]: r.levelname for r in caplog.records}
     assert levels == {"7": "DEBUG", "8": "WARNING"}
     for opaque in range(100, 100 + 5000):  # the memory of cancelled requests stays bounded

@@ -55,11 +55,15 @@ class ConsumerAdminProcessor(Processor):
             RequestCode.CONSUME_MESSAGE_DIRECTLY: self.consume_message_directly,
         }
 
-    async def get_consumer_connection_list(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
+    async def get_consumer_connection_list(
+        self, conn: Connection, request: RemotingCommand
+    ) -> RemotingCommand:
         h = decode_header(GetConsumerConnectionListRequestHeader, request)
         info = self.ctx.consumer_manager.get_consumer_group_info(h.consumer_group)
         if info is None or not info.channel_info_table:
-            raise RequestError(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{h.consumer_group}] not online")
+            raise RequestError(
+                ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{h.consumer_group}] not online"
+            )
         body = ConsumerConnection(
             connection_set=[_connection(ch) for ch in info.channel_info_table.values()],
             subscription_table=dict(info.subscription_table),
@@ -75,7 +79,9 @@ class ConsumerAdminProcessor(Processor):
         groups |= self.ctx.consumer_offset_manager.which_groups_by_topic(h.topic)
         return ok(request, body=GroupList(group_list=sorted(groups)).encode())
 
-    async def get_producer_connection_list(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
+    async def get_producer_connection_list(
+        self, conn: Connection, request: RemotingCommand
+    ) -> RemotingCommand:
         h = decode_header(GetProducerConnectionListRequestHeader, request)
         table = self.ctx.producer_manager.group_channel_table.get(h.producer_group)
         if not table:
@@ -85,7 +91,9 @@ class ConsumerAdminProcessor(Processor):
 
     async def get_consumer_running_info(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(GetConsumerRunningInfoRequestHeader, request)
-        return await self._call_consumer(RequestCode.GET_CONSUMER_RUNNING_INFO, request, h.consumer_group, h.client_id)
+        return await self._call_consumer(
+            RequestCode.GET_CONSUMER_RUNNING_INFO, request, h.consumer_group, h.client_id
+        )
 
     async def consume_message_directly(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(ConsumeMessageDirectlyResultRequestHeader, request)
@@ -101,10 +109,16 @@ class ConsumerAdminProcessor(Processor):
             if not record:
                 raise RequestError(ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {offset}")
             body = bytes(record)
-        forwarded = RemotingCommand(code=request.code, ext_fields=ext, body=body, serialize_type=request.serialize_type)
-        return await self._call_consumer(RequestCode.CONSUME_MESSAGE_DIRECTLY, forwarded, h.consumer_group, h.client_id or "")
+        forwarded = RemotingCommand(
+            code=request.code, ext_fields=ext, body=body, serialize_type=request.serialize_type
+        )
+        return await self._call_consumer(
+            RequestCode.CONSUME_MESSAGE_DIRECTLY, forwarded, h.consumer_group, h.client_id or ""
+        )
 
-    async def _call_consumer(self, code: int, request: RemotingCommand, group: str, client_id: str) -> RemotingCommand:
+    async def _call_consumer(
+        self, code: int, request: RemotingCommand, group: str, client_id: str
+    ) -> RemotingCommand:
         channel = self.ctx.consumer_manager.find_channel(group, client_id)
         if channel is None:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"The Consumer <{group}> <{client_id}> not online")
@@ -117,6 +131,10 @@ class ConsumerAdminProcessor(Processor):
         try:
             return await self.ctx.call_client(channel.conn, outgoing, CALL_CONSUMER_TIMEOUT_MS)
         except RemotingTimeoutError as exc:
-            raise RequestError(ResponseCode.CONSUME_MSG_TIMEOUT, f"consumer <{group}> <{client_id}> Timeout: {exc}") from None
+            raise RequestError(
+                ResponseCode.CONSUME_MSG_TIMEOUT, f"consumer <{group}> <{client_id}> Timeout: {exc}"
+            ) from None
         except RocketQError as exc:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"invoke consumer <{group}> <{client_id}> Exception: {exc}") from None
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"invoke consumer <{group}> <{client_id}> Exception: {exc}"
+            ) from None

@@ -31,14 +31,20 @@ class LockAdminProcessor(Processor):
         try:
             body = LockBatchRequestBody.decode(request.body)
         except BodyDecodeError as exc:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the LockBatchRequestBody does not decode: {exc}") from None
-        locked = self.ctx.rebalance_lock_manager.try_lock_batch(body.consumer_group, body.mq_set, body.client_id)
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"the LockBatchRequestBody does not decode: {exc}"
+            ) from None
+        locked = self.ctx.rebalance_lock_manager.try_lock_batch(
+            body.consumer_group, body.mq_set, body.client_id
+        )
         return ok(request, body=LockBatchResponseBody(lock_ok_mq_set=sorted(locked)).encode())
 
     async def unlock_batch_mq(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         try:
             body = UnlockBatchRequestBody.decode(request.body)
         except BodyDecodeError as exc:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the UnlockBatchRequestBody does not decode: {exc}") from None
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"the UnlockBatchRequestBody does not decode: {exc}"
+            ) from None
         self.ctx.rebalance_lock_manager.unlock_batch(body.consumer_group, body.mq_set, body.client_id)
         return ok(request)

@@ -47,7 +47,10 @@ class ResetOffsetProcessor(Processor):
         """The new offset of each write queue of `topic` here (Broker2Client#resetOffset's table)."""
         tc = self.ctx.topic_config_manager.select_topic_config(topic)
         if tc is None:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"[reset-offset] reset offset failed, no topic in this broker. topic={topic}")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"[reset-offset] reset offset failed, no topic in this broker. topic={topic}",
+            )
         broker_name = self.ctx.broker_config.broker_name
         store = self.ctx.store
         table: dict[MessageQueue, int] = {}
@@ -60,16 +63,24 @@ class ResetOffsetProcessor(Processor):
             else:
                 target = store.get_offset_in_queue_by_time(topic, qid, timestamp)
             if target < 0:
-                log.warning("reset offset is invalid. topic=%s, queueId=%d, timeStampOffset=%d", topic, qid, target)
+                log.warning(
+                    "reset offset is invalid. topic=%s, queueId=%d, timeStampOffset=%d", topic, qid, target
+                )
                 target = 0
-            table[MessageQueue(topic, broker_name, qid)] = target if force or target < committed else committed
+            table[MessageQueue(topic, broker_name, qid)] = (
+                target if force or target < committed else committed
+            )
         return table
 
     async def reset_offset(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(ResetOffsetRequestHeader, request)
         log.info(
             "[reset-offset] reset offset started by %s. topic=%s, group=%s, timestamp=%d, isForce=%s",
-            conn.remote_addr, h.topic, h.group, h.timestamp, h.is_force,
+            conn.remote_addr,
+            h.topic,
+            h.group,
+            h.timestamp,
+            h.is_force,
         )
         table = self.compute_offsets(h.topic, h.group, h.timestamp, h.is_force)
         info = self.ctx.consumer_manager.get_consumer_group_info(h.group)
@@ -81,16 +92,37 @@ class ResetOffsetProcessor(Processor):
             )
         too_old = [ch for ch in channels if ch.version < MIN_RESET_VERSION]
         if too_old:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the client does not support this feature. version={too_old[0].version}")
-        body = ResetOffsetBodyForC.of(table) if request.language == LanguageCode.CPP else ResetOffsetBody(offset_table=table)
-        header = ResetOffsetRequestHeader(topic=h.topic, group=h.group, timestamp=h.timestamp, is_force=h.is_force)
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"the client does not support this feature. version={too_old[0].version}",
+            )
+        body = (
+            ResetOffsetBodyForC.of(table)
+            if request.language == LanguageCode.CPP
+            else ResetOffsetBody(offset_table=table)
+        )
+        header = ResetOffsetRequestHeader(
+            topic=h.topic, group=h.group, timestamp=h.timestamp, is_force=h.is_force
+        )
         for ch in channels:
-            outgoing = RemotingCommand.request(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, header.to_ext_fields(), body.encode(), oneway=True)
+            outgoing = RemotingCommand.request(
+                RequestCode.RESET_CONSUMER_CLIENT_OFFSET, header.to_ext_fields(), body.encode(), oneway=True
+            )
             try:
                 await self.ctx.tell_client(ch.conn, outgoing)
-                log.info("[reset-offset] reset offset success. topic=%s, group=%s, clientId=%s", h.topic, h.group, ch.client_id)
+                log.info(
+                    "[reset-offset] reset offset success. topic=%s, group=%s, clientId=%s",
+                    h.topic,
+                    h.group,
+                    ch.client_id,
+                )
             except RocketQError as exc:
-                log.error("[reset-offset] reset offset exception. topic=%s, group=%s, error=%s", h.topic, h.group, exc)
+                log.error(
+                    "[reset-offset] reset offset exception. topic=%s, group=%s, error=%s",
+                    h.topic,
+                    h.group,
+                    exc,
+                )
         return ok(request, body=ResetOffsetBody(offset_table=table).encode())
 
     async def get_consumer_status(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
@@ -98,12 +130,17 @@ class ResetOffsetProcessor(Processor):
         info = self.ctx.consumer_manager.get_consumer_group_info(h.group)
         channels = list(info.channel_info_table.values()) if info is not None else []
         if not channels:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"No Any Consumer online in the consumer group: [{h.group}]")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"No Any Consumer online in the consumer group: [{h.group}]"
+            )
         header = GetConsumerStatusRequestHeader(topic=h.topic, group=h.group).to_ext_fields()
         status: dict[str, dict[MessageQueue, int]] = {}
         for ch in channels:
             if ch.version < MIN_RESET_VERSION:
-                raise RequestError(ResponseCode.SYSTEM_ERROR, f"the client does not support this feature. version={ch.version}")
+                raise RequestError(
+                    ResponseCode.SYSTEM_ERROR,
+                    f"the client does not support this feature. version={ch.version}",
+                )
             if h.client_addr and h.client_addr != ch.client_id:
                 continue
             outgoing = RemotingCommand.request(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, dict(header))
@@ -112,5 +149,10 @@ class ResetOffsetProcessor(Processor):
                 if resp.code == ResponseCode.SUCCESS and resp.body:
                     status[ch.client_id] = GetConsumerStatusBody.decode(resp.body).message_queue_table
             except RocketQError as exc:  # Java logs it and answers with what the others said
-                log.error("[get-consumer-status] get consumer status exception. topic=%s, group=%s, error=%s", h.topic, h.group, exc)
+                log.error(
+                    "[get-consumer-status] get consumer status exception. topic=%s, group=%s, error=%s",
+                    h.topic,
+                    h.group,
+                    exc,
+                )
         return ok(request, body=GetConsumerStatusBody(consumer_table=status).encode())

@@ -103,13 +103,19 @@ class RuntimeAdminProcessor(Processor):
         # Figures mqadmin clusterList prints (it shows "null" for a missing one): Java's come from its thread
         # pools' oldest queued task and the commit log's page-cache lock; ours has neither wait, so 0 unless a
         # component reports one.
-        for key in ("sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills", "pageCacheLockTimeMills"):
+        for key in (
+            "sendThreadPoolQueueHeadWaitTimeMills",
+            "pullThreadPoolQueueHeadWaitTimeMills",
+            "pageCacheLockTimeMills",
+        ):
             info.setdefault(key, 0)
         root = ctx.store_config.store_path_root_dir
         if root:
             try:
                 usage = shutil.disk_usage(root)
-                info["commitLogDirCapacity"] = f"Total : {usage.total / 2**30:.1f} GiB, Free : {usage.free / 2**30:.1f} GiB."
+                info["commitLogDirCapacity"] = (
+                    f"Total : {usage.total / 2**30:.1f} GiB, Free : {usage.free / 2**30:.1f} GiB."
+                )
             except OSError:
                 pass
         return info
@@ -128,7 +134,9 @@ class RuntimeAdminProcessor(Processor):
         # (brokerIP1, broker_ip1, broker-ip1), and every one of them must meet the same refusal.
         frozen = sorted({name for name in map(self._canonical_key, values) if name in FROZEN_KEYS})
         if frozen:
-            raise RequestError(ResponseCode.NO_PERMISSION, f"Can not update config in black list: {', '.join(frozen)}")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"Can not update config in black list: {', '.join(frozen)}"
+            )
         log.info("updateBrokerConfig %s by %s", values, conn.remote_addr)
         changed = self._apply(values)
         if changed:
@@ -148,7 +156,9 @@ class RuntimeAdminProcessor(Processor):
         """Validate every key first, then assign; returns the RocketMQ names of what changed."""
         targets: list[tuple[RocketConfig, str, Any]] = []
         for key, raw in values.items():
-            target = next((m for m in (self.ctx.broker_config, self.ctx.store_config) if key in m.known_keys()), None)
+            target = next(
+                (m for m in (self.ctx.broker_config, self.ctx.store_config) if key in m.known_keys()), None
+            )
             if target is None:
                 raise RequestError(ResponseCode.SYSTEM_ERROR, f"unknown configuration key {key!r}")
             field = target.known_keys()[key]
@@ -156,7 +166,8 @@ class RuntimeAdminProcessor(Processor):
                 probe = type(target).model_validate({**target.model_dump(), field: raw})
             except ValidationError as exc:
                 raise RequestError(
-                    ResponseCode.SYSTEM_ERROR, f"bad value for {key!r}: {exc.errors()[0]['msg']} (got {raw!r})"
+                    ResponseCode.SYSTEM_ERROR,
+                    f"bad value for {key!r}: {exc.errors()[0]['msg']} (got {raw!r})",
                 ) from None
             targets.append((target, field, getattr(probe, field)))
         changed: set[str] = set()

@@ -81,11 +81,15 @@ class StatsAdminProcessor(Processor):
             config = ctx.topic_config_manager.select_topic_config(topic)
             if config is None:
                 continue
-            if group_info is not None and group_info.subscription_table and topic not in group_info.subscription_table:
+            if (
+                group_info is not None
+                and group_info.subscription_table
+                and topic not in group_info.subscription_table
+            ):
                 continue
             for queue_id in queue_ids(ctx, topic, config.read_queue_nums):
-                stats.offset_table[MessageQueue(topic, ctx.broker_config.broker_name, queue_id)] = self._offsets(
-                    group, topic, queue_id
+                stats.offset_table[MessageQueue(topic, ctx.broker_config.broker_name, queue_id)] = (
+                    self._offsets(group, topic, queue_id)
                 )
         return ok(request, body=stats.encode())
 
@@ -100,12 +104,16 @@ class StatsAdminProcessor(Processor):
                 config = ctx.topic_config_manager.select_topic_config(topic)
                 if config is None or (h.is_order and not config.order):
                     continue
-                if group_info is not None and group_info.subscription_table and topic not in group_info.subscription_table:
+                if (
+                    group_info is not None
+                    and group_info.subscription_table
+                    and topic not in group_info.subscription_table
+                ):
                     continue
                 stats = ConsumeStats()
                 for queue_id in queue_ids(ctx, topic, config.write_queue_nums):
-                    stats.offset_table[MessageQueue(topic, ctx.broker_config.broker_name, queue_id)] = self._offsets(
-                        group, topic, queue_id
+                    stats.offset_table[MessageQueue(topic, ctx.broker_config.broker_name, queue_id)] = (
+                        self._offsets(group, topic, queue_id)
                     )
                 answer.total_diff += stats.compute_total_diff()
                 per_topic.append(stats)

@@ -37,14 +37,20 @@ class SubscriptionAdminProcessor(Processor):
 
     def _not_on_slave(self) -> None:
         if self.ctx.store_config.is_slave:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker.")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker."
+            )
 
-    async def update_and_create_subscription_group(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
+    async def update_and_create_subscription_group(
+        self, conn: Connection, request: RemotingCommand
+    ) -> RemotingCommand:
         self._not_on_slave()
         try:
             config = SubscriptionGroupConfig.decode(request.body)
         except BodyDecodeError as exc:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the SubscriptionGroupConfig does not decode: {exc}") from None
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"the SubscriptionGroupConfig does not decode: {exc}"
+            ) from None
         if not config.group_name:
             raise RequestError(ResponseCode.SYSTEM_ERROR, "the SubscriptionGroupConfig has no groupName")
         log.info("updateAndCreateSubscriptionGroup %s by %s", config, conn.remote_addr)
@@ -57,7 +63,8 @@ class SubscriptionAdminProcessor(Processor):
     async def _persist(manager: ConfigFileManager, group: str) -> None:
         if not await manager.persist_changes():
             raise RequestError(
-                ResponseCode.SYSTEM_ERROR, f"the subscription group[{group}] could not be persisted (see the broker log)"
+                ResponseCode.SYSTEM_ERROR,
+                f"the subscription group[{group}] could not be persisted (see the broker log)",
             )
 
     async def get_all_subscription_group(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:

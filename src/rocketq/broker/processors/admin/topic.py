@@ -41,12 +41,16 @@ class TopicAdminProcessor(Processor):
 
     def _check_topic(self, topic: str) -> None:
         if self.ctx.store_config.is_slave:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker.")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, "Can't modify topic or subscription group from slave broker."
+            )
         problem = topic_problem(topic)
         if problem is not None:
             raise RequestError(ResponseCode.SYSTEM_ERROR, problem)
         if self.ctx.topic_config_manager.is_system_topic(topic):
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic."
+            )
 
     async def update_and_create_topic(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
         h = decode_header(CreateTopicRequestHeader, request)
@@ -67,7 +71,9 @@ class TopicAdminProcessor(Processor):
         version = manager.data_version.copy()  # this change's own version, for the NameServer
         # Java persists topics.json before answering: a kill -9 right after the answer keeps the topic.
         if not await manager.persist_changes():
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the topic[{h.topic}] could not be persisted (see the broker log)")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"the topic[{h.topic}] could not be persisted (see the broker log)"
+            )
         await self.ctx.register_increment(config, version)
         return ok(request)
 
@@ -77,7 +83,8 @@ class TopicAdminProcessor(Processor):
         for name, value in (("readQueueNums", h.read_queue_nums), ("writeQueueNums", h.write_queue_nums)):
             if not 0 <= value <= limit:
                 raise RequestError(
-                    INVALID_PARAMETER, f"{name} {value} is out of range: a topic has 0 to {limit} queues (maxTopicQueueNums)"
+                    INVALID_PARAMETER,
+                    f"{name} {value} is out of range: a topic has 0 to {limit} queues (maxTopicQueueNums)",
                 )
 
     async def delete_topic(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:
@@ -90,7 +97,9 @@ class TopicAdminProcessor(Processor):
         ctx.store.delete_topics({h.topic})
         # Java persists topics.json before answering: a topic deleted must not come back after a crash.
         if deleted and not await ctx.topic_config_manager.persist_changes():
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"deleting the topic[{h.topic}] failed to persist (see the log)")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"deleting the topic[{h.topic}] failed to persist (see the log)"
+            )
         return ok(request)
 
     async def get_all_topic_config(self, conn: Connection, request: RemotingCommand) -> RemotingCommand:

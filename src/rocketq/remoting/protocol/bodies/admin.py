@@ -84,12 +84,18 @@ class TopicOffset(JsonBody):
     last_update_timestamp: int = 0  # store time of the last message, 0 when the queue is empty
 
     def to_json(self) -> dict[str, Any]:
-        return {"lastUpdateTimestamp": self.last_update_timestamp, "maxOffset": self.max_offset, "minOffset": self.min_offset}
+        return {
+            "lastUpdateTimestamp": self.last_update_timestamp,
+            "maxOffset": self.max_offset,
+            "minOffset": self.min_offset,
+        }
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:
         d = as_mapping(obj)
-        return cls(as_int(d.get("minOffset")), as_int(d.get("maxOffset")), as_int(d.get("lastUpdateTimestamp")))
+        return cls(
+            as_int(d.get("minOffset")), as_int(d.get("maxOffset")), as_int(d.get("lastUpdateTimestamp"))
+        )
 
 
 @dataclass(slots=True)
@@ -115,12 +121,18 @@ class OffsetWrapper(JsonBody):
     last_timestamp: int = 0  # store time of the last consumed message
 
     def to_json(self) -> dict[str, Any]:
-        return {"brokerOffset": self.broker_offset, "consumerOffset": self.consumer_offset, "lastTimestamp": self.last_timestamp}
+        return {
+            "brokerOffset": self.broker_offset,
+            "consumerOffset": self.consumer_offset,
+            "lastTimestamp": self.last_timestamp,
+        }
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:
         d = as_mapping(obj)
-        return cls(as_int(d.get("brokerOffset")), as_int(d.get("consumerOffset")), as_int(d.get("lastTimestamp")))
+        return cls(
+            as_int(d.get("brokerOffset")), as_int(d.get("consumerOffset")), as_int(d.get("lastTimestamp"))
+        )
 
 
 @dataclass(slots=True)
@@ -173,7 +185,10 @@ class ConsumeStatsList(JsonBody):
         entries = d.get("consumeStatsList")
         return cls(
             consume_stats_list=[
-                {str(group): [ConsumeStats.from_json(s) for s in per_topic or ()] for group, per_topic in as_mapping(entry).items()}
+                {
+                    str(group): [ConsumeStats.from_json(s) for s in per_topic or ()]
+                    for group, per_topic in as_mapping(entry).items()
+                }
                 for entry in (entries if isinstance(entries, list) else ())
             ],
             broker_addr=as_str(d.get("brokerAddr")),
@@ -232,7 +247,9 @@ class SubscriptionGroupWrapper(JsonBody):
     def to_json(self) -> dict[str, Any]:
         return {
             "dataVersion": self.data_version.to_json(),
-            "subscriptionGroupTable": {name: cfg.to_json() for name, cfg in self.subscription_group_table.items()},
+            "subscriptionGroupTable": {
+                name: cfg.to_json() for name, cfg in self.subscription_group_table.items()
+            },
         }
 
     @classmethod
@@ -258,7 +275,12 @@ class Connection(JsonBody):
     version: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"clientAddr": self.client_addr, "clientId": self.client_id, "language": self.language.name, "version": self.version}
+        return {
+            "clientAddr": self.client_addr,
+            "clientId": self.client_id,
+            "language": self.language.name,
+            "version": self.version,
+        }
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:
@@ -309,7 +331,8 @@ class ConsumerConnection(JsonBody):
         return cls(
             connection_set=[Connection.from_json(c) for c in as_list(d.get("connectionSet"))],
             subscription_table={
-                as_str(topic): SubscriptionData.from_json(sub) for topic, sub in as_mapping(d.get("subscriptionTable")).items()
+                as_str(topic): SubscriptionData.from_json(sub)
+                for topic, sub in as_mapping(d.get("subscriptionTable")).items()
             },
             consume_type=as_opt_enum(ConsumeType, d.get("consumeType")),
             message_model=as_opt_enum(MessageModel, d.get("messageModel")),
@@ -328,7 +351,9 @@ class ProducerConnection(JsonBody):
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:
-        return cls(connection_set=[Connection.from_json(c) for c in as_list(as_mapping(obj).get("connectionSet"))])
+        return cls(
+            connection_set=[Connection.from_json(c) for c in as_list(as_mapping(obj).get("connectionSet"))]
+        )
 
 
 # -- consume time span (303) ----------------------------------------------------------------------
@@ -398,7 +423,11 @@ class BrokerStatsData(JsonBody):
     stats_day: BrokerStatsItem = field(default_factory=BrokerStatsItem)
 
     def to_json(self) -> dict[str, Any]:
-        return {"statsDay": self.stats_day.to_json(), "statsHour": self.stats_hour.to_json(), "statsMinute": self.stats_minute.to_json()}
+        return {
+            "statsDay": self.stats_day.to_json(),
+            "statsHour": self.stats_hour.to_json(),
+            "statsMinute": self.stats_minute.to_json(),
+        }
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:
@@ -430,7 +459,11 @@ class ConsumeMessageDirectlyResult(JsonBody):
     spent_time_mills: int = 0  # sic: Java's spelling
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"autoCommit": self.auto_commit, "order": self.order, "spentTimeMills": self.spent_time_mills}
+        out: dict[str, Any] = {
+            "autoCommit": self.auto_commit,
+            "order": self.order,
+            "spentTimeMills": self.spent_time_mills,
+        }
         if self.consume_result is not None:
             out["consumeResult"] = self.consume_result.name
         if self.remark is not None:

@@ -56,7 +56,11 @@ class LockBatchRequestBody(JsonBody):
     mq_set: list[MessageQueue] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"clientId": self.client_id, "consumerGroup": self.consumer_group, "mqSet": mq_json_list(self.mq_set)}
+        return {
+            "clientId": self.client_id,
+            "consumerGroup": self.consumer_group,
+            "mqSet": mq_json_list(self.mq_set),
+        }
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:
@@ -98,7 +102,9 @@ class ResetOffsetBody(JsonBody):
 
     @classmethod
     def from_json(cls, obj: Any) -> Self:
-        return cls(offset_table=mq_keyed(as_mapping(obj).get("offsetTable"), as_int, "ResetOffsetBody.offsetTable"))
+        return cls(
+            offset_table=mq_keyed(as_mapping(obj).get("offsetTable"), as_int, "ResetOffsetBody.offsetTable")
+        )
 
 
 @dataclass(slots=True)
@@ -242,7 +248,9 @@ class ConsumerRunningInfo(JsonBody):
             "mqTable": {mq: self.mq_table[mq].to_json() for mq in sorted(self.mq_table)},
             "properties": dict(self.properties),
             "statusTable": {topic: status.to_json() for topic, status in self.status_table.items()},
-            "subscriptionSet": [s.to_json() for s in sorted(self.subscription_set, key=lambda s: (s.topic, s.sub_string))],
+            "subscriptionSet": [
+                s.to_json() for s in sorted(self.subscription_set, key=lambda s: (s.topic, s.sub_string))
+            ],
         }
         if self.jstack is not None:
             out["jstack"] = self.jstack
@@ -255,6 +263,8 @@ class ConsumerRunningInfo(JsonBody):
             properties=as_str_map(d.get("properties")),
             subscription_set=[SubscriptionData.from_json(s) for s in as_list(d.get("subscriptionSet"))],
             mq_table=mq_keyed(d.get("mqTable"), ProcessQueueInfo.from_json, "ConsumerRunningInfo.mqTable"),
-            status_table={as_str(k): ConsumeStatus.from_json(v) for k, v in as_mapping(d.get("statusTable")).items()},
+            status_table={
+                as_str(k): ConsumeStatus.from_json(v) for k, v in as_mapping(d.get("statusTable")).items()
+            },
             jstack=as_opt_str(d.get("jstack")),
         )

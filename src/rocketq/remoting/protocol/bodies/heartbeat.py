@@ -46,7 +46,9 @@ class ConsumeFromWhere(enum.StrEnum):
     """Where a group without a committed offset starts; order = Java ordinals."""
 
     CONSUME_FROM_LAST_OFFSET = "CONSUME_FROM_LAST_OFFSET"
-    CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST = "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"
+    CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST = (
+        "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"
+    )
     CONSUME_FROM_MIN_OFFSET = "CONSUME_FROM_MIN_OFFSET"
     CONSUME_FROM_MAX_OFFSET = "CONSUME_FROM_MAX_OFFSET"
     CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
@@ -132,7 +134,9 @@ class ConsumerData(JsonBody):
             consume_from_where=as_enum(
                 ConsumeFromWhere, d.get("consumeFromWhere"), ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
             ),
-            subscription_data_set=[SubscriptionData.from_json(s) for s in as_list(d.get("subscriptionDataSet"))],
+            subscription_data_set=[
+                SubscriptionData.from_json(s) for s in as_list(d.get("subscriptionDataSet"))
+            ],
             unit_mode=as_bool(d.get("unitMode")),
         )
 

@@ -215,7 +215,9 @@ class RegisterBrokerBody:
             return fastjson.dumps(self.to_json())
         wrapper = self.topic_config_serialize_wrapper
         parts = [_prefixed(wrapper.data_version.encode()), _INT.pack(len(wrapper.topic_config_table))]
-        parts.extend(_prefixed(tc.encode_text().encode("utf-8")) for tc in wrapper.topic_config_table.values())
+        parts.extend(
+            _prefixed(tc.encode_text().encode("utf-8")) for tc in wrapper.topic_config_table.values()
+        )
         parts.append(_prefixed(json.dumps(self.filter_server_list, separators=(",", ":")).encode("utf-8")))
         return zlib.compress(b"".join(parts), 9)
 

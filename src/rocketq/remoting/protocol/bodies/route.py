@@ -139,7 +139,9 @@ class BrokerData:
                 addrs[int(str(key).strip())] = str(addr)
             except ValueError:
                 continue  # a key that is no broker id: Java's Long parse would fail the whole body
-        return cls(cluster=as_str(d.get("cluster")), broker_name=as_str(d.get("brokerName")), broker_addrs=addrs)
+        return cls(
+            cluster=as_str(d.get("cluster")), broker_name=as_str(d.get("brokerName")), broker_addrs=addrs
+        )
 
 
 # -- TopicRouteData -----------------------------------------------------------------------------

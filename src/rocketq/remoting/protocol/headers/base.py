@@ -147,7 +147,9 @@ def _build_specs(cls: type) -> tuple[_FieldSpec, ...]:
             raise TypeError(f"{cls.__name__}.{f.name}: header fields take plain defaults, not factories")
         java = f.metadata.get("java", _camel(f.name))
         kw_only = bool(f.kw_only)
-        specs.append(_FieldSpec(f.name, java, _kind_of(hints[f.name]), f.default is _MISSING, f.default, kw_only))
+        specs.append(
+            _FieldSpec(f.name, java, _kind_of(hints[f.name]), f.default is _MISSING, f.default, kw_only)
+        )
     return tuple(specs)
 
 
@@ -184,11 +186,15 @@ def _compile_decoder(
         fast_digits = _FAST_DIGITS.get(spec.kind)
         if fast_digits is not None:
             # Inlined common case of the Java parsers: plain ASCII digits short enough to be in range.
-            lines.append(f"{indent}if {raw}.isascii() and {raw}.isdigit() and len({raw}) <= {fast_digits}: {val} = int({raw})")
+            lines.append(
+                f"{indent}if {raw}.isascii() and {raw}.isdigit() and len({raw}) <= {fast_digits}: {val} = int({raw})"
+            )
             lines.append(f"{indent}else:")
             indent += "    "
         lines.append(f"{indent}try: {val} = p{i}({raw})")
-        lines.append(f"{indent}except ValueError: raise Bad({name!r}, {spec.java!r}, {raw}, {expected!r}) from None")
+        lines.append(
+            f"{indent}except ValueError: raise Bad({name!r}, {spec.java!r}, {raw}, {expected!r}) from None"
+        )
         values.append(val)
     if build is None:
         lines.extend(_construct(cls, specs, values, env))
@@ -209,7 +215,10 @@ def _construct(cls: type, specs: tuple[_FieldSpec, ...], values: list[str], env:
     """
     slots = cls.__dict__.get("__slots__", ())
     if hasattr(cls, "__post_init__") or any(spec.attr not in slots for spec in specs):
-        args = [f"{spec.attr}={value}" if spec.kw_only else value for spec, value in zip(specs, values, strict=True)]
+        args = [
+            f"{spec.attr}={value}" if spec.kw_only else value
+            for spec, value in zip(specs, values, strict=True)
+        ]
         return [f"    return cls({', '.join(args)})"]
     env["new"] = object.__new__
     lines = ["    o = new(cls)"]

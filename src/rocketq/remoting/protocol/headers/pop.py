@@ -110,7 +110,7 @@ def is_pop_retry_topic_v2(topic: str) -> bool:
 
 
 def retry_flag(topic: str) -> str:
-    """"0" normal topic, "1" (v1) or "2" (v2) pop retry topic, as ExtraInfoUtil.getRetry."""
+    """ "0" normal topic, "1" (v1) or "2" (v2) pop retry topic, as ExtraInfoUtil.getRetry."""
     if is_pop_retry_topic_v2(topic):
         return RETRY_TOPIC_V2
     if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
@@ -149,8 +149,15 @@ class ExtraInfo(NamedTuple):
         return real_topic(topic, group, self.retry)
 
     def build(self) -> str:
-        parts = [self.ck_queue_offset, self.pop_time, self.invisible_time, self.revive_qid, self.retry,
-                 self.broker_name, self.queue_id]
+        parts = [
+            self.ck_queue_offset,
+            self.pop_time,
+            self.invisible_time,
+            self.revive_qid,
+            self.retry,
+            self.broker_name,
+            self.queue_id,
+        ]
         if self.queue_offset is not None:
             parts.append(self.queue_offset)
         return " ".join(str(p) for p in parts)
@@ -162,7 +169,13 @@ class ExtraInfo(NamedTuple):
             raise ExtraInfoError(f"extraInfo {text!r} has {len(fields)} fields, needs 7 or 8")
         try:
             return cls(
-                int(fields[0]), int(fields[1]), int(fields[2]), int(fields[3]), fields[4], fields[5], int(fields[6]),
+                int(fields[0]),
+                int(fields[1]),
+                int(fields[2]),
+                int(fields[3]),
+                fields[4],
+                fields[5],
+                int(fields[6]),
                 int(fields[7]) if len(fields) > 7 else None,
             )
         except ValueError:
@@ -170,12 +183,25 @@ class ExtraInfo(NamedTuple):
 
 
 def build_extra_info(
-    ck_queue_offset: int, pop_time: int, invisible_time: int, revive_qid: int, topic: str, broker_name: str,
-    queue_id: int, queue_offset: int | None = None,
+    ck_queue_offset: int,
+    pop_time: int,
+    invisible_time: int,
+    revive_qid: int,
+    topic: str,
+    broker_name: str,
+    queue_id: int,
+    queue_offset: int | None = None,
 ) -> str:
     """ExtraInfoUtil.buildExtraInfo: the retry flag is derived from `topic`."""
     return ExtraInfo(
-        ck_queue_offset, pop_time, invisible_time, revive_qid, retry_flag(topic), broker_name, queue_id, queue_offset
+        ck_queue_offset,
+        pop_time,
+        invisible_time,
+        revive_qid,
+        retry_flag(topic),
+        broker_name,
+        queue_id,
+        queue_offset,
     ).build()
 
 
