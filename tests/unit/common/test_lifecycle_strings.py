@@ -36,7 +36,6 @@ FLAG_ALLOWED = {
     ("remoting/transport/connection.py", "_closing"),  # one TCP connection (Netty Channel state)
     ("remoting/transport/dispatch.py", "_closed"),  # an executor's queue refusing jobs (ThreadPoolExecutor)
     ("store/ha/master.py", "_closed"),  # one slave's HA connection (HAConnection)
-    ("testing/send_stream.py", "_stopping"),  # a test load generator's loop, not shipped
 }
 
 
