@@ -23,7 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "admin": ("rocketq.client.admin_cli", "administer a cluster: topics, groups, offsets, messages"),
     "bench": ("rocketq.client.bench", "benchmark produce / consume / latency against a cluster"),
     "dashboard": ("rocketq.dashboard.cli", "serve the web dashboard of a cluster (default 127.0.0.1:8080)"),
-    "cluster": ("rocketq.testing.launcher", "run a local cluster in the foreground (cluster up -c FILE)"),
+    "cluster": ("rocketq.launcher", "run a local cluster in the foreground (cluster up -c FILE)"),
 }
 
 

@@ -27,6 +27,7 @@ from rocketq.common import constants as C
 from rocketq.common.config import parse_properties
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.msg_id import parse_offset_msg_id
+from rocketq.common.service import ServiceState
 from rocketq.remoting.errors import ConsumerNotOnlineError, RequestCodeNotSupportedError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.admin import (
@@ -127,23 +128,33 @@ class Admin(AclAdminMixin):
             values["namesrv_addr"] = namesrv_addr
         values.setdefault("instance_name", "ADMIN")
         self.config = ClientConfig.build(values, source="Admin")
+        self._state = ServiceState.CREATE_JUST
         self._instance: ClientInstance | None = None
 
     async def start(self) -> None:
-        """Start the client underneath (done on first use too)."""
-        if self._instance is None:
-            inst = acquire_instance(self.config)
-            inst.admin_users += 1
-            try:
-                await inst.start()
-            except BaseException:
-                await inst.release_admin()
-                raise
-            self._instance = inst
+        """Start the client underneath (done on first use too).
+
+        Unlike a producer or consumer, an Admin may be started again: from SHUTDOWN_ALREADY (after
+        shutdown()) or START_FAILED, start() acquires a client once more and the Admin is RUNNING
+        again, so a command-line tool or a test can reuse one Admin object across cluster restarts.
+        """
+        if self._state is ServiceState.RUNNING:
+            return
+        inst = acquire_instance(self.config)
+        inst.admin_users += 1
+        try:
+            await inst.start()
+        except BaseException:
+            self._state = ServiceState.START_FAILED
+            await inst.release_admin()
+            raise
+        self._instance = inst
+        self._state = ServiceState.RUNNING
 
     async def shutdown(self) -> None:
         """Release the client underneath (shared with other clients of the same settings)."""
         inst, self._instance = self._instance, None
+        self._state = ServiceState.SHUTDOWN_ALREADY
         if inst is not None:
             await inst.release_admin()
 
@@ -159,7 +170,7 @@ class Admin(AclAdminMixin):
         await self.shutdown()
 
     async def _inst(self) -> ClientInstance:
-        if self._instance is None:
+        if self._state is not ServiceState.RUNNING:
             await self.start()
         assert self._instance is not None
         return self._instance

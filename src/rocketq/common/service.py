@@ -138,7 +138,9 @@ class PeriodicService(Service):
     comes 10 s after start, for example); otherwise the first round runs at once. A round that
     returns a number of seconds sets the wait before the next one instead (a delivery loop that
     knows when its next message is due); a round that raises is logged and the next one follows
-    after `failure_pause_s` (default: the interval). A wake-up that arrives during a round makes the
+    after `failure_pause_s` (default: the interval). The failure is logged with its traceback at ERROR;
+    a loop whose failures are expected (a dashboard sampling a cluster that is down) passes a lower
+    `failure_log_level` and gets one line without the traceback. A wake-up that arrives during a round makes the
     next one start at once.
     """
 
@@ -149,6 +151,7 @@ class PeriodicService(Service):
         run_once: Callable[[], Awaitable[float | None]],
         initial_delay_s: float = 0.0,
         failure_pause_s: float | None = None,
+        failure_log_level: int = logging.ERROR,
     ) -> None:
         super().__init__()
         self.name = name
@@ -156,6 +159,7 @@ class PeriodicService(Service):
         self._run_once = run_once
         self._initial_delay_s = initial_delay_s
         self._failure_pause_s = failure_pause_s
+        self._failure_log_level = failure_log_level
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -186,7 +190,16 @@ class PeriodicService(Service):
                 wait_s = await self._run_once()
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as exc:
                 wait_s = self.interval_s if self._failure_pause_s is None else self._failure_pause_s
-                log.exception("%s: periodic run failed; next run in %.1fs", self.name, wait_s)
+                if self._failure_log_level >= logging.ERROR:
+                    log.exception("%s: periodic run failed; next run in %.1fs", self.name, wait_s)
+                else:
+                    log.log(
+                        self._failure_log_level,
+                        "%s: periodic run failed: %s; next run in %.1fs",
+                        self.name,
+                        exc,
+                        wait_s,
+                    )
             await self._wait(self.interval_s if wait_s is None else wait_s)

@@ -479,7 +479,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         if sample:
-            d.history.start(d.sample)
+            await d.history.start(d.sample)
         try:
             yield
         finally:

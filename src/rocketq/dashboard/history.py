@@ -8,15 +8,14 @@ drawn server-side as inline SVG polylines (no script, no remote asset).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-log = logging.getLogger("rocketq.dashboard")
+from rocketq.common.service import PeriodicService
 
 SAMPLE_INTERVAL_S = 10.0
 KEEP_S = 3600
@@ -35,7 +34,7 @@ class Series:
 class History:
     def __init__(self) -> None:
         self.series: dict[str, Series] = {}
-        self._task: asyncio.Task[None] | None = None
+        self._sampler: PeriodicService | None = None
 
     def add(self, name: str, value: float, at: float | None = None) -> None:
         self.series.setdefault(name, Series()).add(value, at)
@@ -52,21 +51,14 @@ class History:
             )
         return {"lines": lines, "peak": peak, "width": width, "height": height}
 
-    def start(self, sample: Any) -> None:
-        async def loop() -> None:
-            while True:
-                try:
-                    await sample()
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # a dead cluster: the pages show the banner; the charts just pause
-                    log.debug("sampling failed: %s", exc)
-                await asyncio.sleep(SAMPLE_INTERVAL_S)
-
-        self._task = asyncio.create_task(loop(), name="dashboard-history")
+    async def start(self, sample: Callable[[], Awaitable[None]]) -> None:
+        # A failed round is logged at DEBUG only: with the cluster down the pages show the banner and
+        # the charts just pause, every SAMPLE_INTERVAL_S, until it is back.
+        self._sampler = PeriodicService(
+            "dashboard-history", SAMPLE_INTERVAL_S, sample, failure_log_level=logging.DEBUG
+        )
+        await self._sampler.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        if self._sampler is not None:
+            await self._sampler.stop()

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from rocketq.common import constants as C
 from rocketq.common.record.check import RecordCheck, check_record, unit_record_problem
@@ -28,10 +27,8 @@ from rocketq.store.config import BrokerRole, MessageStoreConfig
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.index_service import IndexService
+from rocketq.store.protocols import MessageFilter
 from rocketq.store.status import GetMessageStatus, GetResult, QueryResult
-
-if TYPE_CHECKING:
-    from rocketq.store.protocols import MessageFilter
 
 log = logging.getLogger("rocketq.store")
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from rocketq.common.message import MessageExt
+from rocketq.store.consume_queues import ConsumeQueueTable
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import GetResult, PutResult, QueryResult
 
@@ -74,3 +75,13 @@ class MessageStoreAPI(Protocol):
     def get_flushed_phy_offset(self) -> int: ...
     def dispatch_behind_bytes(self) -> int: ...
     def runtime_info(self) -> dict[str, Any]: ...
+
+
+class InternalStoreAPI(MessageStoreAPI, Protocol):
+    """The facade as the store's own delivery services see it: MessageStoreAPI plus the consume-queue
+    table, which the schedule and timer services scan for their system topics (Java's
+    ScheduleMessageService and TimerMessageStore hold the DefaultMessageStore itself).
+    """
+
+    @property
+    def queues(self) -> ConsumeQueueTable: ...

@@ -20,7 +20,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rocketq.common import constants as C
 from rocketq.common import fastjson
@@ -32,11 +32,9 @@ from rocketq.common.service import PeriodicService, start_all, stop_all
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.delay import DelayLevels
 from rocketq.store.message import BrokerMessage
+from rocketq.store.protocols import InternalStoreAPI
 from rocketq.store.reput import real_destination, reput_message
 from rocketq.store.status import PutResult
-
-if TYPE_CHECKING:
-    from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger("rocketq.store.schedule")
 
@@ -94,7 +92,7 @@ class ScheduleMessageService:
 
     def __init__(
         self,
-        store: MessageStore,
+        store: InternalStoreAPI,
         levels: DelayLevels,
         offset_path: Path,
         clock: Clock = SYSTEM_CLOCK,

@@ -22,6 +22,7 @@ from rocketq.client import Admin, LitePullConsumer, Message, MessageQueue, Produ
 from rocketq.client.config import ConsumeFromWhere
 from rocketq.client.model import SendStatus
 from rocketq.client.route import to_subscribe_queues
+from rocketq.common.service import ServiceState, spawn
 from rocketq.testing.ledger import Ledger, Position, make_body
 
 FAILURE_BACKOFF_S = 0.02
@@ -61,27 +62,30 @@ class SendStream:
         self.cycle = 0
         self._seqs = itertools.count()
         self._tasks: list[asyncio.Task[None]] = []
-        self._stopping = False
+        # Not a Service: start() is synchronous and may follow stop() (a test pauses and resumes its
+        # load), which ServiceState models as SHUTDOWN_ALREADY -> RUNNING for this test-only helper.
+        self._state = ServiceState.CREATE_JUST
         self._progress = asyncio.Event()
         self.last_ack_time = 0.0
 
     @property
     def running(self) -> bool:
-        return bool(self._tasks) and not self._stopping
+        return bool(self._tasks) and self._state is ServiceState.RUNNING
 
     def start(self) -> None:
-        self._stopping = False
-        self._tasks = [asyncio.ensure_future(self._sender()) for _ in range(self.concurrency)]
+        self._state = ServiceState.RUNNING
+        self._tasks = [spawn(f"send-stream-{i}", self._sender()) for i in range(self.concurrency)]
 
     async def stop(self) -> None:
         """Let the sends in flight finish (each is bounded by the producer's timeout), start no more."""
-        self._stopping = True
+        self._state = ServiceState.STOPPING
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        self._state = ServiceState.SHUTDOWN_ALREADY
 
     async def _sender(self) -> None:
         ledger = self.ledger
-        while not self._stopping:
+        while self._state is ServiceState.RUNNING:
             seq = next(self._seqs)
             if seq >= self.max_messages:
                 return

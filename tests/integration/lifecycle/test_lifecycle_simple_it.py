@@ -9,6 +9,7 @@ import pytest
 from lifecycle_it_helpers import create_topic, dlq_messages
 
 from rocketq.client import Admin, Message, MessageExt, Producer, SimpleConsumer
+from rocketq.client.errors import ClientStateError
 from rocketq.common import constants as C
 from rocketq.remoting.errors import BrokerResponseError
 from rocketq.testing.simple_consumer import receive_until
@@ -119,3 +120,35 @@ async def test_in_flight_messages_survive_a_broker_crash(cluster_factory) -> Non
         assert back.body == b"comes-back" and back.reconsume_times == 1
         assert time.monotonic() - received_at >= 11.9
         await consumer.ack(back)
+
+
+@pytest.mark.timeout(60)
+async def test_admin_and_simple_consumer_start_again_after_shutdown(cluster_factory) -> None:
+    # The two clients that may be restarted (a producer or push consumer refuses): SHUTDOWN_ALREADY -> RUNNING.
+    cluster = await cluster_factory()
+    ns, topic = cluster.namesrv_addr, "TopicSimpleRestart"
+    await create_topic(ns, topic)
+    admin = Admin(namesrv_addr=ns)
+    assert "broker-a" in (await admin.cluster_info()).broker_addr_table  # started on first use
+    await admin.shutdown()
+    await admin.start()
+    assert (await admin.topic_route(topic)).queue_datas
+    await admin.shutdown()
+    assert (await admin.topic_route(topic)).queue_datas  # the first use after a shutdown starts it again
+    await admin.shutdown()
+
+    consumer = SimpleConsumer(
+        "sg-restart", namesrv_addr=ns, subscriptions={topic: "*"}, await_duration_ms=1000
+    )
+    await consumer.start()
+    await consumer.shutdown()
+    with pytest.raises(ClientStateError):
+        await consumer.receive(16, 10_000)
+    await consumer.start()
+    try:
+        await send(ns, topic, b"after-restart")
+        [msg] = await receive_until(consumer, 1, invisible_ms=10_000)
+        assert msg.body == b"after-restart"
+        await consumer.ack(msg)
+    finally:
+        await consumer.shutdown()

@@ -1,4 +1,5 @@
 import asyncio
+import logging
 
 import pytest
 
@@ -130,6 +131,36 @@ async def test_a_failing_round_waits_the_failure_pause() -> None:
     await asyncio.wait_for(second.wait(), 5)
     await svc.stop()
     assert svc.state is ServiceState.SHUTDOWN_ALREADY
+
+
+@pytest.mark.parametrize(
+    ("level", "traceback"), [(logging.ERROR, True), (logging.DEBUG, False)], ids=["default", "debug"]
+)
+async def test_a_failing_round_is_logged_at_the_failure_log_level(
+    level: int, traceback: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    second = asyncio.Event()
+    calls = 0
+
+    async def run_once() -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("cluster down")
+        second.set()
+
+    caplog.set_level(logging.DEBUG, logger="rocketq.service")
+    svc = PeriodicService(
+        "sampler", interval_s=3600, run_once=run_once, failure_pause_s=0.0, failure_log_level=level
+    )
+    await svc.start()
+    await asyncio.wait_for(second.wait(), 5)
+    await svc.stop()
+    [record] = [r for r in caplog.records if "periodic run failed" in r.getMessage()]
+    assert record.levelno == level
+    assert "sampler" in record.getMessage()
+    assert (record.exc_info is not None) is traceback
+    assert traceback or "cluster down" in record.getMessage()
 
 
 async def test_a_stop_during_a_stop_waits_for_nothing_and_keeps_stopping() -> None:

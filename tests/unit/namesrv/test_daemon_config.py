@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.cluster import _options
 from rocketq.common.errors import ConfigError
 from rocketq.namesrv.daemon import load_config, parse_args
-from rocketq.testing.cluster import _options
 
 
 def test_defaults() -> None:

@@ -33,7 +33,7 @@ from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
-from rocketq.common.service import spawn
+from rocketq.common.service import ServiceState, spawn
 
 log = logging.getLogger("rocketq.client.consume")
 
@@ -70,13 +70,13 @@ class ConsumePool:
         self._workers: list[asyncio.Task[None]] = []
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
         self._timers: set[asyncio.TimerHandle] = set()
-        self.running = False
+        self.state = ServiceState.CREATE_JUST
         self.busy = 0
         self._idle = asyncio.Event()
         self._idle.set()
 
     def start(self) -> None:
-        self.running = True
+        self.state = ServiceState.RUNNING
         self._workers = [spawn(f"consume-worker-{i}", self._work()) for i in range(self.size)]
 
     async def _work(self) -> None:
@@ -97,7 +97,7 @@ class ConsumePool:
                 self._jobs.task_done()
 
     def submit(self, job: Job) -> None:
-        if self.running:
+        if self.state is ServiceState.RUNNING:
             self._jobs.put_nowait(job)
 
     async def drain(self) -> None:
@@ -105,7 +105,7 @@ class ConsumePool:
         await self._jobs.join()
 
     def submit_later(self, delay_s: float, job: Job) -> None:
-        if not self.running:
+        if self.state is not ServiceState.RUNNING:
             return
         handle: asyncio.TimerHandle | None = None
 
@@ -132,7 +132,7 @@ class ConsumePool:
 
     async def shutdown(self, wait_ms: int) -> None:
         """Stop taking jobs; wait up to `wait_ms` for the running ones, then cancel the workers."""
-        self.running = False
+        self.state = ServiceState.STOPPING
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()
@@ -149,6 +149,7 @@ class ConsumePool:
         if self._threads is not None:
             self._threads.shutdown(wait=False, cancel_futures=True)
             self._threads = None
+        self.state = ServiceState.SHUTDOWN_ALREADY
 
 
 def _normalise(result: Any, orderly: bool) -> ConsumeResult:

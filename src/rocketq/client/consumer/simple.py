@@ -29,6 +29,7 @@ from rocketq.client.model import MessageSelector
 from rocketq.common import constants as C
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.record.lazy import decode_records_lazy
+from rocketq.common.service import ServiceState
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, ConsumeType, SubscriptionData
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
@@ -73,6 +74,7 @@ class SimpleConsumer:
         self._subs: dict[str, SubscriptionData] = {
             t: build_subscription(t, e) for t, e in (subscriptions or {}).items()
         }
+        self._state = ServiceState.CREATE_JUST
         self._instance: ClientInstance | None = None
         self._turn = itertools.count()
         self._iter_buffer: collections.deque[MessageExt] = collections.deque()  # see __aiter__
@@ -82,8 +84,14 @@ class SimpleConsumer:
         self._subs[topic] = build_subscription(topic, expression)
 
     async def start(self) -> None:
-        """Start: register with the brokers of the subscribed topics (POP consumption)."""
-        if self._instance is not None:
+        """Start: register with the brokers of the subscribed topics (POP consumption).
+
+        Unlike the push and lite-pull consumers, a SimpleConsumer may be started again: from
+        SHUTDOWN_ALREADY (after shutdown()) or START_FAILED it registers once more and is RUNNING
+        again. It keeps no local offsets or process queues that a restart would have to rebuild; the
+        broker holds the invisibility of every message received.
+        """
+        if self._state is ServiceState.RUNNING:
             return
         if not self._subs:
             raise MQClientError("a SimpleConsumer needs subscriptions={topic: expression}")
@@ -95,13 +103,16 @@ class SimpleConsumer:
                 await inst.update_topic_route(topic)
             await inst.send_heartbeat_to_all_brokers()
         except BaseException:
+            self._state = ServiceState.START_FAILED
             await inst.unregister_consumer(self.group)
             raise
         self._instance = inst
+        self._state = ServiceState.RUNNING
 
     async def shutdown(self) -> None:
         """Leave the group; messages received and not acked become visible again after their invisible duration."""
         inst, self._instance = self._instance, None
+        self._state = ServiceState.SHUTDOWN_ALREADY
         if inst is not None:
             await inst.unregister_consumer(self.group)
 
@@ -127,14 +138,14 @@ class SimpleConsumer:
         # One buffer per consumer, not per loop: a batch taken but not yet handed out survives a `break`
         # and is what the next `async for` starts with.
         buffered = self._iter_buffer
-        while self._instance is not None:
+        while self._state is ServiceState.RUNNING:
             if not buffered:
                 buffered.extend(await self.receive())
                 continue
             yield buffered.popleft()
 
     def _running(self) -> ClientInstance:
-        if self._instance is None:
+        if self._state is not ServiceState.RUNNING or self._instance is None:
             raise ClientStateError(f"simple consumer {self.group} is not started")
         return self._instance
 

@@ -16,7 +16,7 @@ import logging
 import ssl
 from typing import Any
 
-from rocketq.common.service import spawn
+from rocketq.common.service import ServiceState, spawn
 from rocketq.remoting.errors import (
     RemotingConnectError,
     RemotingError,
@@ -76,11 +76,12 @@ class RemotingClient(RemotingEndpoint):
         )
         self._conns: dict[str, Connection] = {}
         self._connecting: dict[str, asyncio.Task[Connection]] = {}
-        self._started = False
+        # CREATE_JUST until the first connection (_ensure_started), STOPPING from the first line of
+        # shutdown() on: a connection that completes during shutdown is closed, not kept.
+        self._state = ServiceState.CREATE_JUST
         # Offer msgpack headers on each connection and write JSON requests as msgpack once the server
         # accepted (see codec_negotiation); off by default: the caller's serialize type is kept.
         self.negotiate_msgpack = False
-        self._closed = False
 
     def register_processor(
         self, code: int, processor: RequestProcessor, executor: Executor | None = None
@@ -92,9 +93,9 @@ class RemotingClient(RemotingEndpoint):
     async def _ensure_started(self) -> None:
         if self._closed:
             raise RemotingConnectError("the remoting client is shut down")
-        if not self._started:
+        if self._state is ServiceState.CREATE_JUST:
             self._bind_loop()
-            self._started = True
+            self._state = ServiceState.RUNNING
             await self._scan.start()
 
     def is_connected(self, addr: str) -> bool:
@@ -287,9 +288,20 @@ class RemotingClient(RemotingEndpoint):
         """Close every connection (pending requests fail at once) and stop the client's tasks."""
         if self._closed:
             return
-        self._closed = True
-        if not self._started:
+        if self._state is ServiceState.CREATE_JUST:
+            self._state = ServiceState.SHUTDOWN_ALREADY
             return
+        self._state = ServiceState.STOPPING
+        try:
+            await self._stop(timeout_ms)
+        finally:
+            self._state = ServiceState.SHUTDOWN_ALREADY
+
+    @property
+    def _closed(self) -> bool:
+        return self._state is ServiceState.STOPPING or self._state is ServiceState.SHUTDOWN_ALREADY
+
+    async def _stop(self, timeout_ms: float) -> None:
         connecting = list(self._connecting.values())
         for task in connecting:
             task.cancel()

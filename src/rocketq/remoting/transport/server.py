@@ -20,7 +20,7 @@ import socket
 from typing import Any
 
 from rocketq.common.errors import IllegalStateError
-from rocketq.common.service import spawn
+from rocketq.common.service import ServiceState, spawn
 from rocketq.common.tls import ServerTls, TlsListener, accept_forever, serve
 from rocketq.remoting.errors import RemotingError, map_exceptions
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -80,8 +80,9 @@ class RemotingServer(RemotingEndpoint):
         self._boss: asyncio.Task[None] | None = None
         self._tls_listener: TlsListener | None = None
         self._port = 0
-        self._started = False
-        self._stopped = False
+        # RUNNING from the first line of start() (a second start() is refused while it binds);
+        # START_FAILED when binding failed, which shutdown() still cleans up after.
+        self._state = ServiceState.CREATE_JUST
 
     # -- registration ----------------------------------------------------------------------------
     def register_processor(
@@ -113,10 +114,10 @@ class RemotingServer(RemotingEndpoint):
 
     async def start(self) -> None:
         """Bind and start accepting; processors will run on the calling loop. Raises RemotingError."""
-        if self._started:
+        if self._state is not ServiceState.CREATE_JUST:
             raise IllegalStateError("the remoting server is already started")
         self._bind_loop()
-        self._started = True
+        self._state = ServiceState.RUNNING
         c = self.config
         where = f"listen on {c.bind_address}:{c.listen_port}"
         try:
@@ -134,6 +135,7 @@ class RemotingServer(RemotingEndpoint):
                 else:
                     await self._start_with_selectors()
         except RemotingError:
+            self._state = ServiceState.START_FAILED
             await self._stop_selectors()
             raise
         await self._scan.start()
@@ -172,10 +174,18 @@ class RemotingServer(RemotingEndpoint):
 
     async def shutdown(self) -> None:
         """Stop accepting, let running requests finish (bounded), close connections, stop the loops."""
-        if self._stopped or not self._started:
-            self._stopped = True
+        if self._state is ServiceState.STOPPING:
             return
-        self._stopped = True
+        if self._state is ServiceState.CREATE_JUST or self._state is ServiceState.SHUTDOWN_ALREADY:
+            self._state = ServiceState.SHUTDOWN_ALREADY
+            return
+        self._state = ServiceState.STOPPING
+        try:
+            await self._stop()
+        finally:
+            self._state = ServiceState.SHUTDOWN_ALREADY
+
+    async def _stop(self) -> None:
         loop = self.owner_loop
         deadline = loop.time() + self.config.shutdown_timeout_ms / 1000
         await self._stop_accepting()
@@ -209,7 +219,7 @@ class RemotingServer(RemotingEndpoint):
 
     # -- connection bookkeeping (owner loop) -----------------------------------------------------------
     def on_connection_made(self, conn: Connection) -> None:
-        if self._stopped:
+        if self._state is ServiceState.STOPPING or self._state is ServiceState.SHUTDOWN_ALREADY:
             conn.close("server shutting down")
             return
         ip = AddressCounter.ip_of(conn.remote_addr)

@@ -173,7 +173,13 @@ class HAService:
 
 
 class HAConnection:
-    """One slave: a reader of its offset reports and a writer of commit-log frames."""
+    """One slave: a reader of its offset reports and a writer of commit-log frames.
+
+    The two loops are this connection's I/O (Java's HAConnection ReadSocketService and
+    WriteSocketService), not periodic services: each waits on the socket or on new data, ends with the
+    connection, and `_closed` is the connection's state, not a service lifecycle. They stay plain
+    `while` loops; the HAService that owns the connections is the long-lived object.
+    """
 
     def __init__(
         self, service: HAService, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

@@ -26,7 +26,7 @@ import heapq
 import json
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt
@@ -36,13 +36,11 @@ from rocketq.common.record.layout import RecordDecodeError
 from rocketq.common.service import PeriodicService, start_all, stop_all
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.message import BrokerMessage
+from rocketq.store.protocols import InternalStoreAPI
 from rocketq.store.reput import real_destination, reput_message
 from rocketq.store.schedule import put_in_order
 from rocketq.store.timer.bucket_log import TimerBucketLog, TimerEntry
 from rocketq.store.timer.redirect import PROPERTY_TIMER_DEQUEUE_MS, PROPERTY_TIMER_OUT_MS, TIMER_TOPIC
-
-if TYPE_CHECKING:
-    from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger("rocketq.store.timer")
 
@@ -65,7 +63,7 @@ def message_to_real_queue(ext: MessageExt, now_ms: int) -> BrokerMessage | None:
 class TimerMessageService:
     def __init__(
         self,
-        store: MessageStore,
+        store: InternalStoreAPI,
         root: Path,
         clock: Clock = SYSTEM_CLOCK,
         *,

@@ -27,8 +27,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from rocketq.cluster import DaemonStartError, LocalCluster
 from rocketq.common.constants import DEFAULT_NAMESRV_PORT
-from rocketq.testing.cluster import DaemonStartError, LocalCluster
 
 
 def _parser() -> argparse.ArgumentParser:
