@@ -3,6 +3,7 @@ work that the header codec, the send processor and the store do.
 
     .venv/bin/python bench/send_path.py                             # accelerators as installed
     ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_path.py     # pure Python
+    .venv/bin/python bench/send_path.py --batch 100                 # SEND_BATCH_MESSAGE, 100 a request
     PYTHONPATH=<older tree>/src .venv/bin/python bench/send_path.py # an older tree, same driver
 
 Each message is a msgpack-headed SEND_MESSAGE_V2 frame (1 KiB body, a producer's usual properties)
@@ -12,6 +13,8 @@ encodes the answer frame. What it leaves out is the transport: reads, the dispat
 bench/remoting.py for those). The figure is the event-loop thread's CPU time (time.thread_time) per
 message, best and first quartile of rounds of --round messages, so that load from other processes
 hits it as little as possible. The broker context is the unit tests' (tests/unit/broker/broker_fakes).
+With --batch N each frame is a SEND_BATCH_MESSAGE of N such messages (the SDK's batch encoder, its
+per-message UNIQ_KEY), and the figure is still per message.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / 
 from broker_fakes import FakeConnection, make_context
 
 from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.common.message import Message
+from rocketq.common.record.codec import encode_batch
 from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
@@ -53,15 +58,40 @@ def frames(count: int) -> list[memoryview]:
     return out
 
 
-async def main(count: int, round_size: int) -> None:
+def batch_frames(count: int, size: int) -> list[memoryview]:
+    """`count` SEND_BATCH_MESSAGE frames of `size` messages each, as the SDK's send_batch builds them."""
+    out = []
+    for i in range(count):
+        msgs = []
+        for j in range(size):
+            msg = Message("BenchTopic", BODY)
+            msg.properties["UNIQ_KEY"] = f"7F0000010000{i * size + j:020X}"
+            msgs.append(msg)
+        ext = {
+            "a": "pg", "b": "BenchTopic", "c": "TBW102", "d": "4", "e": str(i % 4), "f": "0",
+            "g": "1700000000000", "h": "0", "i": "WAIT\x01true", "j": "0", "k": "false", "m": "true",
+            "n": "broker-a",
+        }  # fmt: skip
+        cmd = RemotingCommand.request(320, ext, encode_batch(msgs), serialize_type=SerializeType.MSGPACK)
+        out.append(memoryview(encode_frame(cmd))[4:])
+    return out
+
+
+async def main(count: int, round_size: int, batch: int) -> None:
     root = tempfile.mkdtemp(prefix="rocketq-send-path-")
     store = MessageStore(MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": "ASYNC_FLUSH"}))
     await store.start()
     store.add_arrival_listener(lambda *args: None)
     try:
-        proc = SendMessageProcessor(make_context(store))
+        ctx = make_context(store)
+        per = max(batch, 1)
+        if batch:
+            ctx.store_config = MessageStoreConfig.model_validate({"maxMessageSize": 4 * 1024 * 1024})
+        proc = SendMessageProcessor(ctx)
         conn = FakeConnection("10.0.0.5:4321")
-        work = frames(WARM_UP + count)
+        warm_up, round_size = WARM_UP // per, max(round_size // per, 1)
+        count //= per
+        work = batch_frames(warm_up + count, batch) if batch else frames(warm_up + count)
         process = proc.process_request
 
         async def run(batch: list[memoryview]) -> None:
@@ -70,17 +100,17 @@ async def main(count: int, round_size: int) -> None:
                 assert resp is not None and resp.code == 0, resp
                 encode_frame(resp)
 
-        await run(work[:WARM_UP])
+        await run(work[:warm_up])
         await asyncio.sleep(0.5)  # the allocator's first reservations
         gc.collect()
         rounds = []
-        for start in range(WARM_UP, WARM_UP + count - round_size + 1, round_size):
+        for start in range(warm_up, warm_up + count - round_size + 1, round_size):
             t0 = time.thread_time()
             await run(work[start : start + round_size])
-            rounds.append(1e6 * (time.thread_time() - t0) / round_size)
+            rounds.append(1e6 * (time.thread_time() - t0) / (round_size * per))
         rounds.sort()
         print(
-            f"send path: {rounds[0]:.2f} us CPU per message (best of {len(rounds)} rounds), first quartile {rounds[len(rounds) // 4]:.2f}"
+            f"{'batch' if batch else 'send'} path: {rounds[0]:.2f} us CPU per message (best of {len(rounds)} rounds), first quartile {rounds[len(rounds) // 4]:.2f}"
         )
     finally:
         await store.shutdown()
@@ -91,10 +121,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=20000)
     parser.add_argument("--round", type=int, default=2500, dest="round_size")
+    parser.add_argument("--batch", type=int, default=0, help="messages per SEND_BATCH_MESSAGE (0: V2 sends)")
     args = parser.parse_args()
     try:
         import uvloop
 
-        uvloop.run(main(args.count, args.round_size))
+        uvloop.run(main(args.count, args.round_size, args.batch))
     except ImportError:
-        asyncio.run(main(args.count, args.round_size))
+        asyncio.run(main(args.count, args.round_size, args.batch))

@@ -182,6 +182,24 @@ class ConsumeQueue:
             return
         self._put_slow(offset, phys_offset, size, tags_code)
 
+    def put_units(
+        self, offset: int, phys_offsets: list[int], sizes: list[int], tags_codes: list[int]
+    ) -> None:
+        """Write the units of logical offsets `offset`, `offset` + 1, ... (the dispatch of a batch's
+        records): in one pass over the current file when they all fit it, else one put each."""
+        count = len(sizes)
+        if offset == self.max_offset and offset + count <= self._cur_limit:
+            mm, rel = self._cur_mm, (offset - self._cur_base) * CQ_STORE_UNIT_SIZE
+            for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
+                _UNIT_PACK(mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
+                rel += CQ_STORE_UNIT_SIZE
+            self._cur.wrote_position = rel  # type: ignore[union-attr]
+            self.max_offset = offset + count
+            return
+        for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
+            self.put(offset, phys_offset, size, tags_code)
+            offset += 1
+
     def _put_slow(self, offset: int, phys_offset: int, size: int, tags_code: int) -> None:
         if offset < self.max_offset:
             return  # already there: re-dispatch during recovery

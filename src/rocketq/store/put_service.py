@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Final, NamedTuple
 
 from rocketq.common import constants as C
@@ -37,6 +38,7 @@ log = logging.getLogger("rocketq.store")
 _UNIQ: Final = C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 _KEYS: Final = C.PROPERTY_KEYS
 _TAGS: Final = C.PROPERTY_TAGS
+_DELAY: Final = C.PROPERTY_DELAY_TIME_LEVEL
 _PUT_OK: Final = PutMessageStatus.PUT_OK
 _ROLLBACK: Final = int(C.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
 _TOPICS_KEPT: Final = 100_000
@@ -181,20 +183,21 @@ class PutService:
         bad = self._check(batch.topic, batch.queue_id, b"")
         if bad is not None:
             return bad
-        total_body = 0
-        props_list: list[bytes] = []
-        for _flag, body, props_dict in batch.entries:
-            total_body += len(body)
-            delay = props_dict.get(C.PROPERTY_DELAY_TIME_LEVEL)
-            if delay and delay != "0":
-                return illegal(PutMessageStatus.MESSAGE_ILLEGAL, "a batch cannot carry delayed messages")
-            props = encode_properties_bytes(props_dict)
-            if len(props) > MAX_PROPERTIES_BYTES:
-                return illegal(
-                    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
-                    f"properties of {len(props)} bytes are over {MAX_PROPERTIES_BYTES}",
-                )
-            props_list.append(props)
+        entries = batch.entries
+        dicts = [entry[2] for entry in entries]
+        if any(_DELAY in props for props in dicts):  # the check itself only where the property is
+            for props in dicts:
+                delay = props.get(_DELAY)
+                if delay and delay != "0":
+                    return illegal(PutMessageStatus.MESSAGE_ILLEGAL, "a batch cannot carry delayed messages")
+        props_list = [encode_properties_bytes(props) for props in dicts]
+        longest = max(map(len, props_list))
+        if longest > MAX_PROPERTIES_BYTES:
+            return illegal(
+                PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+                f"properties of {longest} bytes are over {MAX_PROPERTIES_BYTES}",
+            )
+        total_body = sum(len(entry[1]) for entry in entries)
         if total_body > self.max_body_bytes:
             return illegal(
                 PutMessageStatus.MESSAGE_ILLEGAL,
@@ -231,21 +234,23 @@ class PutService:
         listeners = kept.listeners
         index_pending = self._index_pending
         topic, queue_id = batch.topic, batch.queue_id
-        ids: list[str] = []
-        for (_flag, _body, props_dict), size in zip(batch.entries, sizes, strict=True):
-            tag = props_dict.get(_TAGS)
-            tags_code = tags_code_of_tag(tag) if tag else 0
-            queue.put(offset, phys, size, tags_code)
-            if index_pending is not None:
-                uniq_key = props_dict.get(_UNIQ)
-                keys = props_dict.get(_KEYS)
+        dicts = [entry[2] for entry in batch.entries]
+        physs = list(accumulate(sizes[:-1], initial=phys))  # each record's commit-log offset
+        tags = [props.get(_TAGS) for props in dicts]
+        tags_codes = [tags_code_of_tag(tag) if tag else 0 for tag in tags] if any(tags) else [0] * len(tags)
+        queue.put_units(offset, physs, sizes, tags_codes)
+        if index_pending is not None:
+            prefix = kept.key_prefix
+            for props, record_phys in zip(dicts, physs, strict=True):
+                uniq_key = props.get(_UNIQ)
+                keys = props.get(_KEYS)
                 if uniq_key or keys:
-                    index_pending.append((kept.key_prefix, phys, store_ts, uniq_key, keys))
-            if listeners:
-                notify_arrival(listeners, topic, queue_id, offset, tags_code, store_ts, props_dict)
-            ids.append(id_prefix + "%016X" % phys)  # noqa: UP031 (fastest here, measured)
-            phys += size
-            offset += 1
+                    index_pending.append((prefix, record_phys, store_ts, uniq_key, keys))
+        if listeners:
+            for props, tags_code in zip(dicts, tags_codes, strict=True):
+                notify_arrival(listeners, topic, queue_id, offset, tags_code, store_ts, props)
+                offset += 1
+        ids = [id_prefix + "%016X" % record_phys for record_phys in physs]  # noqa: UP031 (fastest here, measured)
         if index_pending is not None and len(index_pending) >= PENDING_MAX:
             self._index.drain()  # type: ignore[union-attr]
         return ids

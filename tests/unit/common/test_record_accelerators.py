@@ -14,8 +14,8 @@ from tests.unit.store.test_store_record_codec import messages
 
 from rocketq.common.message import Message
 from rocketq.common.record import accel
-from rocketq.common.record.codec import decode_batch_py, encode_batch, encode_record
-from rocketq.common.record.layout import RecordDecodeError
+from rocketq.common.record.codec import decode_batch_py, encode_batch, encode_record, pack_batch_into_py
+from rocketq.common.record.layout import RECORD_HEADER, RecordDecodeError, topic_block
 from rocketq.common.record.lazy import scan_record_py
 from rocketq.common.record.properties import decode_properties_py
 
@@ -129,3 +129,45 @@ def test_java_string_hash_of_known_keys_and_a_lone_surrogate() -> None:
         crecord.java_string_hash("a\ud800")
     with pytest.raises(UnicodeEncodeError):
         java_string_hash_py("a\ud800")
+
+
+int32s = st.integers(-(2**31), 2**31 - 1)
+int64s = st.integers(-(2**63), 2**63 - 1)
+hosts = st.sampled_from([4, 16]).flatmap(lambda n: st.binary(min_size=n, max_size=n))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(int32s, st.binary(max_size=300), st.binary(max_size=60)), min_size=1, max_size=6),
+    st.text(min_size=1, max_size=20),
+    st.tuples(int32s, st.integers(0, 2**40), st.integers(0, 2**40), int32s, int64s, int64s, int32s),
+    hosts,
+    hosts,
+    st.integers(0, 64),
+)
+def test_pack_batch_into_both_paths(entries, topic, fields, born_ip, store_ip, pos) -> None:  # type: ignore[no-untyped-def]
+    """The records a batch's entries become, compiled and pure: the same bytes at the same places,
+    nothing written outside them."""
+    queue_id, queue_offset, phys, sys_flag, born_ts, store_ts, port = fields
+    block = topic_block(topic)
+    head = RECORD_HEADER[(len(born_ip) == 16, len(store_ip) == 16)].size
+    triples: list[tuple[int, bytes, dict[str, str]]] = [(flag, body, {}) for flag, body, _ in entries]
+    props = [prop for _, _, prop in entries]
+    sizes = [head + len(body) + len(block) + 2 + len(prop) for _, body, prop in entries]
+    bufs = [bytearray(b"\xee" * (pos + sum(sizes) + 16)) for _ in range(2)]
+    args = (triples, block, props, sizes, queue_id, queue_offset, phys, sys_flag, born_ts)
+    tail = (born_ip, port, store_ts, store_ip, port ^ 1, queue_id ^ 7)
+    crecord.pack_batch_into(bufs[0], pos, *args, *tail)
+    pack_batch_into_py(bufs[1], pos, *args, *tail)
+    assert bufs[0] == bufs[1]
+    assert bufs[0][:pos] == b"\xee" * pos and bufs[0][pos + sum(sizes) :] == b"\xee" * 16
+
+
+def test_pack_batch_into_refuses_a_record_past_the_buffer() -> None:
+    block = topic_block("T")
+    size = RECORD_HEADER[(False, False)].size + 3 + len(block) + 2
+    with pytest.raises(ValueError, match="does not fit"):
+        crecord.pack_batch_into(
+            bytearray(size - 1), 0, [(0, b"abc", {})], block, [b""], [size], 0, 0, 0, 0, 0,
+            b"\x7f\0\0\1", 1, 0, b"\x7f\0\0\1", 2, 0,
+        )  # fmt: skip

@@ -9,11 +9,15 @@ gives (the same values, the same RecordDecodeError cases): tests/unit/record run
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+from zlib import crc32 as zlib_crc32
 
 from rocketq.common.record.layout import RecordDecodeError
 
 # What rocketq.common.record.accel expects: a module built from an older .pyx is not used.
-API_VERSION = 4
+API_VERSION = 5
+
+cdef int32_t MESSAGE_MAGIC = -626843481  # layout.MESSAGE_MAGIC_CODE (0xDAA320A7)
 
 cdef int MAX_TOPIC_BYTES = 127
 cdef int SYSFLAG_POS = 36
@@ -306,3 +310,78 @@ cdef object _java_string_hash_py = None
 def set_java_string_hash_fallback(fn):
     global _java_string_hash_py
     _java_string_hash_py = fn
+
+
+cdef inline void _w32(uint8_t* p, uint32_t v) noexcept:
+    p[0] = <uint8_t>(v >> 24)
+    p[1] = <uint8_t>(v >> 16)
+    p[2] = <uint8_t>(v >> 8)
+    p[3] = <uint8_t>v
+
+
+cdef inline void _w64(uint8_t* p, uint64_t v) noexcept:
+    _w32(p, <uint32_t>(v >> 32))
+    _w32(p + 4, <uint32_t>v)
+
+
+cdef object _crc32 = zlib_crc32
+
+
+def pack_batch_into(buf, Py_ssize_t pos, list entries, bytes topic_block, list props, list sizes,
+                    int32_t queue_id, int64_t queue_offset, int64_t phys, int32_t sys_flag, int64_t born_ts,
+                    bytes born_ip, int32_t born_port, int64_t store_ts, bytes store_ip, int32_t store_port,
+                    int32_t reconsume):
+    """rocketq.common.record.codec.pack_batch_into, compiled: the same bytes written at the same places."""
+    cdef uint8_t[::1] view = buf
+    cdef uint8_t* b
+    cdef Py_ssize_t n = len(entries), i, size, body_len, prop_len, p
+    cdef Py_ssize_t topic_len = len(topic_block)
+    cdef Py_ssize_t born_len = len(born_ip), store_len = len(store_ip)
+    cdef Py_ssize_t head = 80 + born_len + store_len  # TOTALSIZE .. BODYLEN
+    cdef bytes body, prop
+    if len(props) != n or len(sizes) != n:
+        raise ValueError("pack_batch_into: entries, props and sizes differ in length")
+    if view.shape[0] == 0:
+        return
+    b = &view[0]
+    for i in range(n):
+        body = entries[i][1]
+        prop = props[i]
+        size = sizes[i]
+        body_len = len(body)
+        prop_len = len(prop)
+        if pos < 0 or size != head + body_len + topic_len + 2 + prop_len or pos + size > view.shape[0]:
+            raise ValueError(f"pack_batch_into: entry {i} of {size} bytes does not fit at {pos}")
+        p = pos
+        _w32(b + p, <uint32_t>size)
+        _w32(b + p + 4, <uint32_t>MESSAGE_MAGIC)
+        _w32(b + p + 8, <uint32_t>(_crc32(body) & 0x7FFFFFFF))
+        _w32(b + p + 12, <uint32_t>queue_id)
+        _w32(b + p + 16, <uint32_t><int32_t>entries[i][0])
+        _w64(b + p + 20, <uint64_t>queue_offset)
+        _w64(b + p + 28, <uint64_t>phys)
+        _w32(b + p + 36, <uint32_t>sys_flag)
+        _w64(b + p + 40, <uint64_t>born_ts)
+        p += 48
+        memcpy(b + p, <const char*>born_ip, born_len)
+        p += born_len
+        _w32(b + p, <uint32_t>born_port)
+        _w64(b + p + 4, <uint64_t>store_ts)
+        p += 12
+        memcpy(b + p, <const char*>store_ip, store_len)
+        p += store_len
+        _w32(b + p, <uint32_t>store_port)
+        _w32(b + p + 4, <uint32_t>reconsume)
+        _w64(b + p + 8, 0)
+        _w32(b + p + 16, <uint32_t>body_len)
+        p += 20
+        memcpy(b + p, <const char*>body, body_len)
+        p += body_len
+        memcpy(b + p, <const char*>topic_block, topic_len)
+        p += topic_len
+        b[p] = <uint8_t>(prop_len >> 8)
+        b[p + 1] = <uint8_t>prop_len
+        memcpy(b + p + 2, <const char*>prop, prop_len)
+        pos += size
+        phys += size
+        queue_offset += 1
