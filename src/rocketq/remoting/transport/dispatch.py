@@ -440,8 +440,8 @@ class Dispatcher:
             self._answer_now(conn, cmd, exc.code, exc.remark)
             return False
         except Exception as exc:  # Java: a hook that throws fails the request with SYSTEM_ERROR
-            conn.request_done()
-            self._send(conn, cmd, self._error_response(conn, cmd, exc))
+            response = self._error_response(conn, cmd, exc)
+            self._answer_now(conn, cmd, response.code, response.remark or "")
             return False
         return True
 

@@ -494,6 +494,8 @@ async def test_answers_without_a_processor_are_timed_too() -> None:
         def do_before_request(self, remote_addr: str, request: RemotingCommand) -> None:
             if request.code == 14:
                 raise RequestRefused(ResponseCode.NO_PERMISSION, "no")
+            if request.code == 15:
+                raise ValueError("a hook that fails")
 
         def do_after_response(
             self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
@@ -503,7 +505,11 @@ async def test_answers_without_a_processor_are_timed_too() -> None:
     gate = Gate()
     busy = Executor("busy", workers=1, capacity=1)
     dispatcher = _dispatcher(
-        (11, Rejecting(), None), (13, gate, busy), (14, Answer(), None), hooks=[Refuse()]
+        (11, Rejecting(), None),
+        (13, gate, busy),
+        (14, Answer(), None),
+        (15, Answer(), None),
+        hooks=[Refuse()],
     )
     timer = Timer()
     dispatcher.timer = timer
@@ -514,6 +520,7 @@ async def test_answers_without_a_processor_are_timed_too() -> None:
     dispatcher.dispatch(conn, _request(13))  # waits in the queue
     dispatcher.dispatch(conn, _request(13))  # no slot, the queue full
     dispatcher.dispatch(conn, _request(14))
+    dispatcher.dispatch(conn, _request(15))
     dispatcher.dispatch(conn, _request(99, oneway=True))  # not answered, but timed
     dispatcher.expire((None, conn, _request(13), 1), 5000, 3)
     assert timer.keys == [
@@ -521,6 +528,7 @@ async def test_answers_without_a_processor_are_timed_too() -> None:
         (11, ResponseCode.SYSTEM_BUSY, "success"),
         (13, ResponseCode.SYSTEM_BUSY, "success"),
         (14, ResponseCode.NO_PERMISSION, "success"),
+        (15, ResponseCode.SYSTEM_ERROR, "success"),
         (99, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, "oneway"),
         (13, ResponseCode.SYSTEM_BUSY, "success"),
     ]
@@ -529,6 +537,7 @@ async def test_answers_without_a_processor_are_timed_too() -> None:
         ResponseCode.SYSTEM_BUSY,
         ResponseCode.SYSTEM_BUSY,
         ResponseCode.NO_PERMISSION,
+        ResponseCode.SYSTEM_ERROR,
         ResponseCode.SYSTEM_BUSY,
     ]
     gate.gate.set()
