@@ -5,8 +5,12 @@ second one is a control: the difference between the two "off" brokers is the noi
 and one with metricsExporterType=PROM, each the only host of its topic. The same pipelined send load
 goes to each in turn, round after round, so all see the same machine noise; each broker's CPU time is
 read from /proc/<pid>/stat (Linux) around every round. The PROM broker is scraped between rounds, its
-CPU for that measured apart (a scrape is a cost per scrape interval, not per message). Prints CPU
-microseconds per message for each, the differences in percent, and the CPU of one scrape.
+CPU for that measured apart (a scrape is a cost per scrape interval, not per message). Before each
+round the three brokers' idle CPU is sampled together over IDLE_SAMPLE_S and taken off each send at
+that rate (background work costs by the second, not by the message, as bench/security.py does).
+Prints, per broker, CPU microseconds per message as the median and the min..max over the rounds,
+the overhead of each round (on against the mean of the two off brokers in the same round) as its
+median and min..max, and the CPU of one scrape.
 
     .venv/bin/python bench/metrics_overhead.py --count 5000 --rounds 4
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import tempfile
 import time
 import urllib.request
@@ -23,6 +28,8 @@ from pathlib import Path
 
 from rocketq.client import Admin, Message, Producer
 from rocketq.testing.cluster import LocalCluster
+
+IDLE_SAMPLE_S = 1.0
 
 
 def cpu_seconds(pid: int) -> float:
@@ -56,7 +63,7 @@ async def main(args: argparse.Namespace) -> None:
                 await admin.create_topic("BenchOff", broker_addr=off.addr)
                 await admin.create_topic("BenchControl", broker_addr=control.addr)
                 await admin.create_topic("BenchOn", broker_addr=on.addr)
-            cpu = {"off": 0.0, "control": 0.0, "on": 0.0}
+            per_round: dict[str, list[float]] = {"off": [], "control": [], "on": []}
             scrape_cpu = 0.0
             async with Producer("bench-metrics", namesrv_addr=cluster.namesrv_addr) as producer:
                 for topic in ("BenchOff", "BenchControl", "BenchOn"):  # warm-up: routes, connections
@@ -67,26 +74,45 @@ async def main(args: argparse.Namespace) -> None:
                     ("on", on, "BenchOn"),
                 ]
                 for round_no in range(args.rounds):
+                    idle_before = {name: cpu_seconds(broker.pid) for name, broker, _ in order}
+                    await asyncio.sleep(IDLE_SAMPLE_S)
+                    idle = {n: (cpu_seconds(b.pid) - idle_before[n]) / IDLE_SAMPLE_S for n, b, _ in order}
                     shift = round_no % len(order)  # each broker takes each place in the rounds in turn
                     for name, broker, topic in order[shift:] + order[:shift]:
                         before = cpu_seconds(broker.pid)
                         started = time.monotonic()
                         await send_round(producer, topic, args.count, args.inflight)
-                        cpu[name] += cpu_seconds(broker.pid) - before
-                        print(f"{name:7s} {args.count} msgs in {time.monotonic() - started:.2f}s", flush=True)
+                        took = time.monotonic() - started
+                        used = max(cpu_seconds(broker.pid) - before - idle[name] * took, 0.0)
+                        per_round[name].append(used / args.count * 1e6)
+                        print(
+                            f"{name:7s} {args.count} msgs in {took:.2f}s, "
+                            f"{per_round[name][-1]:.1f} us CPU per message (idle {idle[name] * 1e3:.1f} ms/s)",
+                            flush=True,
+                        )
                     # A scrape, as Prometheus does every scrape_interval: measured apart from the sends.
                     before = cpu_seconds(on.pid)
                     for _ in range(10):
                         await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
                     scrape_cpu += (cpu_seconds(on.pid) - before) / 10
-    total = args.count * args.rounds
-    per = {name: seconds / total * 1e6 for name, seconds in cpu.items()}
-    off_mean = (per["off"] + per["control"]) / 2
+    overheads = [
+        100 * (on_us - (off_us + control_us) / 2) / ((off_us + control_us) / 2)
+        for off_us, control_us, on_us in zip(
+            per_round["off"], per_round["control"], per_round["on"], strict=True
+        )
+    ]
+    med = {name: statistics.median(values) for name, values in per_round.items()}
+    for name, values in per_round.items():
+        print(
+            f"broker CPU per message, {name:7s}: median {med[name]:.1f} us, {min(values):.1f}..{max(values):.1f}"
+        )
+    off_mean = (med["off"] + med["control"]) / 2
     print(
-        f"broker CPU per message: metrics off {per['off']:.1f} us and {per['control']:.1f} us "
-        f"(noise {100 * (per['control'] - per['off']) / per['off']:+.1f} %), on {per['on']:.1f} us: "
-        f"overhead {100 * (per['on'] - off_mean) / off_mean:+.1f} % against the mean of the two; "
-        f"one scrape costs the broker {scrape_cpu / args.rounds * 1000:.1f} ms of CPU"
+        f"noise (control against off, medians) {100 * (med['control'] - med['off']) / med['off']:+.1f} %; "
+        f"overhead of metrics on: medians {100 * (med['on'] - off_mean) / off_mean:+.1f} %, per round median "
+        f"{statistics.median(overheads):+.1f} %, {min(overheads):+.1f}..{max(overheads):+.1f} %; "
+        f"one scrape costs the broker {scrape_cpu / args.rounds * 1000:.1f} ms of CPU; "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
 
 

@@ -4,6 +4,11 @@ rounds, reported as ratios to the plain one.
 
     .venv/bin/python bench/security.py [--count 10000] [--rounds 3] [--size 1024] [--json]
 
+A third phase, `replay`, separates the broker's cost from the client's: the same SEND_MESSAGE_V2
+frames (signed for the ACL cluster, with the same header otherwise) are built and signed once before
+the round and written over a raw socket with a fixed number in flight, so both brokers get the same
+offered load and the client's signing cost is out of the measured window.
+
 Each cluster is one NameServer and one broker (real daemons, rocketq.testing.LocalCluster). Figures:
 messages per second seen by the client, and the broker's CPU time (user + system, from
 /proc/<pid>/stat) per message over each phase, less its idle rate measured just before. Counts and durations are bounded; the machine is
@@ -23,6 +28,10 @@ from typing import Any
 
 from rocketq.client import Admin
 from rocketq.client.bench import consume, produce
+from rocketq.remoting.acl.signing import sign_request
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
 from rocketq.remoting.transport.loops import run
 from rocketq.testing.cluster import LocalCluster
 from rocketq.testing.tls_certs import make_test_ca
@@ -63,13 +72,68 @@ def variants(tmp: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     }
 
 
+PHASES = ("pipelined", "consume", "replay")
+REPLAY_INFLIGHT = 256
+
+
+def replay_frames(count: int, size: int, client: dict[str, Any]) -> list[bytes]:
+    """`count` SEND_MESSAGE_V2 frames as the SDK sends them, signed when `client` has keys."""
+    frames = []
+    body = b"x" * size
+    for seq in range(count):
+        fields = {"a": "bench_replay", "b": "BenchSecurity", "c": "TBW102", "d": "4", "e": str(seq % 8),
+                  "f": "0", "g": str(int(time.time() * 1000)), "h": "0", "j": "0", "k": "false", "m": "false",
+                  "i": f"UNIQ_KEY\x01{seq:032X}\x02WAIT\x01true\x02"}  # fmt: skip
+        if "access_key" in client:
+            sign_request(fields, body, client["access_key"], client["secret_key"])
+        frames.append(encode_frame(RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, fields, body)))
+    return frames
+
+
+async def replay(addr: str, frames: list[bytes]) -> int:
+    """Write `frames` keeping REPLAY_INFLIGHT unanswered; returns the number of responses read."""
+    host, port = addr.rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    window = asyncio.Semaphore(REPLAY_INFLIGHT)
+    answered = 0
+
+    async def read_all() -> None:
+        nonlocal answered
+        try:
+            while answered < len(frames):
+                length = int.from_bytes(await reader.readexactly(4), "big")
+                response = decode_frame_payload(await reader.readexactly(length))
+                if response.code != 0:  # a refused send would make the ACL broker look cheap
+                    raise RuntimeError(f"replayed send answered {response.code}: {response.remark}")
+                answered += 1
+                window.release()
+        finally:
+            for _ in range(len(frames)):  # the writer must not wait forever on a failed reader
+                window.release()
+
+    reading = asyncio.ensure_future(read_all())
+    try:
+        for i in range(0, len(frames), 32):  # 32 frames per write, as the pipelined client batches
+            chunk = frames[i : i + 32]
+            for _ in chunk:
+                await window.acquire()
+            if reading.done():
+                break
+            writer.write(b"".join(chunk))
+        await asyncio.wait_for(reading, 120)
+    finally:
+        reading.cancel()
+        writer.close()
+    return answered
+
+
 async def phase(
     cluster: LocalCluster, client: dict[str, Any], args: argparse.Namespace, name: str, rnd: int
 ) -> dict[str, Any]:
     ns = argparse.Namespace(
         namesrv_addr=cluster.namesrv_addr, topic="BenchSecurity", group=f"bench_{name}_{rnd}", size=args.size,
         count=args.count, duration_s=args.duration_s, mode="pipelined", inflight=256, batch=32, header_codec="json",
-        quiet=True, **client,
+        quiet=True, **{"access_key": None, "secret_key": None, "use_tls": False, "tls_ca_file": None, **client},
     )  # fmt: skip
     pid = cluster.brokers[0].pid
     # The broker's background work (flush, dispatch, scans) costs CPU by the second, not by the
@@ -77,8 +141,13 @@ async def phase(
     idle_before = cpu_s(pid)
     await asyncio.sleep(IDLE_SAMPLE_S)
     idle_rate = (cpu_s(pid) - idle_before) / IDLE_SAMPLE_S
+    frames = replay_frames(args.count, args.size, client) if name == "replay" else []
     before, started = cpu_s(pid), time.monotonic()
-    result = await (produce(ns) if name == "pipelined" else consume(ns))
+    if name == "replay":
+        n = await replay(cluster.brokers[0].addr, frames)
+        result = {"messages": n, "msgs_per_s": round(n / max(time.monotonic() - started, 1e-9))}
+    else:
+        result = await (produce(ns) if name == "pipelined" else consume(ns))
     used = cpu_s(pid) - before - idle_rate * (time.monotonic() - started)
     return {"msgs_per_s": result["msgs_per_s"], "messages": result["messages"],
             "broker_cpu_us_per_msg": round(max(used, 0.0) / max(result["messages"], 1) * 1e6, 1)}  # fmt: skip
@@ -104,8 +173,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 async with Admin(namesrv_addr=cluster.namesrv_addr, **admin_keys, **tls_keys) as admin:
                     await admin.create_topic("BenchSecurity", read_queues=8, write_queues=8)
             for rnd in range(args.rounds):
-                for which in ("pipelined", "consume"):
+                for which in PHASES:
                     for name, (cluster, client) in clusters.items():
+                        if which == "replay" and name == "tls":
+                            continue  # the replay writes plain frames: the ACL cost alone
                         r = await phase(cluster, client, args, which, rnd)
                         best = results.setdefault(name, {}).setdefault(which, r)
                         best["msgs_per_s"] = max(best["msgs_per_s"], r["msgs_per_s"])
@@ -117,7 +188,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 await cluster.close()
     base = results["plain"]
     for name in ("acl", "tls"):
-        for which in ("pipelined", "consume"):
+        for which in results[name]:
             r, b = results[name][which], base[which]
             r["throughput_ratio"] = round(r["msgs_per_s"] / max(b["msgs_per_s"], 1), 3)
             r["broker_cpu_ratio"] = round(

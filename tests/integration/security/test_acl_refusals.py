@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from rocketq.remoting.acl.signing import sign_request
 from rocketq.remoting.protocol.codes import RequestCode as RC
@@ -191,3 +195,32 @@ async def test_global_whitelist_and_file_changes_take_effect_while_running(
             what="the bad file logged",
         )
         await expect(conn, signed(RC.GET_BROKER_RUNTIME_INFO, {}, b"", newcomer), ResponseCode.SUCCESS)
+
+
+async def test_refusals_and_unsupported_codes_are_in_rpc_latency(
+    cluster_factory: ClusterFactory, tmp_path: Path, sec: SimpleNamespace
+) -> None:
+    """As 5.x's writeResponse: answers written without a processor are timed under their code."""
+    prom = {"metricsExporterType": "PROM", "metricsPromExporterPort": 0}
+    acl_file = sec.write_acl(tmp_path / "conf")
+    cluster = await cluster_factory(broker_overrides={**sec.acl_overrides(acl_file), **prom})
+    broker = cluster.brokers[0]
+    async with await RawConnection.open(broker.addr) as conn:
+        for _ in range(3):
+            unsigned = RemotingCommand.request(RC.SEND_MESSAGE_V2, send_fields(), b"x")
+            await expect(conn, unsigned, NO_PERMISSION, "No accessKey is configured")
+        await expect(conn, signed(9999, {}, b"", sec.ADMIN), ResponseCode.REQUEST_CODE_NOT_SUPPORTED)
+    addr = re.search(r"^METRICS broker (\S+)$", broker.stdout_text(), re.MULTILINE)
+    assert addr, broker.stdout_text()
+    text = await asyncio.to_thread(
+        lambda: urllib.request.urlopen(f"http://{addr.group(1)}/metrics", timeout=5).read().decode()
+    )
+    counts = {
+        (s.labels["request_code"], s.labels["response_code"], s.labels["result"]): s.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "rocketmq_rpc_latency"
+        for s in family.samples
+        if s.name == "rocketmq_rpc_latency_count"
+    }
+    assert counts[(str(int(RC.SEND_MESSAGE_V2)), str(int(NO_PERMISSION)), "success")] == 3
+    assert counts[("9999", str(int(ResponseCode.REQUEST_CODE_NOT_SUPPORTED)), "success")] == 1

@@ -192,3 +192,16 @@ def test_server_hook_answers_no_permission_and_logs_once_per_client(
     assert len(lines) == 2
     assert "4 more refusals" in lines[1]
     AclServerHook(acl, checked=lambda code: False).do_before_request(PEER, cmd)  # not a checked code
+
+
+def test_address_verdicts_are_cached_per_connection_until_the_files_reload(acl: PlainAclConfig) -> None:
+    own = RemotingCommand(code=RC.UPDATE_AND_CREATE_TOPIC, ext_fields={"AccessKey": "rocketmq2"})
+    assert validate(acl.tables, "192.168.1.20:1234", own) == "rocketmq2"
+    assert validate(acl.tables, "192.168.1.20:1234", own) == "rocketmq2"  # from the cache
+    assert list(acl.tables.address_verdicts) == [("192.168.1.20:1234", "rocketmq2")]
+    refused(acl, signed(RC.SEND_MESSAGE_V2, {"b": "T"}, ak="K" * 100_000))  # unknown keys are not kept
+    assert len(acl.tables.address_verdicts) == 1
+    # the account loses its whitelist: the reloaded tables decide again (signature needed now)
+    acl.update_account({"accessKey": "rocketmq2", "whiteRemoteAddress": "10.0.0.1"})
+    assert acl.tables.address_verdicts == {}
+    assert "Check signature failed" in refused(acl, own, "192.168.1.20:1234")

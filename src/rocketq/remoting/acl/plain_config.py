@@ -54,6 +54,9 @@ class AclTables:
     accounts: dict[str, Account] = field(default_factory=dict)
     versions: dict[str, dict[str, int]] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    # the validator's verdicts on (client address, access key): a cache of what the fields above
+    # decide, dropped with them when the files are loaded again (validator.validate)
+    address_verdicts: dict[tuple[str, str | None], tuple[int, Any]] = field(default_factory=dict)
 
 
 def _as_list(value: Any, what: str) -> list[Any]:

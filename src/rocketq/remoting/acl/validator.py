@@ -11,6 +11,7 @@ Java's client signs the latter, a request carrying it is also accepted when sign
 from __future__ import annotations
 
 import hmac
+from typing import Any
 
 from rocketq.common.constants import RMQ_SYS_TRACE_TOPIC, UNIQUE_MSG_QUERY_FLAG
 from rocketq.remoting.acl import permission as P
@@ -76,23 +77,51 @@ def check_perm(code: int, needed: dict[str, int], account: Account) -> None:
             )
 
 
-def validate(tables: AclTables, remote_addr: str, cmd: RemotingCommand) -> str | None:
-    """Let `cmd` through or raise AclError; returns the access key used (None when whitelisted)."""
+# What the address and the account decide, before the signature: whitelisted by the global list,
+# whitelisted by the account's own list, or the signature must be checked against the account.
+_GLOBAL_WHITE, _ACCOUNT_WHITE, _SIGNED = 0, 1, 2
+# Bounded: cleared when full, so many addresses cannot grow it.
+_MAX_VERDICTS = 4096
+
+
+def _address_verdict(tables: AclTables, remote_addr: str, access_key: str | None) -> tuple[int, Any]:
+    """The global whitelist, the account, the account's whitelist (AclError when refused)."""
     ip = client_ip(remote_addr)
     for match in tables.global_white:
         if match(ip):
-            return None
-    fields = cmd.ext_fields or {}
-    access_key = fields.get(ACCESS_KEY)
+            return _GLOBAL_WHITE, None
     if access_key is None:
         raise AclError("No accessKey is configured")
     account = tables.accounts.get(access_key)
     if account is None:
         raise AclError(f"No acl config for {shown_key(access_key)}")
     if account.white(ip):
+        return _ACCOUNT_WHITE, account
+    return _SIGNED, account
+
+
+def validate(tables: AclTables, remote_addr: str, cmd: RemotingCommand) -> str | None:
+    """Let `cmd` through or raise AclError; returns the access key used (None when whitelisted)."""
+    fields = cmd.ext_fields or {}
+    access_key = fields.get(ACCESS_KEY)
+    # Per connection and access key, the address and account steps are decided once (refusals raise
+    # and are not kept; nor is a verdict on a key no account has: a huge key must not fill the cache).
+    verdicts = tables.address_verdicts
+    key = (remote_addr, access_key)
+    verdict = verdicts.get(key)
+    if verdict is None:
+        verdict = _address_verdict(tables, remote_addr, access_key)
+        if access_key is None or access_key in tables.accounts:  # a key of bounded size
+            if len(verdicts) >= _MAX_VERDICTS:
+                verdicts.clear()
+            verdicts[key] = verdict
+    kind, account = verdict
+    if kind == _GLOBAL_WHITE:
+        return None
+    if kind == _ACCOUNT_WHITE:
         return access_key
     if not _signature_ok(cmd, fields, account):
-        raise AclError(f"Check signature failed for accessKey={shown_key(access_key)}")
+        raise AclError(f"Check signature failed for accessKey={shown_key(account.access_key)}")
     code = cmd.code
     groups = _heartbeat_groups(cmd.body) if code == RequestCode.HEART_BEAT and cmd.body else None
     needed = P.needed_perms(code, fields, groups)

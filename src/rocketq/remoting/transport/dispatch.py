@@ -16,7 +16,9 @@ queue slot; the after-hooks run just before the answer is written.
 Request timing (rocketmq_rpc_latency, org.apache.rocketmq.remoting.metrics.RemotingMetricsManager):
 with a RequestTimer set, dispatch() reads the clock once and the answer's path hands the start time
 to the timer when the processor's answer is written, so the time includes the wait in the queue, as
-Java's processTimer does. Timing adds no coroutine or task per request (a wrapping processor did,
+Java's processTimer does. A request answered without its processor (code not supported, SYSTEM_BUSY,
+TIMEOUT_CLEAN_QUEUE, a hook's refusal) is timed too, as 5.x's NettyRemotingAbstract.writeResponse
+records every answer it writes. Timing adds no coroutine or task per request (a wrapping processor did,
 and cost more than the counting itself).
 
 An Executor bounds how many processor coroutines are in progress at once (`workers`) and how many
@@ -409,17 +411,20 @@ class Dispatcher:
                     executor.name,
                     cmd.code,
                 )
-            self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK)
+            self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK, started)
 
     def expire(self, args: tuple[Any, ...], waited_ms: int, queued: int) -> None:
         """An executor's ExpiredHandler: answer a request that waited too long in its queue SYSTEM_BUSY."""
-        _entry, conn, cmd, _started = args
+        _entry, conn, cmd, started = args
         self._answer_now(
-            conn, cmd, ResponseCode.SYSTEM_BUSY, TIMEOUT_CLEAN_QUEUE_REMARK % (waited_ms, queued)
+            conn, cmd, ResponseCode.SYSTEM_BUSY, TIMEOUT_CLEAN_QUEUE_REMARK % (waited_ms, queued), started
         )
 
-    def _answer_now(self, conn: Any, cmd: RemotingCommand, code: int, remark: str) -> None:
+    def _answer_now(self, conn: Any, cmd: RemotingCommand, code: int, remark: str, started: int = 0) -> None:
         conn.request_done()
+        timer = self.timer
+        if timer is not None:  # answered without a processor: timed too, as 5.x's writeResponse does
+            timer.record((cmd.code, code, "oneway" if cmd.flag & 2 else "success"), started or _clock_ns())
         if not cmd.is_oneway:
             response = cmd.make_response(code, remark)
             response.version = self.version
@@ -435,8 +440,8 @@ class Dispatcher:
             self._answer_now(conn, cmd, exc.code, exc.remark)
             return False
         except Exception as exc:  # Java: a hook that throws fails the request with SYSTEM_ERROR
-            conn.request_done()
-            self._send(conn, cmd, self._error_response(conn, cmd, exc))
+            response = self._error_response(conn, cmd, exc)
+            self._answer_now(conn, cmd, response.code, response.remark or "")
             return False
         return True
 

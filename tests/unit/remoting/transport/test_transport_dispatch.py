@@ -21,7 +21,7 @@ from rocketq.remoting.transport.dispatch import (
     ProcessorRegistry,
     exception_description,
 )
-from rocketq.remoting.transport.hooks import RPCHook
+from rocketq.remoting.transport.hooks import RequestRefused, RPCHook
 
 
 class Answer:
@@ -480,3 +480,65 @@ async def test_the_dispatcher_times_each_processor_answer_by_result() -> None:
         await asyncio.sleep(0)
     assert timer.keys[-1] == (13, ResponseCode.SUCCESS, "success")
     assert len(conn.sent) == 4  # 10 twice, 11, 13; not the oneway, not the held one
+
+
+async def test_answers_without_a_processor_are_timed_too() -> None:
+    """As 5.x's writeResponse: a refusal, SYSTEM_BUSY, an unsupported code and an expiry are in
+    rocketmq_rpc_latency under the code they were answered with."""
+
+    class Rejecting(Answer):
+        def reject_request(self) -> bool:
+            return True
+
+    class Refuse:
+        def do_before_request(self, remote_addr: str, request: RemotingCommand) -> None:
+            if request.code == 14:
+                raise RequestRefused(ResponseCode.NO_PERMISSION, "no")
+            if request.code == 15:
+                raise ValueError("a hook that fails")
+
+        def do_after_response(
+            self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
+        ) -> None:
+            return None
+
+    gate = Gate()
+    busy = Executor("busy", workers=1, capacity=1)
+    dispatcher = _dispatcher(
+        (11, Rejecting(), None),
+        (13, gate, busy),
+        (14, Answer(), None),
+        (15, Answer(), None),
+        hooks=[Refuse()],
+    )
+    timer = Timer()
+    dispatcher.timer = timer
+    conn = FakeConnection()
+    dispatcher.dispatch(conn, _request(99))
+    dispatcher.dispatch(conn, _request(11))
+    dispatcher.dispatch(conn, _request(13))  # runs, holding the only slot
+    dispatcher.dispatch(conn, _request(13))  # waits in the queue
+    dispatcher.dispatch(conn, _request(13))  # no slot, the queue full
+    dispatcher.dispatch(conn, _request(14))
+    dispatcher.dispatch(conn, _request(15))
+    dispatcher.dispatch(conn, _request(99, oneway=True))  # not answered, but timed
+    dispatcher.expire((None, conn, _request(13), 1), 5000, 3)
+    assert timer.keys == [
+        (99, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, "success"),
+        (11, ResponseCode.SYSTEM_BUSY, "success"),
+        (13, ResponseCode.SYSTEM_BUSY, "success"),
+        (14, ResponseCode.NO_PERMISSION, "success"),
+        (15, ResponseCode.SYSTEM_ERROR, "success"),
+        (99, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, "oneway"),
+        (13, ResponseCode.SYSTEM_BUSY, "success"),
+    ]
+    assert [r.code for r in conn.sent] == [
+        ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+        ResponseCode.SYSTEM_BUSY,
+        ResponseCode.SYSTEM_BUSY,
+        ResponseCode.NO_PERMISSION,
+        ResponseCode.SYSTEM_ERROR,
+        ResponseCode.SYSTEM_BUSY,
+    ]
+    gate.gate.set()
+    await busy.shutdown(5)
