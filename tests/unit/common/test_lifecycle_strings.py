@@ -34,7 +34,6 @@ FLAG_ALLOWED = {
     ("store/mapped_file.py", "_closed"),  # one memory-mapped file, closed once (MappedFile#shutdown)
     ("store/flush.py", "_stopping"),  # read by the flush thread itself, across threads
     ("remoting/transport/connection.py", "_closing"),  # one TCP connection (Netty Channel state)
-    ("remoting/transport/dispatch.py", "_closed"),  # an executor's queue refusing jobs (ThreadPoolExecutor)
     ("store/ha/master.py", "_closed"),  # one slave's HA connection (HAConnection)
 }
 

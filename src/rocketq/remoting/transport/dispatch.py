@@ -43,6 +43,7 @@ from types import CoroutineType
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from rocketq.common.errors import IllegalStateError
+from rocketq.common.service import ServiceState
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import CURRENT_VERSION, RPC_TYPE, RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
@@ -51,6 +52,7 @@ from rocketq.remoting.transport.eager_step import continue_in_task, resume
 from rocketq.remoting.transport.hooks import RequestRefused, RPCHook, run_after, run_before
 
 log = logging.getLogger("rocketq.remoting")
+_RUNNING = ServiceState.RUNNING  # read on every request: a module constant, not an enum attribute
 
 _clock_ns = time.perf_counter_ns
 
@@ -183,7 +185,7 @@ class Executor:
         self._queue: deque[tuple[JobFn, tuple[Any, ...], float]] = deque()
         self._tasks: set[asyncio.Task[None]] = set()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._closed = False
+        self.state = ServiceState.RUNNING  # it takes jobs from creation; shutdown() ends that
         self._drained: asyncio.Event | None = None
 
     def __repr__(self) -> str:
@@ -202,17 +204,17 @@ class Executor:
         The caller then runs the job and gives the slot back (`running -= 1`) when it ends, or hands
         a suspended job to `_continue`, whose task gives it back.
         """
-        if self.running < self.workers and not self._queue and not self._closed:
+        if self.running < self.workers and not self._queue and self.state is _RUNNING:
             self.running += 1
             return True
         return False
 
     def submit(self, fn: JobFn, *args: Any) -> bool:
         """Start or queue the job `fn(*args)` (a coroutine function); False when full or shut down."""
-        if self.running < self.workers and not self._queue and not self._closed:
+        if self.running < self.workers and not self._queue and self.state is _RUNNING:
             self._start(fn, args)
             return True
-        if self._closed or len(self._queue) >= self.capacity:
+        if self.state is not _RUNNING or len(self._queue) >= self.capacity:
             self.rejected += 1
             return False
         self._queue.append((fn, args, time.monotonic()))
@@ -312,7 +314,7 @@ class Executor:
 
     async def shutdown(self, timeout_s: float = 5.0) -> None:
         """Refuse new jobs, let queued and running ones finish within `timeout_s`, cancel the rest."""
-        self._closed = True
+        self.state = ServiceState.STOPPING
         if not self.is_idle():
             self._drained = asyncio.Event()
             try:
@@ -336,6 +338,7 @@ class Executor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+        self.state = ServiceState.SHUTDOWN_ALREADY
 
 
 def exception_description(exc: BaseException) -> str:
