@@ -93,8 +93,9 @@ lint: $(STAMP)
 
 # The whole suite with a coverage report of the pytest process (the daemons it starts as subprocesses are
 # not measured: [tool.coverage] in pyproject.toml). The floor is the figure the suite reached when it was
-# set; raise it when coverage grows. The quick targets below run without coverage.
-COVERAGE_FLOOR ?= 81
+# set (86.4 % of src in the whole CI run; a point below it for the paths that only timing decides);
+# raise it when coverage grows. The quick targets below run without coverage.
+COVERAGE_FLOOR ?= 85
 COV_ARGS := --cov --cov-report=term:skip-covered --cov-report=html --cov-fail-under=$(COVERAGE_FLOOR)
 
 test: $(SPARK_STAMP) $(JS_STAMP) $(JAVA_STAMP) $(JAVA5_STAMP) lint docs
