@@ -19,7 +19,7 @@ import asyncio
 import json.encoder
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -358,42 +358,25 @@ class Producer:
             tail = _json_str(broker) + "}"
             if len(self._json_tails) < 1024:
                 self._json_tails[broker] = tail
-        if p.max_reconsume_times is None:
-            dict.__setitem__(ext, "m", batch)
-            dict.__setitem__(ext, "n", broker)
-            ext.defer(
-                _send_header_json,
-                head,
-                queue_id,
-                sys_flag,
-                now,
-                flag,
-                p.properties,
-                reconsume,
-                self._unit_mode_text,
-                None,
-                batch,
-                tail,
-            )
-        else:
-            max_reconsume = str(p.max_reconsume_times)
-            dict.__setitem__(ext, "l", max_reconsume)
-            dict.__setitem__(ext, "m", batch)
-            dict.__setitem__(ext, "n", broker)
-            ext.defer(
-                _send_header_json,
-                head,
-                queue_id,
-                sys_flag,
-                now,
-                flag,
-                p.properties,
-                reconsume,
-                self._unit_mode_text,
-                max_reconsume,
-                batch,
-                tail,
-            )
+        max_reconsume = None if p.max_reconsume_times is None else str(p.max_reconsume_times)
+        if max_reconsume is not None:
+            dict.__setitem__(ext, "l", max_reconsume)  # the keys in Java's order: l before m and n
+        dict.__setitem__(ext, "m", batch)
+        dict.__setitem__(ext, "n", broker)
+        ext.defer(
+            _send_header_json,
+            head,
+            queue_id,
+            sys_flag,
+            now,
+            flag,
+            p.properties,
+            reconsume,
+            self._unit_mode_text,
+            max_reconsume,
+            batch,
+            tail,
+        )
         return ext
 
     def _json_head(self, topic: str) -> str:
@@ -417,7 +400,22 @@ class Producer:
             addr = inst.find_broker_addr_in_publish(mq.broker_name)
         if addr is None:
             raise MQClientError(f"the broker {mq.broker_name} has no master address in the route of {topic}")
-        return await inst.api.send_message(
+        return await self._send_call(inst, addr, topic, mq, p, timeout_ms, oneway=oneway)
+
+    def _send_call(
+        self,
+        inst: ClientInstance,
+        addr: str,
+        topic: str,
+        mq: MessageQueue,
+        p: _Prepared,
+        timeout_ms: float,
+        *,
+        oneway: bool = False,
+    ) -> Coroutine[Any, Any, SendResult | None]:
+        """The send to a known broker address, as a coroutine the caller awaits (one frame fewer than
+        awaiting _send_to_queue, which the common send in _send_with_retries skips)."""
+        return inst.api.send_message(
             addr,
             mq.broker_name,
             self._header(topic, mq, p),
@@ -449,13 +447,11 @@ class Producer:
             started = self._clock.monotonic_ms()
             try:
                 addr = inst.find_broker_addr_in_publish(mq.broker_name)
-                if addr is None:  # the route lookup and its error: _send_to_queue's
-                    result = await self._send_to_queue(topic, mq, p, remaining)
-                else:  # the common case, one await less: _send_to_queue's send, written out
-                    result = await inst.api.send_message(
-                        addr, mq.broker_name, self._header(topic, mq, p), p.body, p.msg_id,
-                        timeout_ms=remaining, queue=mq,
-                    )  # fmt: skip
+                result = await (
+                    self._send_to_queue(topic, mq, p, remaining)  # the route lookup and its error
+                    if addr is None
+                    else self._send_call(inst, addr, topic, mq, p, remaining)  # the common case
+                )
             except (RemotingError, BrokerResponseError, MQClientError) as exc:
                 latency = self._clock.monotonic_ms() - started
                 self.fault_strategy.update_fault_item(mq.broker_name, latency, isolation=True)
