@@ -199,34 +199,19 @@ def register(table: VerbTable) -> None:
     p.add_argument("-v", "--value", required=True, help="its new value")
     p = table.verb("broker-status", broker_status, "a broker's runtime figures", "brokerStatus")
     _broker_or_cluster(p)
-    p = table.verb(
-        "wipe-write-perm",
-        wipe_write_perm,
-        "take write permission off a broker on the name servers",
-        "wipeWritePerm",
-    )
-    p.add_argument(
-        "-b",
-        "--brokerName",
-        "--broker-name",
-        dest="broker_name",
-        required=True,
-        help="broker name (not address)",
-    )
-    p = table.verb(
-        "add-write-perm",
-        add_write_perm,
-        "give write permission back to a broker on the name servers",
-        "addWritePerm",
-    )
-    p.add_argument(
-        "-b",
-        "--brokerName",
-        "--broker-name",
-        dest="broker_name",
-        required=True,
-        help="broker name (not address)",
-    )
+    for verb, run, summary, java_name in (
+        ("wipe-write-perm", wipe_write_perm, "take write permission off a broker on the name servers", "wipeWritePerm"),
+        ("add-write-perm", add_write_perm, "give write permission back to a broker on the name servers", "addWritePerm"),
+    ):  # fmt: skip
+        p = table.verb(verb, run, summary, java_name)
+        p.add_argument(
+            "-b",
+            "--brokerName",
+            "--broker-name",
+            dest="broker_name",
+            required=True,
+            help="broker name (not address)",
+        )
     p = table.verb(
         "ha-status",
         ha_status,
