@@ -81,6 +81,17 @@ class Case:
     body_keys: bool = False  # the answer body's top-level JSON keys must match
 
 
+# The fields of an UPDATE_AND_CREATE_TOPIC header besides the topic (4 queues, read and write).
+_CREATE_TOPIC_FIELDS = {
+    "defaultTopic": "TBW102",
+    "readQueueNums": 4,
+    "writeQueueNums": 4,
+    "perm": 6,
+    "topicFilterType": "SINGLE_TAG",
+    "topicSysFlag": 0,
+    "order": False,
+}
+
 CASES = [
     Case("route of a missing topic", "namesrv", R.GET_ROUTEINFO_BY_TOPIC, {"topic": "NoSuchTopic"}),
     Case("cluster info", "namesrv", R.GET_BROKER_CLUSTER_INFO, body_keys=True),
@@ -93,31 +104,13 @@ CASES = [
         "create topic",
         "broker",
         R.UPDATE_AND_CREATE_TOPIC,
-        {
-            "topic": TOPIC,
-            "defaultTopic": "TBW102",
-            "readQueueNums": 4,
-            "writeQueueNums": 4,
-            "perm": 6,
-            "topicFilterType": "SINGLE_TAG",
-            "topicSysFlag": 0,
-            "order": False,
-        },
+        {"topic": TOPIC, **_CREATE_TOPIC_FIELDS},
     ),
     Case(
         "create topic with a bad name",
         "broker",
         R.UPDATE_AND_CREATE_TOPIC,
-        {
-            "topic": "bad topic!",
-            "defaultTopic": "TBW102",
-            "readQueueNums": 4,
-            "writeQueueNums": 4,
-            "perm": 6,
-            "topicFilterType": "SINGLE_TAG",
-            "topicSysFlag": 0,
-            "order": False,
-        },
+        {"topic": "bad topic!", **_CREATE_TOPIC_FIELDS},
     ),
     Case(
         "send",

@@ -43,6 +43,21 @@ def body(i: int) -> bytes:
     return f"portable-{i}-".encode() + bytes(range(i % 7, 40))
 
 
+async def pull_from_start(java: JavaDriver, ns: str, group: str, timeout_ms: int) -> dict[str, Any]:
+    """Every message of TOPIC through Java's DefaultLitePullConsumer, assigned its 4 queues from offset 0."""
+    result: dict[str, Any] = await java.call(
+        "litePull",
+        namesrv=ns,
+        group=group,
+        topic=TOPIC,
+        mode="assign",
+        seek={str(q): 0 for q in range(4)},
+        count=COUNT,
+        timeoutMs=timeout_ms,
+    )
+    return result
+
+
 async def start_apache(work: Path, store: Path) -> ApacheCluster:
     apache = ApacheCluster(work, store)
     try:
@@ -75,16 +90,7 @@ async def test_a_store_written_by_apaches_broker_is_served_by_ours(
         sent = await java.call("send", namesrv=ns, group="pg-port", mode="sync", messages=specs)
         assert {r["status"] for r in sent} == {"SEND_OK"}
         # A group consumes half of it and commits (config/consumerOffset.json when the broker stops).
-        half = await java.call(
-            "litePull",
-            namesrv=ns,
-            group="cg-port",
-            topic=TOPIC,
-            mode="assign",
-            seek={str(q): 0 for q in range(4)},
-            count=COUNT,
-            timeoutMs=20000,
-        )
+        half = await pull_from_start(java, ns, "cg-port", timeout_ms=20000)
         assert len(half["messages"]) == COUNT
         # The consumer's shutdown sends its offsets oneway: wait until Apache's broker has them, so that
         # stopping it now writes them to config/consumerOffset.json.
@@ -159,16 +165,7 @@ async def test_a_store_written_by_our_broker_is_served_by_apaches(
     apache = await start_apache(tmp_path / "apache", store)
     try:
         ns = apache.namesrv_addr
-        again = await java.call(
-            "litePull",
-            namesrv=ns,
-            group="cg-java-after",
-            topic=TOPIC,
-            mode="assign",
-            seek={str(q): 0 for q in range(4)},
-            count=COUNT,
-            timeoutMs=30000,
-        )
+        again = await pull_from_start(java, ns, "cg-java-after", timeout_ms=30000)
         by_n = {int(m["props"]["n"]): m for m in again["messages"]}
         assert sorted(by_n) == list(range(COUNT))
         for i, r in enumerate(results):
