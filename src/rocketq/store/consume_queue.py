@@ -75,7 +75,6 @@ class ConsumeQueue:
         "_budget",
         "_cur",
         "_cur_base",
-        "_cur_limit",
         "_cur_mm",
         "_swept_max",
         "_used",
@@ -84,6 +83,7 @@ class ConsumeQueue:
         "min_offset",
         "queue",
         "queue_id",
+        "room_limit",
         "topic",
         "units_per_file",
     )
@@ -103,7 +103,9 @@ class ConsumeQueue:
         self.min_offset = 0
         self._cur: MappedFile | None = None
         self._cur_base = 0
-        self._cur_limit = 0  # first logical offset past the current file (0: no current file)
+        # First logical offset past the current file's reserved units (0: no current file); the put
+        # path reads it to skip prepare_room while a unit has room.
+        self.room_limit = 0
         self._cur_mm: object = None
 
     # -- mapping -------------------------------------------------------------------------------------
@@ -119,7 +121,7 @@ class ConsumeQueue:
     def _release(self, mapped: MappedFile) -> None:
         """Unmap one file (the budget needs room); the put fast path stops writing through it."""
         if mapped is self._cur:
-            self._cur_limit = 0
+            self.room_limit = 0
             self._cur_mm = None
         mapped.unmap()
 
@@ -162,7 +164,7 @@ class ConsumeQueue:
         self._cur = mapped
         self._cur_base = mapped.file_from_offset // CQ_STORE_UNIT_SIZE
         # The fast path writes up to the reserved end of the file, the slow path reserves more.
-        self._cur_limit = self._cur_base + min(mapped.reserved, mapped.file_size) // CQ_STORE_UNIT_SIZE
+        self.room_limit = self._cur_base + min(mapped.reserved, mapped.file_size) // CQ_STORE_UNIT_SIZE
         self._cur_mm = self._mm(mapped)
 
     @property
@@ -174,7 +176,7 @@ class ConsumeQueue:
     # -- write ---------------------------------------------------------------------------------------
     def put(self, offset: int, phys_offset: int, size: int, tags_code: int) -> None:
         """Write the unit of logical `offset` (the dispatch of one record)."""
-        if offset == self.max_offset and offset < self._cur_limit:
+        if offset == self.max_offset and offset < self.room_limit:
             rel = (offset - self._cur_base) * CQ_STORE_UNIT_SIZE
             _UNIT_PACK(self._cur_mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
             self._cur.wrote_position = rel + CQ_STORE_UNIT_SIZE  # type: ignore[union-attr]
@@ -188,7 +190,7 @@ class ConsumeQueue:
         """Write the units of logical offsets `offset`, `offset` + 1, ... (the dispatch of a batch's
         records): in one pass over the current file when they all fit it, else one put each."""
         count = len(sizes)
-        if offset == self.max_offset and offset + count <= self._cur_limit:
+        if offset == self.max_offset and offset + count <= self.room_limit:
             mm, rel = self._cur_mm, (offset - self._cur_base) * CQ_STORE_UNIT_SIZE
             for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
                 _UNIT_PACK(mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
@@ -216,7 +218,7 @@ class ConsumeQueue:
         if offset < self.max_offset:
             return
         last = offset + count - 1
-        if offset == self.max_offset and last < self._cur_limit:
+        if offset == self.max_offset and last < self.room_limit:
             return
         self._room_for(offset)
         if last // self.units_per_file == offset // self.units_per_file:
@@ -348,7 +350,7 @@ class ConsumeQueue:
         if last is not None:
             self._set_current(last)
         else:
-            self._cur, self._cur_mm, self._cur_base, self._cur_limit = None, None, 0, 0
+            self._cur, self._cur_mm, self._cur_base, self.room_limit = None, None, 0, 0
             self.min_offset = self.max_offset = new_max
 
     def correct_min_offset(self, min_phys: int) -> None:
@@ -427,4 +429,4 @@ class ConsumeQueue:
             self._forget(mapped)
         self.queue.destroy()
         self.max_offset = self.min_offset = 0
-        self._cur, self._cur_mm, self._cur_base, self._cur_limit = None, None, 0, 0
+        self._cur, self._cur_mm, self._cur_base, self.room_limit = None, None, 0, 0

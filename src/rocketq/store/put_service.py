@@ -43,8 +43,6 @@ _PUT_OK: Final = PutMessageStatus.PUT_OK
 _ROLLBACK: Final = int(C.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
 _TOPICS_KEPT: Final = 100_000
 _time_ns = time.time_ns
-_SEP: Final = C.PROPERTY_SEPARATOR
-_join_entry = C.NAME_VALUE_SEPARATOR.join
 
 
 class _Topic(NamedTuple):
@@ -130,10 +128,7 @@ class PutService:
                 return bad
             kept = self._topic(topic)
         props_dict = msg.properties
-        try:  # encode_properties_bytes, inlined for the common case: every value a str
-            props = _SEP.join(map(_join_entry, props_dict.items())).encode() if props_dict else b""
-        except TypeError:  # a None value (left out, as Java does) or a non-str one
-            props = encode_properties_bytes(props_dict)
+        props = encode_properties_bytes(props_dict)  # a None value is left out, as Java does
         if len(props) > MAX_PROPERTIES_BYTES:
             return illegal(
                 PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
@@ -147,7 +142,7 @@ class PutService:
         try:
             # The unit's disk space, before the record is written: prepare_room's own early return
             # (the unit is in the current file's reserved part) checked here, one call less per put.
-            if consumable and queue_offset >= queue._cur_limit:
+            if consumable and queue_offset >= queue.room_limit:
                 queue.prepare_room(queue_offset)
             phys, size, msg_id = self._append(msg, kept.record_topic, props, queue_offset, store_ts)
         except RecordTooLargeError as exc:

@@ -95,7 +95,7 @@ async def test_a_consume_queue_reserves_before_a_put_and_a_full_disk_writes_noth
     end = store.get_max_phy_offset()
     monkeypatch.setattr(MappedFile, "reserve", _no_space)
     mapped.reserved = 20  # the window is used up: the next unit needs a reservation
-    queue._cur_limit = queue.max_offset
+    queue.room_limit = queue.max_offset
     result = await store.put_message(message())
     assert result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
     assert store.get_max_phy_offset() == end and queue.max_offset == 1  # no record without its unit
