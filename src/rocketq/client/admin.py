@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from rocketq.client.admin_acl import AclAdminMixin
+from rocketq.client.api import pull_all_header
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import MQBrokerError, MQClientError, NoRouteError
 from rocketq.client.instance import ClientInstance, acquire_instance
@@ -74,7 +75,6 @@ from rocketq.remoting.protocol.headers.namesrv import (
     WipeWritePermOfBrokerRequestHeader,
     WipeWritePermOfBrokerResponseHeader,
 )
-from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
 
 STATUS_TIMEOUT_MS = 8_000
 
@@ -627,21 +627,7 @@ class Admin(AclAdminMixin):
     ) -> PullResult:
         """One PULL_MESSAGE of `mq` from `offset` (no subscription filter, nothing committed)."""
         inst, addr = await self._inst(), await self._queue_master(mq)
-        header = PullMessageRequestHeader(
-            consumer_group=group,
-            topic=mq.topic,
-            queue_id=mq.queue_id,
-            queue_offset=offset,
-            max_msg_nums=max_nums,
-            # With its own subscription ("*"), as DefaultMQPullConsumer pulls: the group need not be online.
-            sys_flag=C.PullSysFlag.FLAG_SUBSCRIPTION,
-            commit_offset=0,
-            suspend_timeout_millis=0,
-            sub_version=0,
-            subscription="*",
-            expression_type="TAG",
-            bname=mq.broker_name,
-        )
+        header = pull_all_header(group, mq, offset, max_nums)
         return await inst.api.pull_message(addr, header, inst.config.mq_client_api_timeout_ms)
 
     # -- messages -----------------------------------------------------------------------------------------

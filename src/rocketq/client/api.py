@@ -84,6 +84,25 @@ _PULL_STATUS = {
 }
 
 
+def pull_all_header(group: str, mq: MessageQueue, offset: int, max_nums: int) -> PullMessageRequestHeader:
+    """A pull of every message ("*", its own subscription) from `offset`, as DefaultMQPullConsumer
+    pulls: the group need not be online, no offset is committed, the broker answers at once."""
+    return PullMessageRequestHeader(
+        consumer_group=group,
+        topic=mq.topic,
+        queue_id=mq.queue_id,
+        queue_offset=offset,
+        max_msg_nums=max_nums,
+        sys_flag=C.PullSysFlag.FLAG_SUBSCRIPTION,
+        commit_offset=0,
+        suspend_timeout_millis=0,
+        sub_version=0,
+        subscription="*",
+        expression_type="TAG",
+        bname=mq.broker_name,
+    )
+
+
 def _fields(*values: Any) -> tuple[Any, ...]:
     return values
 

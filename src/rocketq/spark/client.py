@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from rocketq.client.api import MQClientAPI
+from rocketq.client.api import MQClientAPI, pull_all_header
 from rocketq.client.model import PullResult, PullStatus
 from rocketq.common import constants as C
-from rocketq.common.constants import PermName, PullSysFlag
+from rocketq.common.constants import PermName
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
 from rocketq.remoting.transport import ClientConfig, RemotingClient
 
 log = logging.getLogger("rocketq.spark")
@@ -189,20 +188,8 @@ class SyncClient:
 
     # -- pulling ----------------------------------------------------------------------------------------
     def _pull(self, route: QueueRoute, offset: int, max_nums: int) -> asyncio.Task[PullResult]:
-        header = PullMessageRequestHeader(
-            consumer_group=self.group,
-            topic=route.topic,
-            queue_id=route.queue_id,
-            queue_offset=offset,
-            max_msg_nums=max_nums,
-            sys_flag=PullSysFlag.FLAG_SUBSCRIPTION,
-            commit_offset=0,
-            suspend_timeout_millis=0,
-            sub_version=0,
-            subscription="*",
-            expression_type="TAG",
-            bname=route.broker_name,
-        )
+        mq = MessageQueue(route.topic, route.broker_name, route.queue_id)
+        header = pull_all_header(self.group, mq, offset, max_nums)
         return self._loop.create_task(self.api.pull_message(route.addr, header, self.timeout_ms))
 
     def read_range(
