@@ -28,7 +28,7 @@ from rocketq.common import constants as C
 from rocketq.common.config import parse_properties
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.msg_id import parse_offset_msg_id
-from rocketq.common.service import ServiceState
+from rocketq.common.service import ServiceState, lifecycle_step
 from rocketq.remoting.errors import ConsumerNotOnlineError, RequestCodeNotSupportedError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.admin import (
@@ -131,6 +131,7 @@ class Admin(AclAdminMixin):
         self._state = ServiceState.CREATE_JUST
         self._instance: ClientInstance | None = None
 
+    @lifecycle_step
     async def start(self) -> None:
         """Start the client underneath (done on first use too).
 
@@ -151,6 +152,7 @@ class Admin(AclAdminMixin):
         self._instance = inst
         self._state = ServiceState.RUNNING
 
+    @lifecycle_step
     async def shutdown(self) -> None:
         """Release the client underneath (shared with other clients of the same settings)."""
         inst, self._instance = self._instance, None

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from typing import Any, TypeVar
 
 log = logging.getLogger("rocketq.service")
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 # Strong references: asyncio keeps only weak ones to running tasks.
 _BACKGROUND: set[asyncio.Task[Any]] = set()
@@ -68,6 +71,36 @@ async def stop_all(services: Sequence[Service]) -> None:
     """Stop `services` in the reverse of their start order."""
     for service in reversed(services):
         await service.stop()
+
+
+# The start() or shutdown() in flight of each object (see lifecycle_step).
+_LIFECYCLE_BUSY: weakref.WeakKeyDictionary[Any, asyncio.Future[None]] = weakref.WeakKeyDictionary()
+
+
+def lifecycle_step(method: Callable[[S], Awaitable[None]]) -> Callable[[S], Coroutine[Any, Any, None]]:
+    """Decorates a client's start() and shutdown(): one of them runs at a time per object.
+
+    Java declares DefaultMQPushConsumerImpl's and DefaultLitePullConsumerImpl's start and shutdown
+    `synchronized`. Without it two coroutines starting one object at once (two first uses of a lazily
+    started Admin, say) both get past the state check and each acquires a client instance: one is
+    counted twice or leaked. Here the second waits for the first and then finds it RUNNING, and a
+    shutdown() waits for a start in flight and then undoes it. Not an asyncio.Lock: a lock binds to the
+    first loop it waits on, and an Admin may be reused across event loops (asyncio.run per command);
+    this keeps only the future of the object's step in flight (in _LIFECYCLE_BUSY).
+    """
+
+    @functools.wraps(method)
+    async def one_at_a_time(self: S) -> None:
+        while (busy := _LIFECYCLE_BUSY.get(self)) is not None:
+            await asyncio.wait([busy])  # not `await busy`: a cancelled waiter must not cancel it
+        done = _LIFECYCLE_BUSY[self] = asyncio.get_running_loop().create_future()
+        try:
+            await method(self)
+        finally:
+            del _LIFECYCLE_BUSY[self]
+            done.set_result(None)
+
+    return one_at_a_time
 
 
 class ServiceState(enum.StrEnum):

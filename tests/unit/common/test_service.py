@@ -3,7 +3,7 @@ import logging
 
 import pytest
 
-from rocketq.common.service import PeriodicService, Service, ServiceState, spawn, wait_event
+from rocketq.common.service import PeriodicService, Service, ServiceState, lifecycle_step, spawn, wait_event
 
 
 async def test_periodic_service_runs_at_start_and_on_wakeup_and_survives_errors() -> None:
@@ -180,3 +180,33 @@ async def test_a_stop_during_a_stop_waits_for_nothing_and_keeps_stopping() -> No
     release.set()
     await first
     assert svc.state is ServiceState.SHUTDOWN_ALREADY  # type: ignore[comparison-overlap]  # mypy keeps the narrowing over the await
+
+
+async def test_lifecycle_steps_run_one_at_a_time_and_a_cancelled_waiter_cancels_nothing() -> None:
+    class Client:
+        def __init__(self) -> None:
+            self.log: list[str] = []
+            self.entered, self.gate = asyncio.Event(), asyncio.Event()
+
+        @lifecycle_step
+        async def start(self) -> None:
+            self.log.append("start")
+            self.entered.set()
+            await self.gate.wait()
+            self.log.append("started")
+
+        @lifecycle_step
+        async def shutdown(self) -> None:
+            self.log.append("shutdown")
+
+    client = Client()
+    starting = asyncio.ensure_future(client.start())
+    cancelled = asyncio.ensure_future(client.start())
+    stopping = asyncio.ensure_future(client.shutdown())
+    await client.entered.wait()
+    cancelled.cancel()
+    await asyncio.gather(cancelled, return_exceptions=True)
+    assert client.log == ["start"] and not starting.done() and not stopping.done()
+    client.gate.set()
+    await asyncio.gather(starting, stopping)
+    assert client.log == ["start", "started", "shutdown"]

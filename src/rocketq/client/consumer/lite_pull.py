@@ -45,7 +45,7 @@ from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
-from rocketq.common.service import ServiceState, spawn
+from rocketq.common.service import ServiceState, lifecycle_step, spawn
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumeFromWhere as WireFromWhere
@@ -164,6 +164,7 @@ class LitePullConsumer:
         return set(self._queues)
 
     # -- lifecycle -------------------------------------------------------------------------------------
+    @lifecycle_step
     async def start(self) -> None:
         """Start: join the group (subscribe) or own the assigned queues, and begin fetching in the background."""
         if self._state is ServiceState.RUNNING:
@@ -218,6 +219,7 @@ class LitePullConsumer:
         if self._assigned_mqs is None:
             inst.rebalance_immediately()
 
+    @lifecycle_step
     async def shutdown(self) -> None:
         """Stop pulling, commit the consumed positions (when auto_commit), leave the group."""
         if self._state is not ServiceState.RUNNING:

@@ -44,7 +44,7 @@ from rocketq.client.trace.hooks import ConsumeTraceHook, new_dispatcher
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK, Clock
 from rocketq.common.message import Message, MessageExt, MessageQueue
-from rocketq.common.service import PeriodicService, ServiceState, spawn, start_all, stop_all
+from rocketq.common.service import PeriodicService, ServiceState, lifecycle_step, spawn, start_all, stop_all
 from rocketq.remoting.errors import BrokerResponseError, RemotingError
 from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo, ProcessQueueInfo
@@ -147,6 +147,7 @@ class PushConsumer:
     registerMessageListener = register_listener
 
     # -- lifecycle -------------------------------------------------------------------------------------
+    @lifecycle_step
     async def start(self) -> None:
         """Start consuming: join the group, rebalance, pull and run the listener (subscribe and register a listener first)."""
         if self._state is ServiceState.RUNNING:
@@ -253,6 +254,7 @@ class PushConsumer:
         self.rebalance.subscriptions[topic] = sub
         await self._after_subscription_change()
 
+    @lifecycle_step
     async def shutdown(self) -> None:
         """Stop pulling, let running listener calls finish, commit offsets, leave the group."""
         if self._state is not ServiceState.RUNNING:

@@ -29,7 +29,7 @@ from rocketq.client.model import MessageSelector
 from rocketq.common import constants as C
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.record.lazy import decode_records_lazy
-from rocketq.common.service import ServiceState
+from rocketq.common.service import ServiceState, lifecycle_step
 from rocketq.remoting.protocol.bodies.consumer import ConsumerRunningInfo
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, ConsumeType, SubscriptionData
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
@@ -83,6 +83,7 @@ class SimpleConsumer:
         """Consume `topic`, filtered by a tag expression or a MessageSelector."""
         self._subs[topic] = build_subscription(topic, expression)
 
+    @lifecycle_step
     async def start(self) -> None:
         """Start: register with the brokers of the subscribed topics (POP consumption).
 
@@ -109,6 +110,7 @@ class SimpleConsumer:
         self._instance = inst
         self._state = ServiceState.RUNNING
 
+    @lifecycle_step
     async def shutdown(self) -> None:
         """Leave the group; messages received and not acked become visible again after their invisible duration."""
         inst, self._instance = self._instance, None

@@ -46,7 +46,7 @@ from rocketq.common.errors import RetryClass, RocketQError
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.msg_id import UniqueIdGenerator
 from rocketq.common.record.codec import encode_batch
-from rocketq.common.service import ServiceState, spawn
+from rocketq.common.service import ServiceState, lifecycle_step, spawn
 from rocketq.remoting.errors import BrokerResponseError, RemotingConnectError, RemotingError
 from rocketq.remoting.protocol.header_json import DeferredJsonExt
 
@@ -175,6 +175,7 @@ class Producer:
         self._trace_hook = SendTraceHook(self._trace, producer_group, clock) if self._trace else None
 
     # -- lifecycle ------------------------------------------------------------------------------------
+    @lifecycle_step
     async def start(self) -> None:
         """Connect to the name servers and register with the shared client instance."""
         if self._state is ServiceState.RUNNING:
@@ -199,6 +200,7 @@ class Producer:
             await self._trace.start()
         log.info("producer %s started on %s", self.group, inst.client_id)
 
+    @lifecycle_step
     async def shutdown(self) -> None:
         """Unregister from the brokers; sends after this raise ClientStateError."""
         if self._state is not ServiceState.RUNNING:
