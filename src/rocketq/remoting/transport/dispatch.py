@@ -80,8 +80,8 @@ class RequestProcessor(Protocol):
 class RequestTimer(Protocol):
     """Records how long a request took to answer (rocketq.remoting.metrics.RpcLatency).
 
-    `key` is (request code, response code, result) with result "success", "oneway" or
-    "process_request_failed", as RemotingMetricsManager labels them; `started_ns` is perf_counter_ns()
+    `key` is (request code, response code, result) with result "success" or "oneway", as
+    RemotingMetricsManager labels them; `started_ns` is perf_counter_ns()
     at dispatch. Called on the owner loop for every processor run, so it must be cheap and not block.
     """
 
@@ -501,7 +501,10 @@ class Dispatcher:
             timer = self.timer
             if timer is not None:
                 if failed:
-                    timer.record((cmd.code, ResponseCode.SYSTEM_ERROR, "process_request_failed"), started)
+                    timer.record(
+                        (cmd.code, ResponseCode.SYSTEM_ERROR, "oneway" if cmd.flag & 2 else "success"),
+                        started,
+                    )
                 elif response is not None:
                     timer.record((cmd.code, response.code, "success"), started)
                 elif cmd.flag & 2:  # oneway

@@ -469,11 +469,14 @@ async def test_the_dispatcher_times_each_processor_answer_by_result() -> None:
     dispatcher.dispatch(conn, _request(11))
     dispatcher.dispatch(conn, _request(12))
     dispatcher.dispatch(conn, _request(10, oneway=True))  # its answer is dropped, but timed
+    dispatcher.dispatch(conn, _request(11, oneway=True))  # failed: nothing written, timed as oneway
     dispatcher.dispatch(conn, _request(13))  # suspends; timed when it answers
+    # A processor that raised: labelled by the SYSTEM_ERROR answer written, as 5.x's writeResponse does
     assert timer.keys == [
         (10, ResponseCode.TOPIC_NOT_EXIST, "success"),
-        (11, ResponseCode.SYSTEM_ERROR, "process_request_failed"),
+        (11, ResponseCode.SYSTEM_ERROR, "success"),
         (10, ResponseCode.TOPIC_NOT_EXIST, "success"),
+        (11, ResponseCode.SYSTEM_ERROR, "oneway"),
     ]
     gate.gate.set()
     for _ in range(5):
