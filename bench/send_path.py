@@ -12,7 +12,9 @@ real MessageStore (ASYNC_FLUSH, a temporary directory, an arrival listener as lo
 encodes the answer frame. What it leaves out is the transport: reads, the dispatcher, writes (see
 bench/remoting.py for those). The figure is the event-loop thread's CPU time (time.thread_time) per
 message, best and first quartile of rounds of --round messages, so that load from other processes
-hits it as little as possible. The broker context is the unit tests' (tests/unit/broker/broker_fakes).
+hits it as little as possible. The processor and its broker context are a real broker's: a
+BrokerController built on the temporary store (not started: no sockets, no NameServer), whose store
+alone is started.
 With --batch N each frame is a SEND_BATCH_MESSAGE of N such messages (the SDK's batch encoder, its
 per-message UNIQ_KEY), and the figure is still per message.
 """
@@ -23,26 +25,31 @@ import argparse
 import asyncio
 import gc
 import shutil
-import sys
 import tempfile
 import time
-from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "broker"))
-
-from broker_fakes import FakeConnection, make_context
-
-from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.broker.config import BrokerConfig
+from rocketq.broker.controller import BrokerController
 from rocketq.common.message import Message
 from rocketq.common.record.codec import encode_batch
 from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
 from rocketq.store.config import MessageStoreConfig
-from rocketq.store.message_store import MessageStore
 
-BODY = b"x" * 1024  # the unit tests' context allows 1 KiB bodies
+BODY = b"x" * 1024
 WARM_UP = 2000
+
+
+class Connection:
+    """What the send processor reads of a client's connection; the transport is left out (no socket)."""
+
+    def __init__(self, remote_addr: str) -> None:
+        self.remote_addr = remote_addr
+        self.local_addr = "127.0.0.1:10911"
+        self.is_active = True
+        self.attributes: dict[str, Any] = {}
 
 
 def frames(count: int) -> list[memoryview]:
@@ -79,16 +86,15 @@ def batch_frames(count: int, size: int) -> list[memoryview]:
 
 async def main(count: int, round_size: int, batch: int) -> None:
     root = tempfile.mkdtemp(prefix="rocketq-send-path-")
-    store = MessageStore(MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": "ASYNC_FLUSH"}))
+    store_config = MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": "ASYNC_FLUSH"})
+    broker = BrokerController(BrokerConfig(), store_config)
+    store = broker.store
     await store.start()
     store.add_arrival_listener(lambda *args: None)
     try:
-        ctx = make_context(store)
         per = max(batch, 1)
-        if batch:
-            ctx.store_config = MessageStoreConfig.model_validate({"maxMessageSize": 4 * 1024 * 1024})
-        proc = SendMessageProcessor(ctx)
-        conn = FakeConnection("10.0.0.5:4321")
+        proc = broker.processors["send"]
+        conn = Connection("10.0.0.5:4321")
         warm_up, round_size = WARM_UP // per, max(round_size // per, 1)
         count //= per
         work = batch_frames(warm_up + count, batch) if batch else frames(warm_up + count)
