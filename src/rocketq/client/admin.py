@@ -138,6 +138,7 @@ class Admin(AclAdminMixin):
         Unlike a producer or consumer, an Admin may be started again: from SHUTDOWN_ALREADY (after
         shutdown()) or START_FAILED, start() acquires a client once more and the Admin is RUNNING
         again, so a command-line tool or a test can reuse one Admin object across cluster restarts.
+        Concurrent first uses share one start, and a shutdown() waits for a start in flight.
         """
         if self._state is ServiceState.RUNNING:
             return
