@@ -142,19 +142,21 @@ def needed_perms(
     `heartbeat_groups`: for HEART_BEAT, the (consumer group, subscribed topics) of its body, which the
     caller decodes (the body codec lives above this module's concerns).
     """
-    perms: dict[str, int] = {}
     get = fields.get
-    if code in _SEND_CODES:
+    if code in _SEND_CODES:  # the hot path: written out, without the helpers' calls
         # V2 headers (SEND_MESSAGE_V2, and batches sent with them) name the topic "b", the group "a".
         v2 = "b" in fields
         topic = get("b") if v2 else get("topic")
-        if is_retry_topic(topic):
-            # Java reads a "group" field the V1 header does not have (so it checks nothing); the
-            # producer group is what the header carries.
-            _put(perms, retry_topic(get("a") if v2 else get("producerGroup")), SUB)
-        else:
-            _put(perms, topic, PUB)
-    elif code == RC.CONSUMER_SEND_MSG_BACK:
+        if topic is None:
+            return {}
+        if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            return {topic: PUB}
+        # Java reads a "group" field the V1 header does not have (so it checks nothing); the
+        # producer group is what the header carries.
+        group = get("a") if v2 else get("producerGroup")
+        return {} if group is None else {RETRY_GROUP_TOPIC_PREFIX + group: SUB}
+    perms: dict[str, int] = {}
+    if code == RC.CONSUMER_SEND_MSG_BACK:
         _put(perms, retry_topic(get("group")), SUB)
     elif code == RC.PULL_MESSAGE:
         _put(perms, get("topic"), SUB)
