@@ -53,23 +53,28 @@ _GETTERS: tuple[dict[tuple[str, ...], Callable[[Mapping[str, str]], tuple[str, .
 _MAX_GETTERS = 512
 
 
+def _getter(keys: tuple[str, ...], skip_unique_query: bool) -> Callable[[Mapping[str, str]], tuple[str, ...]]:
+    """The values getter of a key set not seen yet (signed_values' cache miss)."""
+    left_out = {SIGNATURE, UNIQUE_MSG_QUERY_FLAG} if skip_unique_query else {SIGNATURE}
+    getter = _values_getter([k for k in java_key_order(keys) if k not in left_out])
+    getters = _GETTERS[skip_unique_query]
+    if len(getters) >= _MAX_GETTERS:
+        getters.clear()
+    getters[keys] = getter
+    return getter
+
+
 def signed_values(fields: Mapping[str, str], *, skip_unique_query: bool = False) -> str:
     """The values a signature covers (all but Signature, and `_UNIQUE_KEY_QUERY` when asked), in key order."""
     keys = tuple(fields)
-    getters = _GETTERS[skip_unique_query]
-    getter = getters.get(keys)
-    if getter is None:
-        left_out = {SIGNATURE, UNIQUE_MSG_QUERY_FLAG} if skip_unique_query else {SIGNATURE}
-        getter = _values_getter([k for k in java_key_order(keys) if k not in left_out])
-        if len(getters) >= _MAX_GETTERS:
-            getters.clear()
-        getters[keys] = getter
+    getter = _GETTERS[skip_unique_query].get(keys) or _getter(keys, skip_unique_query)
     return "".join(getter(fields))
 
 
 def _signed_bytes(fields: Mapping[str, str], skip_unique_query: bool) -> bytes:
-    """signed_values as UTF-8."""
-    text = signed_values(fields, skip_unique_query=skip_unique_query)
+    """signed_values as UTF-8 (its lookup written out: this runs on every verified request)."""
+    keys = tuple(fields)
+    text = "".join((_GETTERS[skip_unique_query].get(keys) or _getter(keys, skip_unique_query))(fields))
     try:
         return text.encode()
     except UnicodeEncodeError:

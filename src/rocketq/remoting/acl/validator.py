@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rocketq.common.constants import RMQ_SYS_TRACE_TOPIC
+from rocketq.common.constants import RETRY_GROUP_TOPIC_PREFIX, RMQ_SYS_TRACE_TOPIC
 from rocketq.remoting.acl import permission as P
 from rocketq.remoting.acl.errors import AclError
 from rocketq.remoting.acl.permission import ADMIN_CODES, PUB, check_permission
@@ -54,8 +54,9 @@ def check_perm(code: int, needed: dict[str, int], account: Account) -> None:
         return
     for resource, perm in needed.items():
         owned = perms.get(resource)
-        if owned is None:
-            owned = account.default_group_perm if P.is_retry_topic(resource) else account.default_topic_perm
+        if owned is None:  # the account's default (a group is its retry topic)
+            retry = resource.startswith(RETRY_GROUP_TOPIC_PREFIX)
+            owned = account.default_group_perm if retry else account.default_topic_perm
         if not check_permission(perm, owned):
             raise AclError(
                 f"No default permission for {P.print_resource(resource)}: {P.perm_name(perm)} needed, "
