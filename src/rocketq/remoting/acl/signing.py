@@ -124,7 +124,8 @@ def _keyed(secret_key: str) -> tuple[Any, Any]:
     return states
 
 
-def _signature(values: bytes, body: bytes | None, secret_key: str) -> str:
+def hmac_sha1_base64(values: bytes, body: bytes | None, secret_key: str) -> str:
+    """cal_signature(values + body, secret_key), from the keyed states."""
     inner, outer = _KEYED.get(secret_key) or _keyed(secret_key)
     mac = inner.copy()
     mac.update(values)
@@ -139,7 +140,7 @@ def request_signature(
     fields: Mapping[str, str], body: bytes | None, secret_key: str, *, skip_unique_query: bool = False
 ) -> str:
     """cal_signature(combine_request_content(fields, body, ...), secret_key), computed without the join."""
-    return _signature(_signed_bytes(fields, skip_unique_query), body, secret_key)
+    return hmac_sha1_base64(_signed_bytes(fields, skip_unique_query), body, secret_key)
 
 
 def signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key: str) -> bool:
@@ -151,10 +152,10 @@ def signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key:
     signature = fields.get(SIGNATURE)
     if not signature or not signature.isascii():  # a Base64 text is ASCII
         return False
-    if hmac.compare_digest(_signature(_signed_bytes(fields, True), body, secret_key), signature):
+    if hmac.compare_digest(hmac_sha1_base64(_signed_bytes(fields, True), body, secret_key), signature):
         return True
     if UNIQUE_MSG_QUERY_FLAG in fields:
-        return hmac.compare_digest(_signature(_signed_bytes(fields, False), body, secret_key), signature)
+        return hmac.compare_digest(hmac_sha1_base64(_signed_bytes(fields, False), body, secret_key), signature)
     return False
 
 
