@@ -155,7 +155,9 @@ def signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key:
     if hmac.compare_digest(hmac_sha1_base64(_signed_bytes(fields, True), body, secret_key), signature):
         return True
     if UNIQUE_MSG_QUERY_FLAG in fields:
-        return hmac.compare_digest(hmac_sha1_base64(_signed_bytes(fields, False), body, secret_key), signature)
+        return hmac.compare_digest(
+            hmac_sha1_base64(_signed_bytes(fields, False), body, secret_key), signature
+        )
     return False
 
 
