@@ -120,3 +120,19 @@ def test_keyed_states_equal_the_stdlib_hmac_for_any_secret_length(secret: str) -
         assert signature_matches(signed, body, secret)
         assert not signature_matches(signed, (body or b"") + b"!", secret)
         assert not signature_matches(signed, body, secret + "x")
+
+
+def test_key_sets_of_one_size_each_get_their_own_order() -> None:
+    # the by-size shortcut must never reuse the getter of another key set with as many keys
+    sets = [
+        {"a": "1", "b": "2", SIGNATURE: "s"},
+        {"a": "1", "c": "3", SIGNATURE: "s"},
+        {"b": "2", "a": "1", "c": "3"},  # as many keys, no Signature: "c" is signed
+        {"a": "1", "b": "2", "_UNIQUE_KEY_QUERY": "t"},
+        {"a": "1", "b": "2", SIGNATURE: "s"},
+    ]
+    for skip in (True, False, True):
+        for fields in sets:
+            left_out = {SIGNATURE, "_UNIQUE_KEY_QUERY"} if skip else {SIGNATURE}
+            expected = "".join(fields[k] for k in sorted(fields) if k not in left_out).encode()
+            assert combine_request_content(fields, None, skip_unique_query=skip) == expected, (fields, skip)
