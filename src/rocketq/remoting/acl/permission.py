@@ -129,6 +129,22 @@ _SEND_CODES: Final = frozenset({RC.SEND_MESSAGE, RC.SEND_MESSAGE_V2, RC.SEND_BAT
 _POP_CODES: Final = frozenset({RC.POP_MESSAGE, RC.ACK_MESSAGE, RC.CHANGE_MESSAGE_INVISIBLETIME})
 
 
+# The header fields needed_perms reads, by request code (HEART_BEAT's resources come from its body;
+# a code not here reads none): the validator keeps a passed check by their values. needed_perms
+# reads fields only through .get, so an absent field and a null one are alike to it (and in the
+# key). A unit test checks that needed_perms reads no other field.
+RESOURCE_FIELDS: Final[dict[int, tuple[str, ...]]] = {
+    **dict.fromkeys(_SEND_CODES, ("b", "a", "topic", "producerGroup")),
+    RC.CONSUMER_SEND_MSG_BACK: ("group",),
+    RC.PULL_MESSAGE: ("topic", "consumerGroup"),
+    RC.QUERY_MESSAGE: ("topic",),
+    RC.UNREGISTER_CLIENT: ("consumerGroup",),
+    RC.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),
+    **dict.fromkeys(_POP_CODES, ("topic", "consumerGroup")),
+    RC.UPDATE_CONSUMER_OFFSET: ("consumerGroup", "topic"),
+}
+
+
 def _put(perms: dict[str, int], resource: str | None, perm: int) -> None:
     if resource is not None:
         perms[resource] = perm
@@ -145,8 +161,10 @@ def needed_perms(
     get = fields.get
     if code in _SEND_CODES:  # the hot path: written out, without the helpers' calls
         # V2 headers (SEND_MESSAGE_V2, and batches sent with them) name the topic "b", the group "a".
-        v2 = "b" in fields
-        topic = get("b") if v2 else get("topic")
+        topic = get("b")
+        v2 = topic is not None
+        if not v2:
+            topic = get("topic")
         if topic is None:
             return {}
         if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
