@@ -59,8 +59,10 @@ _LAST_BY_SIZE: tuple[dict[int, tuple[Callable[[Mapping[str, str]], tuple[str, ..
 _LAST_BY_SIZE = ({}, {})
 
 
-def _values(fields: Mapping[str, str], skip_unique_query: bool) -> tuple[str, ...]:
-    """The values a signature covers (all but Signature, and `_UNIQUE_KEY_QUERY` when asked), in key order."""
+def _signed_bytes(fields: Mapping[str, str], skip_unique_query: bool) -> bytes:
+    """The values a signature covers (all but Signature, and `_UNIQUE_KEY_QUERY` when asked), in key
+    order, as UTF-8."""
+    values: tuple[str, ...] | None = None
     last = _LAST_BY_SIZE[skip_unique_query].get(len(fields))
     if last is not None:
         getter, left_out = last
@@ -71,19 +73,30 @@ def _values(fields: Mapping[str, str], skip_unique_query: bool) -> tuple[str, ..
         else:
             for key in left_out:
                 if key not in fields:
+                    values = None
                     break
-            else:
-                return values
+    if values is None:
+        values = _values_by_keys(fields, skip_unique_query)
+    text = "".join(values)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # a lone surrogate (which Java encodes as '?') must not crash the verifier; such a value
+        # simply never matches a signature made by Java
+        return text.encode("utf-8", "surrogatepass")
+
+
+def _values_by_keys(fields: Mapping[str, str], skip_unique_query: bool) -> tuple[str, ...]:
+    """_signed_bytes' values when the last key set of that size is not the request's."""
     keys = tuple(fields)
     getters = _GETTERS[skip_unique_query]
-    known = getters.get(keys)
-    if known is None:
+    getter = getters.get(keys)
+    if getter is None:
         left = {SIGNATURE, UNIQUE_MSG_QUERY_FLAG} if skip_unique_query else {SIGNATURE}
-        known = _values_getter([k for k in java_key_order(keys) if k not in left])
+        getter = _values_getter([k for k in java_key_order(keys) if k not in left])
         if len(getters) >= _MAX_GETTERS:
             getters.clear()
-        getters[keys] = known
-    getter = known
+        getters[keys] = getter
     left_present = (SIGNATURE, UNIQUE_MSG_QUERY_FLAG) if skip_unique_query else (SIGNATURE,)
     _LAST_BY_SIZE[skip_unique_query][len(keys)] = (getter, tuple(k for k in left_present if k in fields))
     return getter(fields)
@@ -91,18 +104,7 @@ def _values(fields: Mapping[str, str], skip_unique_query: bool) -> tuple[str, ..
 
 def signed_values(fields: Mapping[str, str], *, skip_unique_query: bool = False) -> str:
     """The values a signature covers (all but Signature, and `_UNIQUE_KEY_QUERY` when asked), in key order."""
-    return "".join(_values(fields, skip_unique_query))
-
-
-def _signed_bytes(fields: Mapping[str, str], skip_unique_query: bool) -> bytes:
-    """signed_values as UTF-8."""
-    text = "".join(_values(fields, skip_unique_query))
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        # a lone surrogate (which Java encodes as '?') must not crash the verifier; such a value
-        # simply never matches a signature made by Java
-        return text.encode("utf-8", "surrogatepass")
+    return _signed_bytes(fields, skip_unique_query).decode("utf-8", "surrogatepass")
 
 
 def combine_request_content(
