@@ -231,6 +231,10 @@ def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         acl_file.write_text(ACL, encoding="utf-8")
         config = PlainAclConfig(str(acl_file))
     hook, account = AclServerHook(config), config.tables.accounts[USER[0]]
+    passes, resource_fields = (
+        config.tables.permission_passes,
+        lambda code: permission.RESOURCE_FIELDS.get(code, ()),
+    )
     client = {"access_key": USER[0], "secret_key": USER[1]}
     requests = [decode_frame_payload(f[4:]) for f in replay_frames(min(args.count, 2000), args.size, client)]
     secret, key = USER[1], USER[1].encode()
@@ -245,7 +249,13 @@ def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     parts: dict[str, Any] = {
         "acl_step": lambda r, c: hook.do_before_request("127.0.0.1:50000", r),
         "signature": lambda r, c: signature_matches(r.ext_fields, r.body, secret),
-        "permission": lambda r, c: check_perm(r.code, permission.needed_perms(r.code, r.ext_fields), account),
+        # the check itself, which runs the first time; then the validator finds the pass it kept
+        "permission_check": lambda r, c: check_perm(
+            r.code, permission.needed_perms(r.code, r.ext_fields), account
+        ),
+        "permission_kept": lambda r, c: (
+            (USER[0], r.code, *map(r.ext_fields.get, resource_fields(r.code))) in passes
+        ),
         "hmac_one_shot": lambda r, c: binascii.b2a_base64(
             hmac.digest(key, c, "sha1"), newline=False
         ).decode(),
