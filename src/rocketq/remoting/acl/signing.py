@@ -191,9 +191,14 @@ def sign_request(
     access_key: str,
     secret_key: str,
     security_token: str | None = None,
+    *,
+    put: Callable[[dict[str, str], str, str], None] = operator.setitem,
 ) -> None:
-    """Add AccessKey (and SecurityToken) and the Signature over them to `fields`, as AclClientRPCHook."""
-    fields[ACCESS_KEY] = access_key
+    """Add AccessKey (and SecurityToken) and the Signature over them to `fields`, as AclClientRPCHook.
+
+    `put` sets a field (a subclass' own __setitem__ by default; the client hook passes dict's, see it).
+    """
+    put(fields, ACCESS_KEY, access_key)
     if security_token:
-        fields[SECURITY_TOKEN] = security_token
-    fields[SIGNATURE] = request_signature(fields, body, secret_key)
+        put(fields, SECURITY_TOKEN, security_token)
+    put(fields, SIGNATURE, request_signature(fields, body, secret_key))
