@@ -231,10 +231,7 @@ def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         acl_file.write_text(ACL, encoding="utf-8")
         config = PlainAclConfig(str(acl_file))
     hook, account = AclServerHook(config), config.tables.accounts[USER[0]]
-    passes, resource_fields = (
-        config.tables.permission_passes,
-        lambda code: permission.RESOURCE_FIELDS.get(code, ()),
-    )
+    passes, values_of = config.tables.permission_passes, permission.RESOURCE_VALUES
     client = {"access_key": USER[0], "secret_key": USER[1]}
     requests = [decode_frame_payload(f[4:]) for f in replay_frames(min(args.count, 2000), args.size, client)]
     secret, key = USER[1], USER[1].encode()
@@ -253,9 +250,7 @@ def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         "permission_check": lambda r, c: check_perm(
             r.code, permission.needed_perms(r.code, r.ext_fields), account
         ),
-        "permission_kept": lambda r, c: (
-            (USER[0], r.code, *map(r.ext_fields.get, resource_fields(r.code))) in passes
-        ),
+        "permission_kept": lambda r, c: (USER[0], r.code, values_of[r.code](r.ext_fields.get)) in passes,
         "hmac_one_shot": lambda r, c: binascii.b2a_base64(
             hmac.digest(key, c, "sha1"), newline=False
         ).decode(),

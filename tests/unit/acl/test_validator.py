@@ -213,7 +213,7 @@ def test_permission_passes_are_kept_per_account_code_and_resource_until_the_file
     send_b = signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"x")
     assert validate(acl.tables, PEER, send_b) == "RocketMQ"
     assert validate(acl.tables, PEER, send_b) == "RocketMQ"  # from the kept pass
-    assert acl.tables.permission_passes == {("RocketMQ", RC.SEND_MESSAGE_V2, "topicB", "PG", None, None)}
+    assert acl.tables.permission_passes == {("RocketMQ", RC.SEND_MESSAGE_V2, ("topicB", "PG", None, None))}
     # another resource or another code is checked on its own, and a refusal is not kept
     assert "topic:topicA" in refused(acl, signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicA"}))
     assert "topic:topicC" in refused(acl, signed(RC.SEND_MESSAGE, {"topic": "topicC"}))

@@ -9,7 +9,7 @@ offsets or wipe a broker's write permission; ADMIN_CODES here adds those, and br
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from rocketq.common.constants import RETRY_GROUP_TOPIC_PREFIX
@@ -129,19 +129,22 @@ _SEND_CODES: Final = frozenset({RC.SEND_MESSAGE, RC.SEND_MESSAGE_V2, RC.SEND_BAT
 _POP_CODES: Final = frozenset({RC.POP_MESSAGE, RC.ACK_MESSAGE, RC.CHANGE_MESSAGE_INVISIBLETIME})
 
 
-# The header fields needed_perms reads, by request code (HEART_BEAT's resources come from its body;
-# a code not here reads none): the validator keeps a passed check by their values. needed_perms
-# reads fields only through .get, so an absent field and a null one are alike to it (and in the
-# key). A unit test checks that needed_perms reads no other field.
-RESOURCE_FIELDS: Final[dict[int, tuple[str, ...]]] = {
-    **dict.fromkeys(_SEND_CODES, ("b", "a", "topic", "producerGroup")),
-    RC.CONSUMER_SEND_MSG_BACK: ("group",),
-    RC.PULL_MESSAGE: ("topic", "consumerGroup"),
-    RC.QUERY_MESSAGE: ("topic",),
-    RC.UNREGISTER_CLIENT: ("consumerGroup",),
-    RC.GET_CONSUMER_LIST_BY_GROUP: ("consumerGroup",),
-    **dict.fromkeys(_POP_CODES, ("topic", "consumerGroup")),
-    RC.UPDATE_CONSUMER_OFFSET: ("consumerGroup", "topic"),
+# The values of the header fields needed_perms reads, by request code, from the request's
+# fields.get (HEART_BEAT's resources come from its body; a code not here reads no field): the
+# validator keeps a passed check by them. Each reader gets the fields written out (a tuple of `get`s
+# costs 0.25 us a send, `map` over a tuple of names 0.38). needed_perms reads fields only through
+# .get, so an absent field and a null one are alike to it (and in the key). A unit test checks that
+# needed_perms reads no field its code's reader does not.
+_Get = Callable[[str], "str | None"]
+RESOURCE_VALUES: Final[dict[int, Callable[[_Get], tuple[str | None, ...]]]] = {
+    **dict.fromkeys(_SEND_CODES, lambda get: (get("b"), get("a"), get("topic"), get("producerGroup"))),
+    RC.CONSUMER_SEND_MSG_BACK: lambda get: (get("group"),),
+    RC.PULL_MESSAGE: lambda get: (get("topic"), get("consumerGroup")),
+    RC.QUERY_MESSAGE: lambda get: (get("topic"),),
+    RC.UNREGISTER_CLIENT: lambda get: (get("consumerGroup"),),
+    RC.GET_CONSUMER_LIST_BY_GROUP: lambda get: (get("consumerGroup"),),
+    **dict.fromkeys(_POP_CODES, lambda get: (get("topic"), get("consumerGroup"))),
+    RC.UPDATE_CONSUMER_OFFSET: lambda get: (get("consumerGroup"), get("topic")),
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from rocketq.common.constants import RETRY_GROUP_TOPIC_PREFIX, RMQ_SYS_TRACE_TOPIC
 from rocketq.remoting.acl import permission as P
 from rocketq.remoting.acl.errors import AclError
-from rocketq.remoting.acl.permission import ADMIN_CODES, PUB, RESOURCE_FIELDS, check_permission
+from rocketq.remoting.acl.permission import ADMIN_CODES, PUB, RESOURCE_VALUES, check_permission
 from rocketq.remoting.acl.plain_config import Account, AclTables
 from rocketq.remoting.acl.signing import ACCESS_KEY, signature_matches
 from rocketq.remoting.protocol.bodies.heartbeat import HeartbeatData
@@ -116,10 +116,11 @@ def validate(tables: AclTables, remote_addr: str, cmd: RemotingCommand) -> str |
         _check_resources(code, P.needed_perms(code, fields, _heartbeat_groups(cmd.body)), account)
         return access_key
     # What the permission check decides depends on the account, the code and the fields its
-    # resources come from, and on nothing else until the files load again: a pass is kept (0.5 us
-    # a request of the 0.8 the check costs). Refusals raise and are not kept.
+    # resources come from, and on nothing else until the files load again: a pass is kept (looking it
+    # up costs 0.3 us of the 0.8 the check does). Refusals raise and are not kept.
     passes = tables.permission_passes
-    pass_key = (access_key, code, *map(fields.get, RESOURCE_FIELDS.get(code, ())))
+    reader = RESOURCE_VALUES.get(code)
+    pass_key = (access_key, code, None if reader is None else reader(fields.get))
     if pass_key in passes:
         return access_key
     _check_resources(code, P.needed_perms(code, fields), account)
