@@ -136,3 +136,11 @@ def test_key_sets_of_one_size_each_get_their_own_order() -> None:
             left_out = {SIGNATURE, "_UNIQUE_KEY_QUERY"} if skip else {SIGNATURE}
             expected = "".join(fields[k] for k in sorted(fields) if k not in left_out).encode()
             assert combine_request_content(fields, None, skip_unique_query=skip) == expected, (fields, skip)
+
+
+def test_key_sets_with_huge_names_are_signed_but_not_kept() -> None:
+    from rocketq.remoting.acl import signing
+
+    fields = {"k" * 10_000: "v", "a": "1"}
+    assert combine_request_content(fields, None) == b"1v"
+    assert all(tuple(fields) not in table for table in signing._GETTERS)

@@ -219,6 +219,12 @@ def test_permission_passes_are_kept_per_account_code_and_resource_until_the_file
     assert "topic:topicC" in refused(acl, signed(RC.SEND_MESSAGE, {"topic": "topicC"}))
     assert "Need admin permission" in refused(acl, signed(RC.UPDATE_AND_CREATE_TOPIC, {"topic": "topicB"}))
     assert len(acl.tables.permission_passes) == 1
+    # a pass on names longer than any real one is not kept (a stranger's or an account's flood)
+    huge = signed(RC.PULL_MESSAGE, {"topic": "T" * 100_000, "consumerGroup": "groupB"})
+    acl.update_account({"accessKey": "RocketMQ", "defaultTopicPerm": "SUB", "topicPerms": ["topicB=PUB|SUB"]})
+    assert validate(acl.tables, PEER, huge) == "RocketMQ"
+    assert validate(acl.tables, PEER, send_b) == "RocketMQ"
+    assert len(acl.tables.permission_passes) == 1
     # topicB loses PUB: the reloaded tables check again
     acl.update_account({"accessKey": "RocketMQ", "topicPerms": ["topicB=SUB"]})
     assert acl.tables.permission_passes == set()

@@ -48,9 +48,12 @@ def _values_getter(ordered: list[str]) -> Callable[[Mapping[str, str]], tuple[st
 # The order of the signed values by the request's keys, one table per value of skip_unique_query:
 # requests of one header type share their key set, so the sort is done once per header type (the
 # lookup hashes and compares the tuple of keys, which the header decoder mostly interns).
-# Bounded: cleared when full, so odd key sets cannot grow it.
+# Bounded: cleared when full, so odd key sets cannot grow it; and a key set whose names are longer
+# than any header's together is not kept (the signature is checked before the request is known to
+# come from the account: what a stranger sends must not pin memory).
 _GETTERS: tuple[dict[tuple[str, ...], Callable[[Mapping[str, str]], tuple[str, ...]]], ...] = ({}, {})
 _MAX_GETTERS = 512
+_MAX_KEPT_KEYS_CHARS = 4096
 # In front of it, by the number of keys: the getter of the last key set of that size and the
 # left-out keys that set had. A request of that size whose values the getter finds (else KeyError)
 # and which has those left-out keys too has exactly that key set (as many keys, all of them
@@ -91,14 +94,16 @@ def _values_by_keys(fields: Mapping[str, str], skip_unique_query: bool) -> tuple
     keys = tuple(fields)
     getters = _GETTERS[skip_unique_query]
     getter = getters.get(keys)
+    left = (SIGNATURE, UNIQUE_MSG_QUERY_FLAG) if skip_unique_query else (SIGNATURE,)
     if getter is None:
-        left = {SIGNATURE, UNIQUE_MSG_QUERY_FLAG} if skip_unique_query else {SIGNATURE}
         getter = _values_getter([k for k in java_key_order(keys) if k not in left])
+        if sum(map(len, keys)) > _MAX_KEPT_KEYS_CHARS:
+            return getter(fields)
         if len(getters) >= _MAX_GETTERS:
             getters.clear()
+            _LAST_BY_SIZE[skip_unique_query].clear()
         getters[keys] = getter
-    left_present = (SIGNATURE, UNIQUE_MSG_QUERY_FLAG) if skip_unique_query else (SIGNATURE,)
-    _LAST_BY_SIZE[skip_unique_query][len(keys)] = (getter, tuple(k for k in left_present if k in fields))
+    _LAST_BY_SIZE[skip_unique_query][len(keys)] = (getter, tuple(k for k in left if k in fields))
     return getter(fields)
 
 

@@ -71,6 +71,7 @@ _HEART_BEAT = int(RequestCode.HEART_BEAT)  # a plain int: compared on every requ
 _GLOBAL_WHITE, _ACCOUNT_WHITE, _SIGNED = 0, 1, 2
 # Bounded: cleared when full, so many addresses cannot grow it.
 _MAX_VERDICTS = 4096
+_MAX_KEPT_NAMES_CHARS = 1024  # topic and group names of a kept pass, together
 
 
 def _address_verdict(tables: AclTables, remote_addr: str, access_key: str | None) -> tuple[int, Any]:
@@ -124,9 +125,12 @@ def validate(tables: AclTables, remote_addr: str, cmd: RemotingCommand) -> str |
     if pass_key in passes:
         return access_key
     _check_resources(code, P.needed_perms(code, fields), account)
-    if len(passes) >= _MAX_VERDICTS:
-        passes.clear()
-    passes.add(pass_key)
+    # kept unless its names are longer than real ones (the processor refuses those next; an account
+    # allowed by default must not pin memory with them)
+    if sum(len(v) for v in pass_key[2] or () if v) <= _MAX_KEPT_NAMES_CHARS:
+        if len(passes) >= _MAX_VERDICTS:
+            passes.clear()
+        passes.add(pass_key)
     return access_key
 
 
