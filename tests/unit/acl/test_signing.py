@@ -14,6 +14,7 @@ import hmac
 
 import pytest
 
+from rocketq.remoting.acl import signing
 from rocketq.remoting.acl.signing import (
     ACCESS_KEY,
     SIGNATURE,
@@ -139,8 +140,6 @@ def test_key_sets_of_one_size_each_get_their_own_order() -> None:
 
 
 def test_key_sets_with_huge_names_are_signed_but_not_kept() -> None:
-    from rocketq.remoting.acl import signing
-
     fields = {"k" * 10_000: "v", "a": "1"}
     assert combine_request_content(fields, None) == b"1v"
     assert all(tuple(fields) not in table for table in signing._GETTERS)
