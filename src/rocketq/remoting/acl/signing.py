@@ -128,10 +128,10 @@ def cal_signature(data: bytes, secret_key: str) -> str:
 
 # HMAC-SHA1 (RFC 2104) keyed once per secret key: the SHA-1 states after the key's inner and outer
 # pads, as the stdlib hmac module builds them (hmac.HMAC's pure path, same key padding); a request
-# copies both. Measured on a signed 1 KiB send (docs/security.md, benchmark): one-shot hmac.digest
-# costs about 3.0 us (OpenSSL 3's HMAC() sets up its digest on every call), a copy of a keyed
-# hmac.HMAC 2.1 us (its Python-level copy/update/digest), the copied SHA-1 states 1.6 us, of which
-# SHA-1 itself takes most. The values and the body go in as two updates, not joined into one buffer
+# copies both. Measured on the content of a signed 1 KiB send (docs/security.md, "The ACL step
+# alone"): one-shot hmac.digest costs about 2.5 us (OpenSSL 3's HMAC() sets up its digest on every
+# call), a copy of a keyed hmac.HMAC 1.9 us (its Python-level copy/update/digest), the copied SHA-1
+# states 1.5 us, of which SHA-1 itself and OpenSSL's context copies take most. The values and the body go in as two updates, not joined into one buffer
 # (a copy of the body). Bounded like _GETTERS.
 _KEYED: dict[str, tuple[Any, Any]] = {}
 _MAX_KEYED = 256
