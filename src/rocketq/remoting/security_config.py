@@ -122,9 +122,9 @@ class SecurityConfig(RocketConfig):
 class DaemonSecurity:
     """What a daemon builds from its SecurityConfig: the server's TLS and ACL hook, its client's TLS
     and signing hook, and the periodic check of the ACL files. `checked` picks the request codes ACL
-    verifies (every code on a broker, the write codes on a NameServer)."""
+    verifies (None: every code, as on a broker; the write codes on a NameServer)."""
 
-    def __init__(self, config: SecurityConfig, checked: Callable[[int], bool] = lambda code: True) -> None:
+    def __init__(self, config: SecurityConfig, checked: Callable[[int], bool] | None = None) -> None:
         self.server_tls = config.server_tls()
         self.client_ssl = config.client_ssl_context()
         self.client_hook = config.client_rpc_hook()

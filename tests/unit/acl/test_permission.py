@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from rocketq.remoting.acl import permission as P
@@ -69,3 +71,38 @@ def test_admin_codes_hold_javas_and_the_acl_verbs() -> None:
     } <= P.ADMIN_CODES
     assert RC.SEND_MESSAGE not in P.ADMIN_CODES
     assert P.NAMESRV_WRITE_CODES.isdisjoint({RC.GET_ROUTEINFO_BY_TOPIC, RC.GET_BROKER_CLUSTER_INFO})
+
+
+class _Recording(dict[str, str]):
+    """Fields that answer every key and note which ones were read."""
+
+    def __init__(self, value: str | None) -> None:
+        super().__init__()
+        self.value, self.read = value, set[str]()
+
+    def get(self, key: str, default: object = None) -> Any:  # type: ignore[override]
+        self.read.add(key)
+        return self.value
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(str(key))
+        return self.value is not None
+
+    def __getitem__(self, key: str) -> str:
+        self.read.add(key)
+        if self.value is None:
+            raise KeyError(key)
+        return self.value
+
+
+@pytest.mark.parametrize("code", sorted(set(RC) - {RC.HEART_BEAT}))
+def test_needed_perms_reads_only_the_fields_the_validator_keeps_passes_by(code: int) -> None:
+    # the validator keeps a passed check by what RESOURCE_VALUES[code] reads: any other field
+    # needed_perms read would let one request reuse another's pass
+    for value in ("T", "%RETRY%G", None):
+        fields, kept_by = _Recording(value), _Recording(value)
+        P.needed_perms(code, fields)
+        reader = P.RESOURCE_VALUES.get(code)
+        if reader is not None:
+            reader(kept_by.get)
+        assert fields.read <= kept_by.read, (code, value)

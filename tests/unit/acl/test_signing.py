@@ -9,8 +9,12 @@ new AclClientRPCHook(new SessionCredentials(ak, sk)).doBeforeRequest(...) and pr
 
 from __future__ import annotations
 
+import base64
+import hmac
+
 import pytest
 
+from rocketq.remoting.acl import signing
 from rocketq.remoting.acl.signing import (
     ACCESS_KEY,
     SIGNATURE,
@@ -19,6 +23,7 @@ from rocketq.remoting.acl.signing import (
     java_key_order,
     request_signature,
     sign_request,
+    signature_matches,
 )
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.header_json import JSON_CODEC, EncodedExt
@@ -101,3 +106,40 @@ def test_keyed_signature_equals_the_joined_content_one(skip: bool) -> None:
     for body in (None, b"", b"BODY" * 300):
         expected = cal_signature(combine_request_content(fields, body, skip_unique_query=skip), "secretKey1")
         assert request_signature(fields, body, "secretKey1", skip_unique_query=skip) == expected
+
+
+@pytest.mark.parametrize("secret", ["s" * 7, "k" * 64, "k" * 65, "\u00e9" * 40, "long-" * 60])
+def test_keyed_states_equal_the_stdlib_hmac_for_any_secret_length(secret: str) -> None:
+    # the SHA-1 states keyed once (RFC 2104's padding, a hashed key past 64 bytes) against hmac's own
+    fields = {"b": "T", "a": "G"}
+    for body in (None, b"BODY" * 300):
+        expected = base64.b64encode(
+            hmac.new(secret.encode(), combine_request_content(fields, body), "sha1").digest()
+        ).decode()
+        assert request_signature(fields, body, secret) == expected
+        signed = {**fields, SIGNATURE: expected}
+        assert signature_matches(signed, body, secret)
+        assert not signature_matches(signed, (body or b"") + b"!", secret)
+        assert not signature_matches(signed, body, secret + "x")
+
+
+def test_key_sets_of_one_size_each_get_their_own_order() -> None:
+    # the by-size shortcut must never reuse the getter of another key set with as many keys
+    sets = [
+        {"a": "1", "b": "2", SIGNATURE: "s"},
+        {"a": "1", "c": "3", SIGNATURE: "s"},
+        {"b": "2", "a": "1", "c": "3"},  # as many keys, no Signature: "c" is signed
+        {"a": "1", "b": "2", "_UNIQUE_KEY_QUERY": "t"},
+        {"a": "1", "b": "2", SIGNATURE: "s"},
+    ]
+    for skip in (True, False, True):
+        for fields in sets:
+            left_out = {SIGNATURE, "_UNIQUE_KEY_QUERY"} if skip else {SIGNATURE}
+            expected = "".join(fields[k] for k in sorted(fields) if k not in left_out).encode()
+            assert combine_request_content(fields, None, skip_unique_query=skip) == expected, (fields, skip)
+
+
+def test_key_sets_with_huge_names_are_signed_but_not_kept() -> None:
+    fields = {"k" * 10_000: "v", "a": "1"}
+    assert combine_request_content(fields, None) == b"1v"
+    assert all(tuple(fields) not in table for table in signing._GETTERS)

@@ -205,3 +205,27 @@ def test_address_verdicts_are_cached_per_connection_until_the_files_reload(acl: 
     acl.update_account({"accessKey": "rocketmq2", "whiteRemoteAddress": "10.0.0.1"})
     assert acl.tables.address_verdicts == {}
     assert "Check signature failed" in refused(acl, own, "192.168.1.20:1234")
+
+
+def test_permission_passes_are_kept_per_account_code_and_resource_until_the_files_reload(
+    acl: PlainAclConfig,
+) -> None:
+    send_b = signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"x")
+    assert validate(acl.tables, PEER, send_b) == "RocketMQ"
+    assert validate(acl.tables, PEER, send_b) == "RocketMQ"  # from the kept pass
+    assert acl.tables.permission_passes == {("RocketMQ", RC.SEND_MESSAGE_V2, ("topicB", "PG", None, None))}
+    # another resource or another code is checked on its own, and a refusal is not kept
+    assert "topic:topicA" in refused(acl, signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicA"}))
+    assert "topic:topicC" in refused(acl, signed(RC.SEND_MESSAGE, {"topic": "topicC"}))
+    assert "Need admin permission" in refused(acl, signed(RC.UPDATE_AND_CREATE_TOPIC, {"topic": "topicB"}))
+    assert len(acl.tables.permission_passes) == 1
+    # a pass on names longer than any real one is not kept (a stranger's or an account's flood)
+    huge = signed(RC.PULL_MESSAGE, {"topic": "T" * 100_000, "consumerGroup": "groupB"})
+    acl.update_account({"accessKey": "RocketMQ", "defaultTopicPerm": "SUB", "topicPerms": ["topicB=PUB|SUB"]})
+    assert validate(acl.tables, PEER, huge) == "RocketMQ"
+    assert validate(acl.tables, PEER, send_b) == "RocketMQ"
+    assert len(acl.tables.permission_passes) == 1
+    # topicB loses PUB: the reloaded tables check again
+    acl.update_account({"accessKey": "RocketMQ", "topicPerms": ["topicB=SUB"]})
+    assert acl.tables.permission_passes == set()
+    assert "topic:topicB" in refused(acl, send_b)

@@ -57,6 +57,8 @@ class AclTables:
     # the validator's verdicts on (client address, access key): a cache of what the fields above
     # decide, dropped with them when the files are loaded again (validator.validate)
     address_verdicts: dict[tuple[str, str | None], tuple[int, Any]] = field(default_factory=dict)
+    # and the permission checks passed, by (access key, code, the values of the code's resource fields)
+    permission_passes: set[tuple[Any, ...]] = field(default_factory=set)
 
 
 def _as_list(value: Any, what: str) -> list[Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import hmac
 import operator
 from collections.abc import Callable, Iterable, Mapping
@@ -44,33 +45,78 @@ def _values_getter(ordered: list[str]) -> Callable[[Mapping[str, str]], tuple[st
     return lambda f: tuple(f[k] for k in ordered)  # (itemgetter of one key returns the bare value)
 
 
-# The order of the signed values by (the request's keys, whether _UNIQUE_KEY_QUERY is left out):
-# requests of one header type share their key set, so the sort is done once per header type.
-# Bounded: cleared when full, so odd key sets cannot grow it.
-_GETTERS: dict[tuple[tuple[str, ...], bool], Callable[[Mapping[str, str]], tuple[str, ...]]] = {}
+# The order of the signed values by the request's keys, one table per value of skip_unique_query:
+# requests of one header type share their key set, so the sort is done once per header type (the
+# lookup hashes and compares the tuple of keys, which the header decoder mostly interns).
+# Bounded: cleared when full, so odd key sets cannot grow it; and a key set whose names are longer
+# than any header's together is not kept (the signature is checked before the request is known to
+# come from the account: what a stranger sends must not pin memory).
+_GETTERS: tuple[dict[tuple[str, ...], Callable[[Mapping[str, str]], tuple[str, ...]]], ...] = ({}, {})
 _MAX_GETTERS = 512
+_MAX_KEPT_KEYS_CHARS = 4096
+# In front of it, by the number of keys: the getter of the last key set of that size and the
+# left-out keys that set had. A request of that size whose values the getter finds (else KeyError)
+# and which has those left-out keys too has exactly that key set (as many keys, all of them
+# present), so its tuple of keys need not be built, hashed and compared (0.2-0.3 us a request).
+_LAST_BY_SIZE: tuple[dict[int, tuple[Callable[[Mapping[str, str]], tuple[str, ...]], tuple[str, ...]]], ...]
+_LAST_BY_SIZE = ({}, {})
+
+
+def _signed_bytes(fields: Mapping[str, str], skip_unique_query: bool) -> bytes:
+    """The values a signature covers (all but Signature, and `_UNIQUE_KEY_QUERY` when asked), in key
+    order, as UTF-8."""
+    values: tuple[str, ...] | None = None
+    last = _LAST_BY_SIZE[skip_unique_query].get(len(fields))
+    if last is not None:
+        getter, left_out = last
+        try:
+            values = getter(fields)
+        except KeyError:  # another key set of that size
+            pass
+        else:
+            for key in left_out:
+                if key not in fields:
+                    values = None
+                    break
+    if values is None:
+        values = _values_by_keys(fields, skip_unique_query)
+    text = "".join(values)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # a lone surrogate (which Java encodes as '?') must not crash the verifier; such a value
+        # simply never matches a signature made by Java
+        return text.encode("utf-8", "surrogatepass")
+
+
+def _values_by_keys(fields: Mapping[str, str], skip_unique_query: bool) -> tuple[str, ...]:
+    """_signed_bytes' values when the last key set of that size is not the request's."""
+    keys = tuple(fields)
+    getters = _GETTERS[skip_unique_query]
+    getter = getters.get(keys)
+    left = (SIGNATURE, UNIQUE_MSG_QUERY_FLAG) if skip_unique_query else (SIGNATURE,)
+    if getter is None:
+        getter = _values_getter([k for k in java_key_order(keys) if k not in left])
+        if sum(map(len, keys)) > _MAX_KEPT_KEYS_CHARS:
+            return getter(fields)
+        if len(getters) >= _MAX_GETTERS:
+            getters.clear()
+            _LAST_BY_SIZE[skip_unique_query].clear()
+        getters[keys] = getter
+    _LAST_BY_SIZE[skip_unique_query][len(keys)] = (getter, tuple(k for k in left if k in fields))
+    return getter(fields)
 
 
 def signed_values(fields: Mapping[str, str], *, skip_unique_query: bool = False) -> str:
     """The values a signature covers (all but Signature, and `_UNIQUE_KEY_QUERY` when asked), in key order."""
-    cache_key = (tuple(fields), skip_unique_query)
-    getter = _GETTERS.get(cache_key)
-    if getter is None:
-        left_out = {SIGNATURE, UNIQUE_MSG_QUERY_FLAG} if skip_unique_query else {SIGNATURE}
-        getter = _values_getter([k for k in java_key_order(cache_key[0]) if k not in left_out])
-        if len(_GETTERS) >= _MAX_GETTERS:
-            _GETTERS.clear()
-        _GETTERS[cache_key] = getter
-    return "".join(getter(fields))
+    return _signed_bytes(fields, skip_unique_query).decode("utf-8", "surrogatepass")
 
 
 def combine_request_content(
     fields: Mapping[str, str], body: bytes | None, *, skip_unique_query: bool = False
 ) -> bytes:
     """The bytes a signature covers: signed_values, then the body (AclUtils.combineRequestContent)."""
-    # surrogatepass: a lone surrogate (which Java encodes as '?') must not crash the verifier; such a
-    # value simply never matches a signature made by Java.
-    data = signed_values(fields, skip_unique_query=skip_unique_query).encode("utf-8", "surrogatepass")
+    data = _signed_bytes(fields, skip_unique_query)
     return data + body if body else data
 
 
@@ -80,29 +126,68 @@ def cal_signature(data: bytes, secret_key: str) -> str:
     return base64.b64encode(hmac.digest(secret_key.encode("utf-8"), data, "sha1")).decode("ascii")
 
 
-# HMAC-SHA1 keyed once per secret key: a copy of a keyed HMAC skips hashing the key pads again, and
-# feeding the values and the body as two updates skips joining them into one buffer (a copy of the
-# body). Together half the cost of cal_signature(combine_request_content(...)) on a 1 KiB send, on
-# every signed request of the client and every verification of the server. Bounded like _GETTERS.
-_KEYED: dict[str, Any] = {}
+# HMAC-SHA1 (RFC 2104) keyed once per secret key: the SHA-1 states after the key's inner and outer
+# pads, as the stdlib hmac module builds them (hmac.HMAC's pure path, same key padding); a request
+# copies both. Measured on the content of a signed 1 KiB send (docs/security.md, "The ACL step
+# alone"): one-shot hmac.digest costs about 2.5 us (OpenSSL 3's HMAC() sets up its digest on every
+# call), a copy of a keyed hmac.HMAC 1.9 us (its Python-level copy/update/digest), the copied SHA-1
+# states 1.5 us, of which SHA-1 itself and OpenSSL's context copies take most. The values and the body go in as two updates, not joined into one buffer
+# (a copy of the body). Bounded like _GETTERS.
+_KEYED: dict[str, tuple[Any, Any]] = {}
 _MAX_KEYED = 256
+_SHA1_BLOCK = 64  # bytes
+_INNER_PAD = bytes(b ^ 0x36 for b in range(256))
+_OUTER_PAD = bytes(b ^ 0x5C for b in range(256))
+
+
+def _keyed(secret_key: str) -> tuple[Any, Any]:
+    """The SHA-1 states after the inner and the outer pad of `secret_key`."""
+    key = secret_key.encode("utf-8")
+    if len(key) > _SHA1_BLOCK:
+        key = hashlib.sha1(key).digest()
+    key = key.ljust(_SHA1_BLOCK, b"\0")
+    states = (hashlib.sha1(key.translate(_INNER_PAD)), hashlib.sha1(key.translate(_OUTER_PAD)))
+    if len(_KEYED) >= _MAX_KEYED:
+        _KEYED.clear()
+    _KEYED[secret_key] = states
+    return states
+
+
+def hmac_sha1_base64(values: bytes, body: bytes | None, secret_key: str) -> str:
+    """cal_signature(values + body, secret_key), from the keyed states."""
+    inner, outer = _KEYED.get(secret_key) or _keyed(secret_key)
+    mac = inner.copy()
+    mac.update(values)
+    if body:
+        mac.update(body)
+    out = outer.copy()
+    out.update(mac.digest())
+    return binascii.b2a_base64(out.digest(), newline=False).decode("ascii")
 
 
 def request_signature(
     fields: Mapping[str, str], body: bytes | None, secret_key: str, *, skip_unique_query: bool = False
 ) -> str:
     """cal_signature(combine_request_content(fields, body, ...), secret_key), computed without the join."""
-    keyed = _KEYED.get(secret_key)
-    if keyed is None:
-        keyed = hmac.new(secret_key.encode("utf-8"), digestmod="sha1")
-        if len(_KEYED) >= _MAX_KEYED:
-            _KEYED.clear()
-        _KEYED[secret_key] = keyed
-    mac = keyed.copy()
-    mac.update(signed_values(fields, skip_unique_query=skip_unique_query).encode("utf-8", "surrogatepass"))
-    if body:
-        mac.update(body)
-    return binascii.b2a_base64(mac.digest(), newline=False).decode("ascii")
+    return hmac_sha1_base64(_signed_bytes(fields, skip_unique_query), body, secret_key)
+
+
+def signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key: str) -> bool:
+    """Whether the request's Signature is its signature under `secret_key` (constant-time compare).
+
+    Java's validator leaves `_UNIQUE_KEY_QUERY` out of the content, and Java's client signs it: a
+    request carrying it is accepted signed either way.
+    """
+    signature = fields.get(SIGNATURE)
+    if not signature or not signature.isascii():  # a Base64 text is ASCII
+        return False
+    if hmac.compare_digest(hmac_sha1_base64(_signed_bytes(fields, True), body, secret_key), signature):
+        return True
+    if UNIQUE_MSG_QUERY_FLAG in fields:
+        return hmac.compare_digest(
+            hmac_sha1_base64(_signed_bytes(fields, False), body, secret_key), signature
+        )
+    return False
 
 
 def sign_request(
@@ -111,9 +196,14 @@ def sign_request(
     access_key: str,
     secret_key: str,
     security_token: str | None = None,
+    *,
+    put: Callable[[dict[str, str], str, str], None] = operator.setitem,
 ) -> None:
-    """Add AccessKey (and SecurityToken) and the Signature over them to `fields`, as AclClientRPCHook."""
-    fields[ACCESS_KEY] = access_key
+    """Add AccessKey (and SecurityToken) and the Signature over them to `fields`, as AclClientRPCHook.
+
+    `put` sets a field (a subclass' own __setitem__ by default; the client hook passes dict's, see it).
+    """
+    put(fields, ACCESS_KEY, access_key)
     if security_token:
-        fields[SECURITY_TOKEN] = security_token
-    fields[SIGNATURE] = request_signature(fields, body, secret_key)
+        put(fields, SECURITY_TOKEN, security_token)
+    put(fields, SIGNATURE, request_signature(fields, body, secret_key))

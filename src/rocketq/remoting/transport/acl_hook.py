@@ -46,10 +46,15 @@ class AclClientRPCHook:
         text = fields.json if isinstance(fields, EncodedExt) else None
         if text is not None and (ACCESS_KEY in fields or SECURITY_TOKEN in fields or SIGNATURE in fields):
             text = None  # a header signed before (a retry): its keys keep their places; encode it afresh
-        sign_request(fields, request.body, self.access_key, self.secret_key, self.security_token)
-        if text is not None and len(text) > 2 and isinstance(fields, EncodedExt):
-            # in the order sign_request added them; a Base64 signature needs no escaping
-            fields.json = f'{text[:-1]}{self._signed_json},"{SIGNATURE}":"{fields[SIGNATURE]}"}}'
+        if text is None or len(text) <= 2 or not isinstance(fields, EncodedExt):
+            sign_request(fields, request.body, self.access_key, self.secret_key, self.security_token)
+            return
+        # The fields are set with dict's own __setitem__: EncodedExt's drops the text (which is
+        # rewritten right below) and, being Python, costs 0.3 us a field more.
+        key, token = self.access_key, self.security_token
+        sign_request(fields, request.body, key, self.secret_key, token, put=dict.__setitem__)
+        # in the order sign_request added them; a Base64 signature needs no escaping
+        fields.json = f'{text[:-1]}{self._signed_json},"{SIGNATURE}":"{fields[SIGNATURE]}"}}'
 
     def do_after_response(
         self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
