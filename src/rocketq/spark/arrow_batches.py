@@ -1,0 +1,252 @@
+"""The source's rows as Arrow record batches, built straight from PULL_MESSAGE bodies.
+
+A pull body is records back to back in the commit-log layout (rocketq.common.record). The reader
+walks each body once with the shared record scanner (rocketq.common.record.lazy.scan_records: a tuple
+of fixed fields and of where the variable ones lie, per record; no message object) and builds each
+column of a batch in one piece: the numbers from the field tuples, the bodies as one values buffer
+and its offsets, the properties with Arrow's string kernels (split at U+0002, then at the first
+U+0001) into the map column, and tags, keys and UNIQ_KEY looked up in that map. So no message, no
+property dict and no bytes object per body is made in Python.
+
+The decoded messages (MessageExt views) are the reference: `batch_of_messages` builds the same batch
+from them, and a batch whose records the fast path does not cover exactly - a compressed body,
+properties that are not UTF-8 (the view raises the error naming the record), a segment the properties
+decoder skips (no U+0001, an empty name or value), a name given twice - is built through it, so both
+always give the same rows (tests/unit/spark).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate, chain
+from operator import itemgetter
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rocketq.common import constants as C
+from rocketq.common.message import MessageExt
+from rocketq.common.record.layout import COMPRESSED_FLAG, store_host_of
+from rocketq.common.record.lazy import decode_records_lazy, scan_records
+
+UNIQ_KEY = C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+_MILLIS = pa.timestamp("ms", tz="UTC")  # the records' timestamps; Spark's are microseconds
+# The fields of rocketq.common.record.lazy.scan_record's tuple that the columns read.
+_QUEUE_ID, _QUEUE_OFFSET, _PHYS_OFFSET, _SYS_FLAG, _BORN_TS = 2, 4, 5, 6, 7
+_STORE_TS, _STORE_IP, _STORE_PORT = 10, 11, 12
+_BODY_AT, _BODY_LEN, _TOPIC, _PROPS_AT, _PROPS_LEN, _NEXT = 15, 16, 17, 18, 19, 20
+
+
+def reader_schema(include_headers: bool = False) -> pa.Schema:
+    """The Arrow schema Spark hands the reader for the source's schema (pyspark's to_arrow_schema of
+    rocketq.spark.source.SCHEMA_DDL, time zone UTC; includeHeaders adds the headers column): for
+    building batches outside Spark (tests, bench/spark_arrow_read.py)."""
+    micros = pa.timestamp("us", tz="UTC")
+    fields = [
+        ("topic", pa.string()), ("broker_name", pa.string()), ("queue_id", pa.int32()),
+        ("queue_offset", pa.int64()), ("msg_id", pa.string()), ("tags", pa.string()), ("keys", pa.string()),
+        ("properties", pa.map_(pa.string(), pa.string())), ("body", pa.binary()),
+        ("born_timestamp", micros), ("store_timestamp", micros),
+    ]  # fmt: skip
+    if include_headers:
+        fields.append(("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))))
+    return pa.schema(fields)
+
+
+def queue_offset_of(record: tuple[Any, ...]) -> int:
+    """The QUEUEOFFSET of a scanned record (rocketq.spark.client.SyncClient.read_records needs it)."""
+    return int(record[_QUEUE_OFFSET])
+
+
+@dataclass(slots=True)
+class PulledRecords:
+    """The records of one pull answer that a batch takes: the body, their scanned fields, the broker."""
+
+    body: bytes
+    records: list[tuple[Any, ...]]
+    broker_name: str
+
+    def messages(self) -> list[MessageExt]:
+        """The same records as decoded messages (the reference path)."""
+        kept = {r[_NEXT] for r in self.records}  # a record is known by where it ends in the body
+        every = zip(scan_records(self.body), decode_records_lazy(self.body), strict=True)
+        msgs = [m for r, m in every if r[_NEXT] in kept]
+        for m in msgs:
+            m.broker_name = self.broker_name
+        return msgs
+
+
+def batch_of_pulls(pulls: Sequence[PulledRecords], schema: pa.Schema) -> pa.RecordBatch:
+    """The rows of the records of `pulls`, in order, as one Arrow batch of `schema`."""
+    rows = list(chain.from_iterable(p.records for p in pulls))
+    n = len(rows)
+    if not n or any(flag & COMPRESSED_FLAG for flag in map(itemgetter(_SYS_FLAG), rows)):
+        return _reference(pulls, schema)  # (an inflated body is not in the pull body)
+    bodies: list[memoryview] = []
+    texts: list[memoryview] = []
+    for p in pulls:
+        buf = memoryview(p.body)
+        bodies += [buf[r[_BODY_AT] : r[_BODY_AT] + r[_BODY_LEN]] for r in p.records]
+        texts += [buf[r[_PROPS_AT] : r[_PROPS_AT] + r[_PROPS_LEN]] for r in p.records]
+    props = _properties(n, list(map(itemgetter(_PROPS_LEN), rows)), texts)
+    if props is None:
+        return _reference(pulls, schema)
+    msg_id = props.lookup(UNIQ_KEY)
+    if msg_id.null_count:  # no UNIQ_KEY: the offset msgId (MessageExt.msg_id)
+        msg_id = pa.array(list(map(_offset_msg_id, msg_id.to_pylist(), rows)), pa.string())
+
+    def column(name: str, values: Any, kind: pa.DataType | None = None) -> pa.Array:
+        return pa.array(values, kind or schema.field(name).type)
+
+    columns = [
+        column("topic", list(map(itemgetter(_TOPIC), rows))),
+        column("broker_name", list(chain.from_iterable([p.broker_name] * len(p.records) for p in pulls))),
+        column("queue_id", list(map(itemgetter(_QUEUE_ID), rows))),
+        column("queue_offset", list(map(itemgetter(_QUEUE_OFFSET), rows))),
+        msg_id.cast(schema.field("msg_id").type),
+        props.lookup(C.PROPERTY_TAGS).cast(schema.field("tags").type),
+        props.lookup(C.PROPERTY_KEYS).cast(schema.field("keys").type),
+        props.map.cast(schema.field("properties").type),
+        _joined(pa.large_binary(), list(map(itemgetter(_BODY_LEN), rows)), bodies).cast(
+            schema.field("body").type
+        ),
+        column("born_timestamp", list(map(itemgetter(_BORN_TS), rows)), _MILLIS).cast(
+            schema.field("born_timestamp").type
+        ),
+        column("store_timestamp", list(map(itemgetter(_STORE_TS), rows)), _MILLIS).cast(
+            schema.field("store_timestamp").type
+        ),
+    ]
+    if schema.get_field_index("headers") >= 0:
+        pairs = pa.StructArray.from_arrays(
+            [props.names, props.values.cast(pa.binary())], names=["key", "value"]
+        )
+        columns.append(pa.ListArray.from_arrays(props.map.offsets, pairs).cast(schema.field("headers").type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _offset_msg_id(uniq_key: str | None, r: tuple[Any, ...]) -> str:
+    if uniq_key is not None:
+        return uniq_key
+    return store_host_of(r[_STORE_IP], r[_STORE_PORT])[1] + f"{r[_PHYS_OFFSET] & 0xFFFFFFFFFFFFFFFF:016X}"
+
+
+def _reference(pulls: Sequence[PulledRecords], schema: pa.Schema) -> pa.RecordBatch:
+    return batch_of_messages(list(chain.from_iterable(p.messages() for p in pulls)), schema)
+
+
+def _joined(kind: pa.DataType, lengths: list[int], parts: list[memoryview]) -> pa.Array:
+    """`parts` as one (large) binary or string array: the values joined in one copy, the offsets
+    accumulated (64-bit: a batch's bodies may pass 2 GiB; the cast to the schema's type then says so)."""
+    offsets = pa.array(accumulate(lengths, initial=0), pa.int64())
+    return pa.Array.from_buffers(
+        kind, len(parts), [None, offsets.buffers()[1], pa.py_buffer(b"".join(parts))]
+    )
+
+
+@dataclass(slots=True)
+class _Properties:
+    """The properties of a batch's rows as the map column, its names and values, and each pair's row."""
+
+    map: pa.MapArray
+    names: pa.Array
+    values: pa.Array
+    rows: pa.Array
+
+    def lookup(self, name: str) -> pa.Array:
+        """Each row's value of property `name`, null where it has none (no row names one twice)."""
+        n = len(self.map)
+        mask = pc.equal(self.names, name)
+        found = pc.filter(self.values, mask)
+        if len(found) == n:  # every row has it
+            return found
+        has = pc.is_in(pa.array(range(n), pa.int64()), value_set=pc.filter(self.rows, mask))
+        return pc.replace_with_mask(pa.nulls(n, pa.string()), has, found)
+
+
+def _properties(n: int, lengths: list[int], texts: list[memoryview]) -> _Properties | None:
+    """The properties sections as the map column, or None where the string kernels would not give
+    what rocketq.common.record.properties.decode_properties gives (the reference path decides)."""
+    strings = _joined(pa.large_string(), lengths, texts)
+    try:
+        strings.validate(full=True)  # UTF-8
+    except pa.ArrowInvalid:
+        return None
+    # No properties: a null row, which splits into no segment (an empty string would split into one).
+    present = pc.not_equal(pa.array(lengths, pa.int32()), 0)
+    strings = pa.Array.from_buffers(pa.large_string(), n, [present.buffers()[1], *strings.buffers()[1:]])
+    segments = pc.split_pattern(strings, C.PROPERTY_SEPARATOR)
+    pairs = pc.split_pattern(pc.list_flatten(segments), C.NAME_VALUE_SEPARATOR, max_splits=1)
+    if len(pairs) and pc.min(pc.list_value_length(pairs)).as_py() != 2:
+        return None  # a segment without U+0001
+    both = pa.FixedSizeListArray.from_arrays(pc.list_flatten(pairs), 2)
+    names = pc.list_element(both, 0).cast(pa.string())
+    values = pc.list_element(both, 1).cast(pa.string())
+    if (
+        len(pairs)
+        and min(pc.min(pc.binary_length(names)).as_py(), pc.min(pc.binary_length(values)).as_py()) == 0
+    ):
+        return None  # an empty name or value
+    counts = pc.fill_null(pc.list_value_length(segments), 0).cast(pa.int32())
+    rows = pc.list_parent_indices(segments)
+    if _repeats_a_name(counts, rows, names):
+        return None
+    offsets = pa.concat_arrays([pa.array([0], pa.int32()), pc.cumulative_sum(counts)])
+    return _Properties(pa.MapArray.from_arrays(offsets, names, values), names, values, rows)
+
+
+def _repeats_a_name(counts: pa.Array, rows: pa.Array, names: pa.Array) -> bool:
+    """Whether some row names a property twice (a dict keeps one entry: the reference path decides)."""
+    if len(names) < 2:
+        return False
+    bounds = pc.min_max(counts).as_py()
+    width = bounds["max"]
+    if bounds["min"] == width and width <= 8:  # the usual batch: every row has the same number of pairs
+        at = pa.FixedSizeListArray.from_arrays(names, width)
+        each = [pc.list_element(at, i) for i in range(width)]
+        return any(
+            pc.any(pc.equal(each[i], each[j])).as_py() for i in range(width) for j in range(i + 1, width)
+        )
+    codes = pc.dictionary_encode(names)
+    keys = pc.add(pc.multiply(rows.cast(pa.int64()), len(codes.dictionary)), codes.indices.cast(pa.int64()))
+    return bool(pc.count_distinct(keys).as_py() != len(keys))
+
+
+def batch_of_messages(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
+    """The rows of decoded `msgs` as one Arrow batch, built column by column (the reference path).
+
+    The property maps are built from three flat arrays (offsets, keys, values) with
+    MapArray.from_arrays, and the headers column (includeHeaders) shares them. Each column is one
+    comprehension (no per-row Python statements) and the timestamps are converted by Arrow.
+    """
+    props = [m.properties for m in msgs]
+    names = list(chain.from_iterable(props))
+    values = list(chain.from_iterable(p.values() for p in props))
+    offsets_array = pa.array(list(accumulate(map(len, props), initial=0)), pa.int32())
+    names_array = pa.array(names, pa.string())
+    properties = pa.MapArray.from_arrays(offsets_array, names_array, pa.array(values, pa.string()))
+    columns = [
+        pa.array([m.topic for m in msgs], schema.field("topic").type),
+        pa.array([m.broker_name for m in msgs], schema.field("broker_name").type),
+        pa.array([m.queue_id for m in msgs], schema.field("queue_id").type),
+        pa.array([m.queue_offset for m in msgs], schema.field("queue_offset").type),
+        # MessageExt.msg_id without its two property look-ups: UNIQ_KEY, else the offset msgId.
+        pa.array(
+            [p.get(UNIQ_KEY) or m.offset_msg_id for p, m in zip(props, msgs, strict=True)],
+            schema.field("msg_id").type,
+        ),
+        pa.array([p.get(C.PROPERTY_TAGS) for p in props], schema.field("tags").type),
+        pa.array([p.get(C.PROPERTY_KEYS) for p in props], schema.field("keys").type),
+        properties.cast(schema.field("properties").type),
+        pa.array([m.body for m in msgs], schema.field("body").type),
+        pa.array([m.born_timestamp for m in msgs], _MILLIS).cast(schema.field("born_timestamp").type),
+        pa.array([m.store_timestamp for m in msgs], _MILLIS).cast(schema.field("store_timestamp").type),
+    ]
+    if schema.get_field_index("headers") >= 0:
+        pairs = pa.StructArray.from_arrays(
+            [names_array, pa.array([v.encode() for v in values], pa.binary())], names=["key", "value"]
+        )
+        columns.append(pa.ListArray.from_arrays(offsets_array, pairs).cast(schema.field("headers").type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
