@@ -17,7 +17,8 @@ always give the same rows (tests/unit/spark).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import itemgetter
@@ -28,6 +29,7 @@ import pyarrow.compute as pc
 
 from rocketq.common import constants as C
 from rocketq.common.message import MessageExt
+from rocketq.common.record.accel import NO_EXTENSIONS
 from rocketq.common.record.layout import COMPRESSED_FLAG, store_host_of
 from rocketq.common.record.lazy import decode_records_lazy, scan_records
 
@@ -81,50 +83,93 @@ class PulledRecords:
 def batch_of_pulls(pulls: Sequence[PulledRecords], schema: pa.Schema) -> pa.RecordBatch:
     """The rows of the records of `pulls`, in order, as one Arrow batch of `schema`."""
     rows = list(chain.from_iterable(p.records for p in pulls))
-    n = len(rows)
-    if not n or any(flag & COMPRESSED_FLAG for flag in map(itemgetter(_SYS_FLAG), rows)):
+    if not rows or any(flag & COMPRESSED_FLAG for flag in map(itemgetter(_SYS_FLAG), rows)):
         return _reference(pulls, schema)  # (an inflated body is not in the pull body)
-    bodies: list[memoryview] = []
-    texts: list[memoryview] = []
-    for p in pulls:
-        buf = memoryview(p.body)
-        bodies += [buf[r[_BODY_AT] : r[_BODY_AT] + r[_BODY_LEN]] for r in p.records]
-        texts += [buf[r[_PROPS_AT] : r[_PROPS_AT] + r[_PROPS_LEN]] for r in p.records]
-    props = _properties(n, list(map(itemgetter(_PROPS_LEN), rows)), texts)
+    n, body_values, body_offsets, texts, text_offsets, queue_ids, queue_offsets, born, stored = (
+        gather_columns([(p.body, p.records) for p in pulls])
+    )
+    props = _properties(n, _array(pa.large_string(), n, text_offsets, texts))
     if props is None:
         return _reference(pulls, schema)
     msg_id = props.lookup(UNIQ_KEY)
     if msg_id.null_count:  # no UNIQ_KEY: the offset msgId (MessageExt.msg_id)
         msg_id = pa.array(list(map(_offset_msg_id, msg_id.to_pylist(), rows)), pa.string())
-
-    def column(name: str, values: Any, kind: pa.DataType | None = None) -> pa.Array:
-        return pa.array(values, kind or schema.field(name).type)
-
+    brokers = list(chain.from_iterable([p.broker_name] * len(p.records) for p in pulls))
     columns = [
-        column("topic", list(map(itemgetter(_TOPIC), rows))),
-        column("broker_name", list(chain.from_iterable([p.broker_name] * len(p.records) for p in pulls))),
-        column("queue_id", list(map(itemgetter(_QUEUE_ID), rows))),
-        column("queue_offset", list(map(itemgetter(_QUEUE_OFFSET), rows))),
-        msg_id.cast(schema.field("msg_id").type),
-        props.lookup(C.PROPERTY_TAGS).cast(schema.field("tags").type),
-        props.lookup(C.PROPERTY_KEYS).cast(schema.field("keys").type),
-        props.map.cast(schema.field("properties").type),
-        _joined(pa.large_binary(), list(map(itemgetter(_BODY_LEN), rows)), bodies).cast(
-            schema.field("body").type
-        ),
-        column("born_timestamp", list(map(itemgetter(_BORN_TS), rows)), _MILLIS).cast(
-            schema.field("born_timestamp").type
-        ),
-        column("store_timestamp", list(map(itemgetter(_STORE_TS), rows)), _MILLIS).cast(
-            schema.field("store_timestamp").type
-        ),
+        pa.array(list(map(itemgetter(_TOPIC), rows)), pa.string()),
+        pa.array(brokers, pa.string()),
+        _array(pa.int32(), n, queue_ids),
+        _array(pa.int64(), n, queue_offsets),
+        msg_id,
+        props.lookup(C.PROPERTY_TAGS),
+        props.lookup(C.PROPERTY_KEYS),
+        props.map,
+        _array(pa.large_binary(), n, body_offsets, body_values),
+        _array(_MILLIS, n, born),
+        _array(_MILLIS, n, stored),
     ]
     if schema.get_field_index("headers") >= 0:
         pairs = pa.StructArray.from_arrays(
             [props.names, props.values.cast(pa.binary())], names=["key", "value"]
         )
-        columns.append(pa.ListArray.from_arrays(props.map.offsets, pairs).cast(schema.field("headers").type))
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
+        columns.append(pa.ListArray.from_arrays(props.map.offsets, pairs))
+    # The schema's types: string/binary (32-bit offsets: a batch past 2 GiB fails here), microseconds.
+    return pa.RecordBatch.from_arrays(
+        [c.cast(f.type) for c, f in zip(columns, schema, strict=True)], schema=schema
+    )
+
+
+def _array(kind: pa.DataType, n: int, values_or_offsets: Any, values: Any = None) -> pa.Array:
+    """An Arrow array over gather_columns' buffers (no copy): fixed-width values, or offsets and values."""
+    if values is None:
+        return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(values_or_offsets)])
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(values_or_offsets), pa.py_buffer(values)])
+
+
+def gather_columns_py(pulls: list[tuple[bytes, list[tuple[Any, ...]]]]) -> tuple[Any, ...]:
+    """What a batch takes from the records of `pulls` ((pull body, its scanned records) pairs), as
+    native-endian buffers: (count, bodies joined, their int64 offsets, properties sections joined,
+    their int64 offsets, int32 queue ids, int64 queue offsets, int64 born and store timestamps (ms)).
+    rocketq.spark._carrow.gather_columns is the compiled twin (the same buffers)."""
+    bodies: list[memoryview] = []
+    texts: list[memoryview] = []
+    for body, records in pulls:
+        buf = memoryview(body)
+        bodies += [buf[r[_BODY_AT] : r[_BODY_AT] + r[_BODY_LEN]] for r in records]
+        texts += [buf[r[_PROPS_AT] : r[_PROPS_AT] + r[_PROPS_LEN]] for r in records]
+    rows = list(chain.from_iterable(records for _body, records in pulls))
+
+    def int64s(field: int) -> array[int]:
+        return array("q", map(itemgetter(field), rows))
+
+    return (
+        len(rows),
+        b"".join(bodies),
+        array("q", accumulate(map(itemgetter(_BODY_LEN), rows), initial=0)),
+        b"".join(texts),
+        array("q", accumulate(map(itemgetter(_PROPS_LEN), rows), initial=0)),
+        array("i", map(itemgetter(_QUEUE_ID), rows)),
+        int64s(_QUEUE_OFFSET),
+        int64s(_BORN_TS),
+        int64s(_STORE_TS),
+    )
+
+
+def _load_compiled() -> Any:
+    """rocketq.spark._carrow.gather_columns when it was built (setup.py) and ROCKETQ_NO_EXTENSIONS is not set."""
+    if NO_EXTENSIONS:
+        return None
+    try:
+        from rocketq.spark import _carrow  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _carrow.gather_columns if getattr(_carrow, "API_VERSION", None) == _CARROW_API_VERSION else None
+
+
+_CARROW_API_VERSION = 1  # _carrow.pyx's, raised when gather_columns changes
+gather_columns: Callable[[list[tuple[bytes, list[tuple[Any, ...]]]]], tuple[Any, ...]] = (
+    _load_compiled() or gather_columns_py
+)
 
 
 def _offset_msg_id(uniq_key: str | None, r: tuple[Any, ...]) -> str:
@@ -135,15 +180,6 @@ def _offset_msg_id(uniq_key: str | None, r: tuple[Any, ...]) -> str:
 
 def _reference(pulls: Sequence[PulledRecords], schema: pa.Schema) -> pa.RecordBatch:
     return batch_of_messages(list(chain.from_iterable(p.messages() for p in pulls)), schema)
-
-
-def _joined(kind: pa.DataType, lengths: list[int], parts: list[memoryview]) -> pa.Array:
-    """`parts` as one (large) binary or string array: the values joined in one copy, the offsets
-    accumulated (64-bit: a batch's bodies may pass 2 GiB; the cast to the schema's type then says so)."""
-    offsets = pa.array(accumulate(lengths, initial=0), pa.int64())
-    return pa.Array.from_buffers(
-        kind, len(parts), [None, offsets.buffers()[1], pa.py_buffer(b"".join(parts))]
-    )
 
 
 @dataclass(slots=True)
@@ -166,16 +202,16 @@ class _Properties:
         return pc.replace_with_mask(pa.nulls(n, pa.string()), has, found)
 
 
-def _properties(n: int, lengths: list[int], texts: list[memoryview]) -> _Properties | None:
-    """The properties sections as the map column, or None where the string kernels would not give
-    what rocketq.common.record.properties.decode_properties gives (the reference path decides)."""
-    strings = _joined(pa.large_string(), lengths, texts)
+def _properties(n: int, strings: pa.Array) -> _Properties | None:
+    """The properties sections (a large_string array) as the map column, or None where the string
+    kernels would not give what rocketq.common.record.properties.decode_properties gives (the
+    reference path decides)."""
     try:
         strings.validate(full=True)  # UTF-8
     except pa.ArrowInvalid:
         return None
     # No properties: a null row, which splits into no segment (an empty string would split into one).
-    present = pc.not_equal(pa.array(lengths, pa.int32()), 0)
+    present = pc.not_equal(pc.binary_length(strings), 0)
     strings = pa.Array.from_buffers(pa.large_string(), n, [present.buffers()[1], *strings.buffers()[1:]])
     segments = pc.split_pattern(strings, C.PROPERTY_SEPARATOR)
     pairs = pc.split_pattern(pc.list_flatten(segments), C.NAME_VALUE_SEPARATOR, max_splits=1)

@@ -193,6 +193,22 @@ class SyncClient:
     def commit_offset(self, route: QueueRoute, offset: int) -> None:
         self._run(self.api.update_consumer_offset(route.addr, self.group, route.mq, offset, oneway=False))
 
+    def commit_offsets(self, commits: list[tuple[QueueRoute, int]]) -> list[RocketQError | None]:
+        """Commit each (queue, offset) as the group's offset, concurrently (one round trip of time, not
+        one per queue: a streaming query commits every queue after each trigger); each one's error or None."""
+
+        async def commit(route: QueueRoute, offset: int) -> RocketQError | None:
+            try:
+                await self.api.update_consumer_offset(route.addr, self.group, route.mq, offset, oneway=False)
+            except RocketQError as exc:
+                return exc
+            return None
+
+        async def every() -> list[RocketQError | None]:
+            return list(await asyncio.gather(*(commit(route, offset) for route, offset in commits)))
+
+        return self._run(every())
+
     # -- pulling ----------------------------------------------------------------------------------------
     def _pull(self, route: QueueRoute, offset: int, max_nums: int) -> _Pull:
         header = pull_all_header(self.group, route.mq, offset, max_nums)

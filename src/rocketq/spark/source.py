@@ -42,7 +42,6 @@ from pyspark.sql.types import StructType
 from rocketq.common.errors import RocketQError
 from rocketq.common.record.lazy import scan_records
 from rocketq.remoting.errors import RemotingConnectError
-from rocketq.spark.arrow_batches import PulledRecords, batch_of_pulls, queue_offset_of
 from rocketq.spark.client import QueueRoute, RouteError, SyncClient
 from rocketq.spark.offsets import (
     Offsets,
@@ -99,6 +98,10 @@ class QueueRanges(InputPartition):
 
 def read_partition(p: QueueRange | QueueRanges, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The rows of a partition as Arrow batches (runs in an executor; opens its own connection)."""
+    # Imported here: pyarrow.compute costs ~0.1-0.3 s of CPU to import, and the stream reader's own
+    # process (Spark's source runner, started with each query) plans and never reads.
+    from rocketq.spark.arrow_batches import PulledRecords, batch_of_pulls
+
     ranges = p.ranges if isinstance(p, QueueRanges) else [p]
     with SyncClient(ranges[0].namesrv, group=ranges[0].group, timeout_ms=ranges[0].timeout_ms) as client:
         pending: list[PulledRecords] = []
@@ -123,6 +126,7 @@ def _pulls(
     client: SyncClient, route: QueueRoute, p: QueueRange
 ) -> Generator[tuple[bytes, list[tuple[Any, ...]]], None, None]:
     """Each pull answer of the range: its body and its records' scanned fields (no message decoded)."""
+    from rocketq.spark.arrow_batches import queue_offset_of
 
     def read(r: QueueRoute) -> Iterator[tuple[bytes, list[tuple[Any, ...]]]]:
         return client.read_records(
@@ -363,13 +367,14 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Best effort: the checkpoint is the truth; the broker's copy only shows the query's lag."""
         if not self.planner.opts.commit_offsets:
             return
-        for queue, _since, offset in plan({}, end):
-            route = self.planner.routes.get(queue)
-            if route is None:
-                continue
-            try:
-                self.planner.client.commit_offset(route, offset)
-            except RocketQError as exc:
+        commits = [
+            (queue, self.planner.routes[queue], offset)
+            for queue, _since, offset in plan({}, end)
+            if queue in self.planner.routes
+        ]
+        errors = self.planner.client.commit_offsets([(route, offset) for _q, route, offset in commits])
+        for (queue, _route, offset), exc in zip(commits, errors, strict=True):
+            if exc is not None:
                 log.warning("committing %s offset %d to the broker failed: %s", queue, offset, exc)
 
     def stop(self) -> None:

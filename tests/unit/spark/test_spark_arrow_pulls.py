@@ -20,8 +20,15 @@ from rocketq.common.message import MessageExt
 from rocketq.common.record.codec import encode_record
 from rocketq.common.record.layout import COMPRESSED_FLAG, RecordDecodeError
 from rocketq.common.record.lazy import decode_records_lazy, scan_records
-from rocketq.spark.arrow_batches import PulledRecords, batch_of_messages, batch_of_pulls
+from rocketq.spark.arrow_batches import (
+    PulledRecords,
+    _load_compiled,
+    batch_of_messages,
+    batch_of_pulls,
+    gather_columns_py,
+)
 
+COMPILED = _load_compiled()  # None without the built extension, or with ROCKETQ_NO_EXTENSIONS=1
 NO_HEADERS = pa.schema([f for f in SCHEMA if f.name != "headers"])
 # Property names and values with the separators in them: segments without U+0001, empty names or
 # values, a name given twice, and the plain case - what the fast path must hand to the reference.
@@ -75,6 +82,11 @@ def test_batches_from_pulls_equal_those_from_messages(
     got = batch_of_pulls(pulls, schema)
     assert got.schema == expected.schema
     assert got.to_pylist() == expected.to_pylist()
+    if COMPILED is not None:  # the compiled gathering fills the pure one's buffers byte for byte
+        pairs = [(p.body, p.records) for p in pulls]
+        assert [bytes(b) if not isinstance(b, int) else b for b in COMPILED(pairs)] == [
+            bytes(b) if not isinstance(b, int) else b for b in gather_columns_py(pairs)
+        ]
 
 
 def test_a_table_of_records() -> None:
