@@ -3,10 +3,12 @@
 A pull body is records back to back in the commit-log layout (rocketq.common.record). The reader
 walks each body once with the shared record scanner (rocketq.common.record.lazy.scan_records: a tuple
 of fixed fields and of where the variable ones lie, per record; no message object) and builds each
-column of a batch in one piece: the numbers from the field tuples, the bodies as one values buffer
-and its offsets, the properties with Arrow's string kernels (split at U+0002, then at the first
-U+0001) into the map column, and tags, keys and UNIQ_KEY looked up in that map. So no message, no
-property dict and no bytes object per body is made in Python.
+column of a batch in one piece: gather_columns copies the bodies and the properties sections into
+one buffer each and fills the numeric columns (compiled in rocketq.spark._carrow when it was built,
+else gather_columns_py), Arrow wraps those buffers without a copy, its string kernels split the
+properties (at U+0002, then at the first U+0001) into the map column, and tags, keys and UNIQ_KEY are
+looked up in that map. So no message and no property dict is made per row (and, compiled, no Python
+object per body either).
 
 The decoded messages (MessageExt views) are the reference: `batch_of_messages` builds the same batch
 from them, and a batch whose records the fast path does not cover exactly - a compressed body,
