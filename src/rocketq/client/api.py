@@ -262,6 +262,17 @@ class MQClientAPI:
         self, addr: str, header: PullMessageRequestHeader, timeout_ms: float
     ) -> PullResult:
         """One pull (long-polled by the broker when FLAG_SUSPEND is set); messages decoded, not filtered."""
+        result, body = await self.pull_message_body(addr, header, timeout_ms)
+        # Views over the pull body: a field is decoded when the listener (or the filter) first reads it.
+        if body:
+            result.messages = decode_records_lazy(body)
+        return result
+
+    async def pull_message_body(
+        self, addr: str, header: PullMessageRequestHeader, timeout_ms: float
+    ) -> tuple[PullResult, bytes]:
+        """pull_message with the records left undecoded: the result without messages, and the body
+        (b"" unless FOUND) for a reader that walks the records itself (the Spark source's columns)."""
         resp = await self.transport.invoke_sync(
             addr, self.command(RequestCode.PULL_MESSAGE, header), timeout_ms
         )
@@ -269,11 +280,10 @@ class MQClientAPI:
         if status is None:
             raise broker_error(resp.code, resp.remark)
         rh = PullMessageResponseHeader.from_ext_fields(resp.ext_fields)
-        # Views over the pull body: a field is decoded when the listener (or the filter) first reads it.
-        msgs = decode_records_lazy(resp.body) if status is PullStatus.FOUND and resp.body else []
-        return PullResult(
-            status, rh.next_begin_offset, rh.min_offset, rh.max_offset, msgs, rh.suggest_which_broker_id
+        result = PullResult(
+            status, rh.next_begin_offset, rh.min_offset, rh.max_offset, [], rh.suggest_which_broker_id
         )
+        return result, resp.body if status is PullStatus.FOUND else b""
 
     # -- offsets ------------------------------------------------------------------------------------
     async def query_consumer_offset(self, addr: str, group: str, mq: MessageQueue) -> int | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -24,14 +24,21 @@ from rocketq.common import constants as C
 from rocketq.common.constants import PermName
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.record.lazy import decode_records_lazy
 from rocketq.remoting.transport import ClientConfig, RemotingClient
 
 log = logging.getLogger("rocketq.spark")
 
 T = TypeVar("T")
+R = TypeVar("R")
+_Pull = asyncio.Task[tuple[PullResult, bytes]]  # a pull in flight: its result and its body
 
 DEFAULT_GROUP = "rocketq-spark"
 DEFAULT_TIMEOUT_MS = 10_000
+
+
+def _queue_offset_of_message(m: MessageExt) -> int:
+    return m.queue_offset
 
 
 class DataLossError(RocketQError):
@@ -164,8 +171,8 @@ class SyncClient:
         return low
 
     def _store_time(self, route: QueueRoute, offset: int) -> int | None:
-        result = self._run(self._pull(route, offset, 1))
-        for m in result.messages:
+        _result, body = self._run(self._pull(route, offset, 1))
+        for m in decode_records_lazy(body):
             if m.queue_offset == offset:
                 return int(m.store_timestamp)
         return None
@@ -186,11 +193,26 @@ class SyncClient:
     def commit_offset(self, route: QueueRoute, offset: int) -> None:
         self._run(self.api.update_consumer_offset(route.addr, self.group, route.mq, offset, oneway=False))
 
+    def commit_offsets(self, commits: list[tuple[QueueRoute, int]]) -> list[RocketQError | None]:
+        """Commit each (queue, offset) as the group's offset, concurrently (one round trip of time, not
+        one per queue: a streaming query commits every queue after each trigger); each one's error or None."""
+
+        async def commit(route: QueueRoute, offset: int) -> RocketQError | None:
+            try:
+                await self.api.update_consumer_offset(route.addr, self.group, route.mq, offset, oneway=False)
+            except RocketQError as exc:
+                return exc
+            return None
+
+        async def every() -> list[RocketQError | None]:
+            return list(await asyncio.gather(*(commit(route, offset) for route, offset in commits)))
+
+        return self._run(every())
+
     # -- pulling ----------------------------------------------------------------------------------------
-    def _pull(self, route: QueueRoute, offset: int, max_nums: int) -> asyncio.Task[PullResult]:
-        mq = MessageQueue(route.topic, route.broker_name, route.queue_id)
-        header = pull_all_header(self.group, mq, offset, max_nums)
-        return self._loop.create_task(self.api.pull_message(route.addr, header, self.timeout_ms))
+    def _pull(self, route: QueueRoute, offset: int, max_nums: int) -> _Pull:
+        header = pull_all_header(self.group, route.mq, offset, max_nums)
+        return self._loop.create_task(self.api.pull_message_body(route.addr, header, self.timeout_ms))
 
     def read_range(
         self,
@@ -202,7 +224,31 @@ class SyncClient:
         depth: int = 4,
         fail_on_data_loss: bool = True,
     ) -> Iterator[list[MessageExt]]:
-        """The messages of [start, end) of one queue, in order, as lists (one per pull answer).
+        """The messages of [start, end) of one queue, in order, as lists (one per pull answer): read_records
+        with each answer decoded into views (rocketq.common.record.lazy), their broker_name set."""
+        pulls = self.read_records(
+            route, start, end, decode_records_lazy, _queue_offset_of_message,
+            batch=batch, depth=depth, fail_on_data_loss=fail_on_data_loss,
+        )  # fmt: skip
+        for _body, msgs in pulls:
+            for m in msgs:
+                m.broker_name = route.broker_name
+            yield msgs
+
+    def read_records(
+        self,
+        route: QueueRoute,
+        start: int,
+        end: int,
+        decode: Callable[[bytes], list[R]],
+        queue_offset_of: Callable[[R], int],
+        *,
+        batch: int = 32,
+        depth: int = 4,
+        fail_on_data_loss: bool = True,
+    ) -> Iterator[tuple[bytes, list[R]]]:
+        """The records of [start, end) of one queue, in order: per pull answer, its body and the records
+        `decode` made of it that fall in the range (whose queue offset `queue_offset_of` reads).
 
         Offsets of a queue are dense, so `depth` pulls of `batch` messages each are kept in flight. An
         answer shorter than asked (the broker caps a pull at maxTransferCountOnMessageInMemory, 32 by
@@ -211,7 +257,7 @@ class SyncClient:
         before `end`) raises DataLossError, or with fail_on_data_loss=False is logged and skipped.
         """
         pos = ahead = start
-        inflight: deque[tuple[int, int, asyncio.Task[PullResult]]] = deque()  # (offset, count, pull)
+        inflight: deque[tuple[int, int, _Pull]] = deque()  # (offset, count, pull)
         try:
             while pos < end:
                 while len(inflight) < depth and ahead < end:
@@ -219,20 +265,21 @@ class SyncClient:
                     inflight.append((ahead, size, self._pull(route, ahead, size)))
                     ahead += size
                 asked_at, size, task = inflight.popleft()
-                result = self._run(task)
+                result, body = self._run(task)
                 until = asked_at + size
-                msgs = (
-                    [m for m in result.messages if pos <= m.queue_offset < until] if asked_at == pos else []
+                records = (
+                    [r for r in decode(body) if pos <= queue_offset_of(r) < until]
+                    if asked_at == pos and body
+                    else []
                 )
-                if msgs:
-                    if msgs[0].queue_offset != pos:
-                        self._lost(route, pos, msgs[0].queue_offset, fail_on_data_loss)
-                    for m in msgs:
-                        m.broker_name = route.broker_name
-                    yield msgs
-                    pos = msgs[-1].queue_offset + 1
+                if records:
+                    first = queue_offset_of(records[0])
+                    if first != pos:
+                        self._lost(route, pos, first, fail_on_data_loss)
+                    yield body, records
+                    pos = queue_offset_of(records[-1]) + 1
                     if pos < until:  # a short answer: the rest of its range comes next
-                        batch = min(batch, len(msgs))
+                        batch = min(batch, len(records))
                         inflight.appendleft((pos, until - pos, self._pull(route, pos, until - pos)))
                     continue
                 if asked_at == pos:
@@ -265,7 +312,7 @@ class SyncClient:
             raise DataLossError(what + "; set failOnDataLoss=false to skip them")
         log.warning("%s; skipped (failOnDataLoss=false)", what)
 
-    def _drop(self, inflight: deque[tuple[int, int, asyncio.Task[PullResult]]]) -> None:
+    def _drop(self, inflight: deque[tuple[int, int, _Pull]]) -> None:
         if not inflight:
             return
         tasks = [task for _at, _size, task in inflight]

@@ -19,7 +19,6 @@ import logging
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain
 from typing import Any
 
 import pyarrow as pa
@@ -40,9 +39,8 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from rocketq.common import constants as C
 from rocketq.common.errors import RocketQError
-from rocketq.common.message import MessageExt
+from rocketq.common.record.lazy import scan_records
 from rocketq.remoting.errors import RemotingConnectError
 from rocketq.spark.client import QueueRoute, RouteError, SyncClient
 from rocketq.spark.offsets import (
@@ -70,8 +68,6 @@ SCHEMA_DDL = (
 # includeHeaders=true adds Kafka's headers column: the properties as (key, UTF-8 value) pairs.
 HEADERS_DDL = "headers array<struct<key:string,value:binary>>"
 ROWS_PER_ARROW_BATCH = 4096
-UNIQ_KEY = C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
-_MILLIS = pa.timestamp("ms", tz="UTC")  # the records' timestamps; Spark's are microseconds
 
 
 # -- partitions and reading (executors) -------------------------------------------------------------
@@ -93,45 +89,6 @@ class QueueRange(InputPartition):
     timeout_ms: int = 10_000
 
 
-def _arrow_batch(msgs: list[MessageExt], schema: pa.Schema) -> pa.RecordBatch:
-    """The rows of `msgs` as one Arrow batch, built column by column.
-
-    The property maps are the costly part: pa.array over a list of (key, value) lists per row cost more
-    than pulling and decoding the messages. They are built here from three flat arrays (offsets, keys,
-    values) with MapArray.from_arrays, and the headers column (includeHeaders) shares them. Each column
-    is one comprehension (no per-row Python statements) and the timestamps are converted by Arrow.
-    """
-    props = [m.properties for m in msgs]
-    names = list(chain.from_iterable(props))
-    values = list(chain.from_iterable(p.values() for p in props))
-    offsets_array = pa.array(list(accumulate(map(len, props), initial=0)), pa.int32())
-    names_array = pa.array(names, pa.string())
-    properties = pa.MapArray.from_arrays(offsets_array, names_array, pa.array(values, pa.string()))
-    columns = [
-        pa.array([m.topic for m in msgs], schema.field("topic").type),
-        pa.array([m.broker_name for m in msgs], schema.field("broker_name").type),
-        pa.array([m.queue_id for m in msgs], schema.field("queue_id").type),
-        pa.array([m.queue_offset for m in msgs], schema.field("queue_offset").type),
-        # MessageExt.msg_id without its two property look-ups: UNIQ_KEY, else the offset msgId.
-        pa.array(
-            [p.get(UNIQ_KEY) or m.offset_msg_id for p, m in zip(props, msgs, strict=True)],
-            schema.field("msg_id").type,
-        ),
-        pa.array([p.get("TAGS") for p in props], schema.field("tags").type),
-        pa.array([p.get("KEYS") for p in props], schema.field("keys").type),
-        properties.cast(schema.field("properties").type),
-        pa.array([m.body for m in msgs], schema.field("body").type),
-        pa.array([m.born_timestamp for m in msgs], _MILLIS).cast(schema.field("born_timestamp").type),
-        pa.array([m.store_timestamp for m in msgs], _MILLIS).cast(schema.field("store_timestamp").type),
-    ]
-    if schema.get_field_index("headers") >= 0:
-        pairs = pa.StructArray.from_arrays(
-            [names_array, pa.array([v.encode() for v in values], pa.binary())], names=["key", "value"]
-        )
-        columns.append(pa.ListArray.from_arrays(offsets_array, pairs).cast(schema.field("headers").type))
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
 @dataclass
 class QueueRanges(InputPartition):
     """One Spark task reading several QueueRanges one after the other on one connection (maxPartitions)."""
@@ -141,29 +98,43 @@ class QueueRanges(InputPartition):
 
 def read_partition(p: QueueRange | QueueRanges, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The rows of a partition as Arrow batches (runs in an executor; opens its own connection)."""
+    # Imported here: pyarrow.compute costs ~0.1-0.3 s of CPU to import, and the stream reader's own
+    # process (Spark's source runner, started with each query) plans and never reads.
+    from rocketq.spark.arrow_batches import PulledRecords, batch_of_pulls
+
     ranges = p.ranges if isinstance(p, QueueRanges) else [p]
     with SyncClient(ranges[0].namesrv, group=ranges[0].group, timeout_ms=ranges[0].timeout_ms) as client:
-        pending: list[MessageExt] = []
+        pending: list[PulledRecords] = []
+        rows = 0
         for r in ranges:
-            chunks = _chunks(client, QueueRoute(r.topic, r.broker_name, r.queue_id, r.addr), r)
+            pulls = _pulls(client, QueueRoute(r.topic, r.broker_name, r.queue_id, r.addr), r)
             try:
-                for msgs in chunks:
-                    pending.extend(msgs)
-                    if len(pending) >= ROWS_PER_ARROW_BATCH:
-                        yield _arrow_batch(pending, schema)
+                for body, records in pulls:
+                    pending.append(PulledRecords(body, records, r.broker_name))
+                    rows += len(records)
+                    if rows >= ROWS_PER_ARROW_BATCH:
+                        yield batch_of_pulls(pending, schema)
                         pending = []
+                        rows = 0
             finally:
-                chunks.close()  # pulls still in flight are cancelled while the client's loop is open
+                pulls.close()  # pulls still in flight are cancelled while the client's loop is open
         if pending:
-            yield _arrow_batch(pending, schema)
+            yield batch_of_pulls(pending, schema)
 
 
-def _chunks(client: SyncClient, route: QueueRoute, p: QueueRange) -> Generator[list[MessageExt], None, None]:
-    def read(r: QueueRoute) -> Iterator[list[MessageExt]]:
-        return client.read_range(
+def _pulls(
+    client: SyncClient, route: QueueRoute, p: QueueRange
+) -> Generator[tuple[bytes, list[tuple[Any, ...]]], None, None]:
+    """Each pull answer of the range: its body and its records' scanned fields (no message decoded)."""
+    from rocketq.spark.arrow_batches import queue_offset_of
+
+    def read(r: QueueRoute) -> Iterator[tuple[bytes, list[tuple[Any, ...]]]]:
+        return client.read_records(
             r,
             p.start,
             p.end,
+            scan_records,
+            queue_offset_of,
             batch=p.pull_batch_size,
             depth=p.pull_depth,
             fail_on_data_loss=p.fail_on_data_loss,
@@ -396,13 +367,14 @@ class RocketqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Best effort: the checkpoint is the truth; the broker's copy only shows the query's lag."""
         if not self.planner.opts.commit_offsets:
             return
-        for queue, _since, offset in plan({}, end):
-            route = self.planner.routes.get(queue)
-            if route is None:
-                continue
-            try:
-                self.planner.client.commit_offset(route, offset)
-            except RocketQError as exc:
+        commits = [
+            (queue, self.planner.routes[queue], offset)
+            for queue, _since, offset in plan({}, end)
+            if queue in self.planner.routes
+        ]
+        errors = self.planner.client.commit_offsets([(route, offset) for _q, route, offset in commits])
+        for (queue, _route, offset), exc in zip(commits, errors, strict=True):
+            if exc is not None:
                 log.warning("committing %s offset %d to the broker failed: %s", queue, offset, exc)
 
     def stop(self) -> None:

@@ -14,18 +14,10 @@ from tests.unit.store.test_store_record_codec import messages
 from rocketq.common.message import MessageExt
 from rocketq.common.record.codec import encode_record
 from rocketq.common.record.lazy import decode_records_lazy
-from rocketq.spark.source import _arrow_batch
+from rocketq.spark.arrow_batches import batch_of_messages as _arrow_batch
+from rocketq.spark.arrow_batches import reader_schema
 
-MICROS = pa.timestamp("us", tz="UTC")
-SCHEMA = pa.schema(
-    [
-        ("topic", pa.string()), ("broker_name", pa.string()), ("queue_id", pa.int32()), ("queue_offset", pa.int64()),
-        ("msg_id", pa.string()), ("tags", pa.string()), ("keys", pa.string()),
-        ("properties", pa.map_(pa.string(), pa.string())), ("body", pa.binary()),
-        ("born_timestamp", MICROS), ("store_timestamp", MICROS),
-        ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
-    ]
-)  # fmt: skip
+SCHEMA = reader_schema(include_headers=True)
 
 
 @settings(max_examples=30, deadline=None)

@@ -245,6 +245,25 @@ def _decode_records_lazy(body: bytes | bytearray | memoryview) -> list[MessageEx
 
 
 scan_record = compiled.scan_record if compiled is not None else scan_record_py
+
+
+def scan_records(body: bytes | bytearray | memoryview) -> list[tuple[Any, ...]]:
+    """scan_record of every record of `body`, stopping where decode_records_lazy stops: the records
+    as field tuples, for a reader that builds its own columns without a view per message."""
+    out: list[tuple[Any, ...]] = []
+    pos = 0
+    end = len(body)
+    scan = scan_record
+    while pos < end:
+        try:
+            f = scan(body, pos)
+        except RecordDecodeError:
+            break
+        out.append(f)
+        pos = f[20]
+    return out
+
+
 decode_records_lazy: Callable[[bytes | bytearray | memoryview], list[MessageExt]] = _decode_records_lazy
 if compiled is not None:
     compiled.set_fallbacks(_decode_body, _decode_properties)
