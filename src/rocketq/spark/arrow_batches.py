@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from rocketq.common import constants as C
 from rocketq.common.message import MessageExt
-from rocketq.common.record.accel import NO_EXTENSIONS
+from rocketq.common.record.accel import load_extension
 from rocketq.common.record.layout import COMPRESSED_FLAG, store_host_of
 from rocketq.common.record.lazy import decode_records_lazy, scan_records
 
@@ -159,13 +159,8 @@ def gather_columns_py(pulls: list[tuple[bytes, list[tuple[Any, ...]]]]) -> tuple
 
 def _load_compiled() -> Any:
     """rocketq.spark._carrow.gather_columns when it was built (setup.py) and ROCKETQ_NO_EXTENSIONS is not set."""
-    if NO_EXTENSIONS:
-        return None
-    try:
-        from rocketq.spark import _carrow  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _carrow.gather_columns if getattr(_carrow, "API_VERSION", None) == _CARROW_API_VERSION else None
+    module = load_extension("rocketq.spark._carrow", _CARROW_API_VERSION)
+    return None if module is None else module.gather_columns
 
 
 _CARROW_API_VERSION = 1  # _carrow.pyx's, raised when gather_columns changes

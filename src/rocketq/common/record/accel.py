@@ -8,6 +8,7 @@ Python, for debugging and for the CI run that checks the pure path.
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 
@@ -15,19 +16,25 @@ API_VERSION = 5  # _crecord.pyx's, raised when its functions change
 NO_EXTENSIONS = os.environ.get("ROCKETQ_NO_EXTENSIONS", "") not in ("", "0")
 
 
-def _load() -> ModuleType | None:
+def load_extension(name: str, api_version: int) -> ModuleType | None:
+    """The compiled module `name` when it was built, is not switched off by ROCKETQ_NO_EXTENSIONS and was
+    built from the .pyx whose API_VERSION is `api_version` (an older build in the tree is ignored, so a
+    checkout that changed a .pyx but was not rebuilt runs pure Python instead of failing). Every
+    accelerator (_crecord, _cheader, _carrow) is loaded through here."""
     if NO_EXTENSIONS:
         return None
     try:
-        from rocketq.common.record import _crecord  # type: ignore[attr-defined]
+        module = importlib.import_module(name)
     except ImportError:
         return None
-    if getattr(_crecord, "API_VERSION", None) != API_VERSION:  # built from an older _crecord.pyx
+    try:
+        built_version = module.API_VERSION
+    except AttributeError:  # pragma: no cover - a module built from a foreign .pyx
         return None
-    return _crecord  # type: ignore[no-any-return]
+    return module if built_version == api_version else None
 
 
-compiled: ModuleType | None = _load()
+compiled: ModuleType | None = load_extension("rocketq.common.record._crecord", API_VERSION)
 
 
 def using_extensions() -> bool:

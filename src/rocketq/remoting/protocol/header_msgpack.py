@@ -22,12 +22,12 @@ booleans are coerced like JSON's) and every problem is a HeaderDecodeError.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
 import msgpack
 
+from rocketq.common.record.accel import load_extension
 from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import HeaderDecodeError
@@ -170,18 +170,8 @@ CHEADER_API_VERSION = 2  # _cheader.pyx's, raised when its functions change
 
 def _load_compiled() -> Any:
     """The compiled twin (_cheader, built from _cheader.pyx), unless ROCKETQ_NO_EXTENSIONS is set or it
-    was not built; the same switch and version check as rocketq.common.record.accel."""
-    if os.environ.get("ROCKETQ_NO_EXTENSIONS", "") not in ("", "0"):
-        return None
-    try:
-        from rocketq.remoting.protocol import _cheader  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    try:
-        built_version = _cheader.API_VERSION
-    except AttributeError:  # pragma: no cover - a module built from a foreign .pyx
-        return None
-    return _cheader if built_version == CHEADER_API_VERSION else None
+    was not built."""
+    return load_extension("rocketq.remoting.protocol._cheader", CHEADER_API_VERSION)
 
 
 MSGPACK_CODEC = MsgpackHeaderCodec()
