@@ -2,17 +2,20 @@
 
 Starts one NameServer and three brokers (rocketq.testing.LocalCluster): two with metrics off (the
 second one is a control: the difference between the two "off" brokers is the noise of the machine)
-and one with metricsExporterType=PROM, each the only host of its topic. The same pipelined send load
-goes to each in turn, round after round, so all see the same machine noise; each broker's CPU time is
-read from /proc/<pid>/stat (Linux) around every round. The PROM broker is scraped between rounds, its
-CPU for that measured apart (a scrape is a cost per scrape interval, not per message). Before each
-round the three brokers' idle CPU is sampled together over IDLE_SAMPLE_S and taken off each send at
-that rate (background work costs by the second, not by the message, as bench/security.py does).
-Prints, per broker, CPU microseconds per message as the median and the min..max over the rounds,
-the overhead of each round (on against the mean of the two off brokers in the same round) as its
-median and min..max, and the CPU of one scrape.
+and one with metricsExporterType=PROM, each the only host of its topic. In each round the same
+pipelined send load goes to the three at once, so all work through the same seconds of a shared
+machine (--in-turn: one after the other, each taking each place in turn); each broker's CPU time is
+read from /proc/<pid>/task/*/schedstat (Linux, in nanoseconds: /proc/<pid>/stat counts 10 ms ticks,
+a tenth of a round's figure) around every round. The PROM broker is scraped between rounds, its CPU
+for that measured apart (a scrape is a cost per scrape interval, not per message). Before each round
+the three brokers' idle CPU is sampled together over IDLE_SAMPLE_S and taken off each send at that
+rate (background work costs by the second, not by the message, as bench/security.py does). Prints,
+per broker, CPU microseconds per message as the median and the min..max over the rounds, the
+overhead of each round (on against the mean of the two off brokers in the same round) as its median
+and min..max, and the CPU of one scrape. bench/metrics_hot_path.py measures the same cost in one
+process, without sockets, and can count its instructions.
 
-    .venv/bin/python bench/metrics_overhead.py --count 5000 --rounds 4
+    .venv/bin/python bench/metrics_overhead.py --count 5000 --rounds 20
 """
 
 from __future__ import annotations
@@ -28,13 +31,13 @@ from pathlib import Path
 
 from rocketq.client import Admin, Message, Producer
 from rocketq.testing.cluster import LocalCluster
+from rocketq.testing.procinfo import cpu_ns
 
 IDLE_SAMPLE_S = 1.0
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return cpu_ns(pid) / 1e9
 
 
 async def send_round(producer: Producer, topic: str, count: int, inflight: int) -> None:
@@ -77,17 +80,24 @@ async def main(args: argparse.Namespace) -> None:
                     idle_before = {name: cpu_seconds(broker.pid) for name, broker, _ in order}
                     await asyncio.sleep(IDLE_SAMPLE_S)
                     idle = {n: (cpu_seconds(b.pid) - idle_before[n]) / IDLE_SAMPLE_S for n, b, _ in order}
-                    shift = round_no % len(order)  # each broker takes each place in the rounds in turn
-                    for name, broker, topic in order[shift:] + order[:shift]:
-                        before = cpu_seconds(broker.pid)
+                    shift = round_no % len(order)  # in turn: each broker takes each place in turn
+                    groups = [order] if args.at_once else [[step] for step in order[shift:] + order[:shift]]
+                    for group in groups:
+                        before = {name: cpu_seconds(broker.pid) for name, broker, _ in group}
                         started = time.monotonic()
-                        await send_round(producer, topic, args.count, args.inflight)
+                        await asyncio.gather(
+                            *(send_round(producer, topic, args.count, args.inflight) for _, _, topic in group)
+                        )
                         took = time.monotonic() - started
-                        used = max(cpu_seconds(broker.pid) - before - idle[name] * took, 0.0)
-                        per_round[name].append(used / args.count * 1e6)
+                        for name, broker, _ in group:
+                            used = max(cpu_seconds(broker.pid) - before[name] - idle[name] * took, 0.0)
+                            per_round[name].append(used / args.count * 1e6)
                         print(
-                            f"{name:7s} {args.count} msgs in {took:.2f}s, "
-                            f"{per_round[name][-1]:.1f} us CPU per message (idle {idle[name] * 1e3:.1f} ms/s)",
+                            f"round {round_no}: {args.count} msgs to each in {took:.2f}s, us CPU per message "
+                            + ", ".join(
+                                f"{n} {per_round[n][-1]:.1f} (idle {idle[n] * 1e3:.1f} ms/s)"
+                                for n, _, _ in group
+                            ),
                             flush=True,
                         )
                     # A scrape, as Prometheus does every scrape_interval: measured apart from the sends.
@@ -119,8 +129,14 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=5000, help="messages per round and broker")
-    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--inflight", type=int, default=32)
+    parser.add_argument(
+        "--in-turn",
+        dest="at_once",
+        action="store_false",
+        help="send to one broker after the other in each round (by default all three at once)",
+    )
     parser.add_argument(
         "--prom-index",
         type=int,
