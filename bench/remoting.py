@@ -160,13 +160,10 @@ class _EchoClientProtocol(asyncio.Protocol):
 
 
 def _cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (Linux /proc); 0.0 where unavailable."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
+    """The server's CPU time in seconds, from its threads' run time in ns (schedstat, not 10 ms ticks)."""
+    from rocketq.testing.procinfo import cpu_ns
+
+    return cpu_ns(pid) / 1e9
 
 
 @dataclass

@@ -30,7 +30,6 @@ import asyncio
 import binascii
 import hmac
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -49,6 +48,7 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
 from rocketq.remoting.transport.loops import run
 from rocketq.testing.cluster import LocalCluster
+from rocketq.testing.procinfo import cpu_ns
 from rocketq.testing.tls_certs import make_test_ca
 
 IDLE_SAMPLE_S = 1.0
@@ -66,13 +66,9 @@ ACL = f"""accounts:
 
 
 def cpu_s(pid: int) -> float:
-    """The process' CPU time: its threads' run time in ns (schedstat) when the kernel has it, else
-    user + system from /proc/<pid>/stat, in clock ticks (10 ms: 1 us a message over 10 000)."""
-    try:
-        return sum(int(t.read_text().split()[0]) for t in Path(f"/proc/{pid}/task").glob("*/schedstat")) / 1e9
-    except (OSError, ValueError, IndexError):
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """The process' CPU time in seconds, from its threads' run time in ns (schedstat: 10 ms clock ticks
+    would be 1 us a message over 10 000)."""
+    return cpu_ns(pid) / 1e9
 
 
 def variants(tmp: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
