@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-API_VERSION = 5  # _crecord.pyx's, raised when its functions change
+API_VERSION = 6  # _crecord.pyx's, raised when its functions change
 NO_EXTENSIONS = os.environ.get("ROCKETQ_NO_EXTENSIONS", "") not in ("", "0")
 
 
