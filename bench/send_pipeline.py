@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/send_pipeline.py                      # runs on, then off, alternating
     .venv/bin/python bench/send_pipeline.py --flush SYNC_FLUSH   # group commit
+    .venv/bin/python bench/send_pipeline.py --store warmMappedFileEnable=false
     ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_pipeline.py
 
 What bench/send_path.py leaves out is measured here too: the read, the frame decoder, the dispatcher
@@ -101,7 +102,9 @@ async def serve(args: argparse.Namespace) -> None:
     from rocketq.store.message_store import MessageStore
 
     root = tempfile.mkdtemp(prefix="rocketq-send-pipeline-")
-    store = MessageStore(MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": args.flush}))
+    settings = {"storePathRootDir": root, "flushDiskType": args.flush}
+    settings.update(item.split("=", 1) for item in args.store)
+    store = MessageStore(MessageStoreConfig.build(settings))
     await store.start()
     store.add_arrival_listener(lambda *args: None)
     server = RemotingServer(ServerConfig.model_validate({"listenPort": 0, "bindAddress": "127.0.0.1"}))
@@ -153,6 +156,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each mode")
     parser.add_argument("--inflight", type=int, default=256)
     parser.add_argument("--flush", default="ASYNC_FLUSH", choices=("ASYNC_FLUSH", "SYNC_FLUSH"))
+    parser.add_argument("--store", action="append", default=[], help="a store setting, key=value (repeatable)")
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
