@@ -156,7 +156,9 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each mode")
     parser.add_argument("--inflight", type=int, default=256)
     parser.add_argument("--flush", default="ASYNC_FLUSH", choices=("ASYNC_FLUSH", "SYNC_FLUSH"))
-    parser.add_argument("--store", action="append", default=[], help="a store setting, key=value (repeatable)")
+    parser.add_argument(
+        "--store", action="append", default=[], help="a store setting, key=value (repeatable)"
+    )
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:

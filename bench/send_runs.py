@@ -54,7 +54,9 @@ async def main(round_size: int, run: int, rounds: int) -> None:
 
         async def together(part: list[memoryview]) -> None:
             for i in range(0, len(part), run):
-                for resp in await proc.process_requests(conn, [decode_frame_payload(f) for f in part[i : i + run]]):
+                for resp in await proc.process_requests(
+                    conn, [decode_frame_payload(f) for f in part[i : i + run]]
+                ):
                     assert resp is not None and resp.code == 0, resp
                     encode_frame(resp)
 
