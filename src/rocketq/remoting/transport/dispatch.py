@@ -49,7 +49,7 @@ import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from types import CoroutineType
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 from rocketq.common.errors import IllegalStateError
 from rocketq.common.service import ServiceState
@@ -136,7 +136,7 @@ class ProcessorRegistry:
     @staticmethod
     def _entry(processor: RequestProcessor, executor: Executor, run: bool = False) -> ProcessorEntry:
         reject = getattr(processor, "reject_request", None)
-        process_requests = getattr(processor, "process_requests", None) if run else None
+        process_requests = cast(BatchRequestProcessor, processor).process_requests if run else None
         return ProcessorEntry(processor, executor, reject if callable(reject) else None, process_requests)
 
     def register(self, code: int, processor: RequestProcessor, executor: Executor) -> None:
@@ -147,9 +147,7 @@ class ProcessorRegistry:
                 f"request code {code} already has a processor ({type(old.processor).__name__}); "
                 f"cannot register {type(processor).__name__} too"
             )
-        runs = code in getattr(processor, "batch_codes", ()) and callable(
-            getattr(processor, "process_requests", None)
-        )
+        runs = code in getattr(processor, "batch_codes", ())  # a BatchRequestProcessor's codes
         entry = self._entry(processor, executor, runs)
         if runs:  # one entry per (processor, executor): a run holds the requests of one entry
             for other in self.batchable.values():
