@@ -272,13 +272,15 @@ async def test_sends_of_one_read_taken_together_answer_as_each_alone() -> None:
     }
 
 
-async def test_a_run_with_a_batch_request_goes_one_at_a_time() -> None:
+async def test_a_run_with_a_batch_request_goes_one_at_a_time(caplog: pytest.LogCaptureFixture) -> None:
     proc, store, conn = setup()
     batch = RemotingCommand.request(
         RequestCode.SEND_MESSAGE_V2,
         header(topic="T", queue_id=0, batch=True).to_v2().to_ext_fields(),
         encode_batch([Message("T", b"a"), Message("T", b"b")]),
     )
-    answers = await proc.process_requests(conn, [request(header(queue_id=0), v2=True), batch])
-    assert [a.code for a in answers if a is not None] == [0, 0]
+    refused = request(header(topic="SCHEDULE_TOPIC_XXXX"), v2=True)
+    answers = await proc.process_requests(conn, [request(header(queue_id=0), v2=True), refused, batch])
+    assert [a.code for a in answers if a is not None] == [0, ResponseCode.NO_PERMISSION, 0]
     assert [m.body for m in store.queues[("T", 0)]] == [b"hello", b"a", b"b"]
+    assert caplog.text.count("SCHEDULE_TOPIC_XXXX") == 1  # the refusal logged once

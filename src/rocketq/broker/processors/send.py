@@ -276,8 +276,11 @@ class SendMessageProcessor(Processor):
             except RequestError as err:  # as `send`: a header that does not decode gets no send fields
                 answers[i] = error_response(conn, request, err)
                 continue
-            if header.batch:
-                return [await self.process_request(conn, r) for r in requests]
+            if header.batch:  # one at a time; the ones refused already keep their (logged) answers
+                return [
+                    answer if answer is not None else await self.process_request(conn, r)
+                    for answer, r in zip(answers, requests, strict=True)
+                ]
             try:
                 msg, queue_id, properties = self._message(conn, request, header)
             except RequestError as err:
