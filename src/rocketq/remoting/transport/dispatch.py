@@ -519,9 +519,23 @@ class Dispatcher:
                 conn, cmds, IllegalStateError(f"{len(responses)} answers to {len(cmds)} requests"), started
             )
             return
-        respond = self._respond
+        if self.hooks:  # the after-hooks see each answer: the general way
+            for cmd, response in zip(cmds, responses, strict=True):
+                self._respond(conn, cmd, response, started)
+            return
+        # _respond and _send for a run's answers (never oneway, never failed), lookups hoisted.
+        timer = self.timer if started else None
+        version = self.version
+        done = conn.request_done
+        send = conn.send_response
         for cmd, response in zip(cmds, responses, strict=True):
-            respond(conn, cmd, response, started)
+            done()
+            if response is None or cmd.flag & 2:  # no answer now (untimed, as _respond), or oneway
+                continue
+            if timer is not None:
+                timer.record((cmd.code, response.code, "success"), started)
+            _stamp(cmd, response, version)
+            send(response)
 
     def _fail_run(self, conn: Any, cmds: list[RemotingCommand], exc: Exception, started: int) -> None:
         log.error(
@@ -635,11 +649,16 @@ class Dispatcher:
     def _send(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
         if response is None or cmd.flag & 2:  # no answer now, or a oneway request
             return
-        response.opaque = cmd.opaque
-        response.flag |= RPC_TYPE
-        response.serialize_type = cmd.serialize_type
-        response.version = self.version
-        ext = cmd.ext_fields
-        if ext and OFFER_FIELD in ext:  # a rocketq client offers msgpack headers (codec_negotiation)
-            answer_offer(cmd, response)
+        _stamp(cmd, response, self.version)
         conn.send_response(response)
+
+
+def _stamp(cmd: RemotingCommand, response: RemotingCommand, version: int) -> None:
+    """Make `response` the answer to `cmd`: its opaque, the response flag, its serialize type, our version."""
+    response.opaque = cmd.opaque
+    response.flag |= RPC_TYPE
+    response.serialize_type = cmd.serialize_type
+    response.version = version
+    ext = cmd.ext_fields
+    if ext and OFFER_FIELD in ext:  # a rocketq client offers msgpack headers (codec_negotiation)
+        answer_offer(cmd, response)

@@ -151,3 +151,25 @@ async def test_oneway_requests_and_lone_requests_take_the_single_path() -> None:
     server.on_commands(conn, [*_requests(b"a"), oneway, *_requests(b"b")])  # type: ignore[arg-type]
     assert processor.runs == [] and processor.alone == [b"a", b"o", b"b"]
     assert len(conn.sent) == 2  # the oneway one is not answered
+
+
+async def test_each_request_of_a_run_is_timed_once_with_its_answer_code() -> None:
+    class Recorder:
+        def __init__(self) -> None:
+            self.keys: list[tuple[int, int, str]] = []
+
+        def record(self, key: tuple[int, int, str], started_ns: int) -> None:
+            assert started_ns > 0
+            self.keys.append(key)
+
+    server = _server(Together())
+    recorder = Recorder()
+    server.time_requests(recorder)
+    conn = FakeConnection()
+    server.on_commands(conn, _requests(b"a", b"bad", b"c"))  # type: ignore[arg-type]
+    assert recorder.keys == [
+        (RUN_CODE, 0, "success"),
+        (RUN_CODE, ResponseCode.MESSAGE_ILLEGAL, "success"),
+        (RUN_CODE, 0, "success"),
+    ]
+    assert len(conn.sent) == 3
