@@ -45,6 +45,10 @@ ALLOWED: dict[tuple[str, str], str] = {
         "getattr(json.encoder, 'c_make_encoder', None)",
     ): "the stdlib's C encoder is optional",
     ("remoting/transport/dispatch.py", "getattr(processor, 'reject_request', None)"): _OPTIONAL_HOOK,
+    ("remoting/transport/dispatch.py", "getattr(processor, 'batch_codes', ())"): (
+        "a registered processor is any object with process_request; batch_codes (with process_requests)"
+        " is optional: the codes whose requests of one read it takes together"
+    ),
 }
 
 

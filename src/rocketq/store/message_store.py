@@ -335,6 +335,86 @@ class MessageStore:
             await self._wait_for_slave(result)
         return result
 
+    async def put_message_list(self, msgs: list[BrokerMessage]) -> list[PutResult]:
+        """Append several messages, each its own record with its own result (a bad one fails alone), then
+        wait once for the flush (SYNC_FLUSH) and the replica (SYNC_MASTER) covering all of them. Never raises.
+
+        What put_message does for each, with the waits shared: the store's state is checked once, and
+        under SYNC_FLUSH one group-commit request for the highest end offset answers every message that
+        waits (WAIT not false); should it time out, a message whose own end was flushed meanwhile is
+        still PUT_OK. The same for the replica's acknowledgement under SYNC_MASTER.
+        """
+        space = self.space
+        if not self._writable or space.full or (space.near and space.check_if_near()):
+            refused = self._refuse()
+            if refused is not None:
+                return [refused] * len(msgs)
+        put = self._put.put
+        results = [put(msg) for msg in msgs]
+        if not (self._sync or self._sync_master):
+            return results
+        waiting: list[tuple[PutResult, int]] = []  # (result, its end offset) of the messages that wait
+        no_wait = False
+        for msg, result in zip(msgs, results, strict=True):
+            append = result.append
+            if append is None:
+                continue
+            if msg.properties.get(C.PROPERTY_WAIT_STORE_MSG_OK) == "false":
+                no_wait = True
+            else:
+                waiting.append((result, append.wrote_offset + append.wrote_bytes))
+        if self._sync:
+            await self._flush_all(waiting, no_wait)
+        if self._sync_master and waiting:
+            await self._replicate_all(waiting)
+        return results
+
+    async def _flush_all(self, waiting: list[tuple[PutResult, int]], no_wait: bool) -> None:
+        group = self._group_commit
+        if group is None:  # opened without services (tests, tools): flush inline
+            assert self._flusher is not None
+            if waiting or no_wait:
+                self._flusher.flush(0)
+            return
+        if not waiting:
+            if no_wait:
+                group.wakeup()
+            return
+        if await group.request(max(end for _r, end in waiting)):
+            return
+        flushed = self.commit_log.queue.flushed_where
+        for result, end in waiting:
+            if end > flushed:
+                self._flush_timed_out(result)
+
+    async def _replicate_all(self, waiting: list[tuple[PutResult, int]]) -> None:
+        """_wait_for_slave for several results: one wait for the highest end offset of those replicated."""
+        ha = self.ha
+        replicated = [(r, end) for r, end in waiting if r.status in _REPLICATED]
+        if not replicated:
+            return
+        if ha is None:
+            for result, _end in replicated:
+                result.status = PutMessageStatus.SLAVE_NOT_AVAILABLE
+            return
+        pending = []
+        for result, end in replicated:
+            if ha.is_slave_ok(end):
+                pending.append((result, end))
+            else:
+                result.status = PutMessageStatus.SLAVE_NOT_AVAILABLE
+        if not pending:
+            return
+        timeout_ms = self.config.slave_timeout_ms
+        if await ha.wait_for_slave(max(end for _r, end in pending), timeout_ms):
+            return
+        late = 0
+        for result, end in pending:
+            if not await ha.wait_for_slave(end, 0):  # acknowledged meanwhile: True without waiting
+                result.status = PutMessageStatus.FLUSH_SLAVE_TIMEOUT
+                late += 1
+        log.warning("no slave acknowledged %d of %d puts within %d ms", late, len(pending), timeout_ms)
+
     async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
         """Append a batch as consecutive records of one queue (all or nothing)."""
         space = self.space

@@ -74,6 +74,9 @@ class FakeStore:
         off, mid = self._append(msg)
         return PutResult(status, AppendResult(msg.commit_log_offset, 100, mid, 1, off, 1))
 
+    async def put_message_list(self, msgs: list[BrokerMessage]) -> list[PutResult]:
+        return [await self.put_message(msg) for msg in msgs]
+
     async def put_messages(self, batch: BrokerMessageBatch) -> PutResult:
         ids, first = [], None
         for flag, body, props in batch.entries:

@@ -234,3 +234,53 @@ async def test_a_delay_above_the_maximum_is_capped() -> None:
     assert resp is not None and resp.code == 0
     msg = store.queues[("SCHEDULE_TOPIC_XXXX", 17)][0]
     assert msg.properties["DELAY"] == "18" and msg.tags_code == proc.ctx.clock.now_ms() + 7_200_000
+
+
+def _comparable(resp: RemotingCommand | None) -> tuple[Any, ...]:
+    assert resp is not None
+    return resp.code, resp.remark, dict(resp.ext_fields or {}), resp.opaque
+
+
+async def test_sends_of_one_read_taken_together_answer_as_each_alone() -> None:
+    """process_requests (the transport's runs) stores and answers each request as process_request does:
+    a refused one (forbidden topic, missing header field, body too large) is answered alone."""
+
+    def requests() -> list[RemotingCommand]:
+        missing = request(header(topic="M"), v2=True)
+        del missing.ext_fields["b"]  # type: ignore[union-attr]
+        return [
+            request(header(topic="T", queue_id=0)),
+            request(header(topic="SCHEDULE_TOPIC_XXXX"), v2=True),
+            request(header(topic="T", queue_id=1), v2=True),
+            missing,
+            request(header(topic="U", queue_id=2), body=b"x" * 2000, v2=True),
+            request(header(topic="U", queue_id=2, props={"DELAY": "2", "WAIT": "true"}), v2=True),
+            request(header(topic="T", queue_id=0), v2=True),
+        ]
+
+    together, alone = requests(), requests()
+    for a, b in zip(together, alone, strict=True):
+        b.opaque = a.opaque
+    proc, store, conn = setup()
+    answers = await proc.process_requests(conn, together)
+    proc2, store2, conn2 = setup()
+    expected = [await proc2.process_request(conn2, r) for r in alone]
+    assert [_comparable(a) for a in answers] == [_comparable(e) for e in expected]
+    assert [a.code for a in answers if a is not None] == [0, 16, 0, 1, 13, 0, 0]
+    assert {k: [m.body for m in v] for k, v in store.queues.items()} == {
+        k: [m.body for m in v] for k, v in store2.queues.items()
+    }
+
+
+async def test_a_run_with_a_batch_request_goes_one_at_a_time(caplog: pytest.LogCaptureFixture) -> None:
+    proc, store, conn = setup()
+    batch = RemotingCommand.request(
+        RequestCode.SEND_MESSAGE_V2,
+        header(topic="T", queue_id=0, batch=True).to_v2().to_ext_fields(),
+        encode_batch([Message("T", b"a"), Message("T", b"b")]),
+    )
+    refused = request(header(topic="SCHEDULE_TOPIC_XXXX"), v2=True)
+    answers = await proc.process_requests(conn, [request(header(queue_id=0), v2=True), refused, batch])
+    assert [a.code for a in answers if a is not None] == [0, ResponseCode.NO_PERMISSION, 0]
+    assert [m.body for m in store.queues[("T", 0)]] == [b"hello", b"a", b"b"]
+    assert caplog.text.count("SCHEDULE_TOPIC_XXXX") == 1  # the refusal logged once

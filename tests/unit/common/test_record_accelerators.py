@@ -14,7 +14,13 @@ from tests.unit.store.test_store_record_codec import messages
 
 from rocketq.common.message import Message
 from rocketq.common.record import accel
-from rocketq.common.record.codec import decode_batch_py, encode_batch, encode_record, pack_batch_into_py
+from rocketq.common.record.codec import (
+    decode_batch_py,
+    encode_batch,
+    encode_record,
+    pack_batch_into_py,
+    pack_record_into_py,
+)
 from rocketq.common.record.layout import RECORD_HEADER, RecordDecodeError, topic_block
 from rocketq.common.record.lazy import scan_record_py
 from rocketq.common.record.properties import decode_properties_py
@@ -171,3 +177,60 @@ def test_pack_batch_into_refuses_a_record_past_the_buffer() -> None:
             bytearray(size - 1), 0, [(0, b"abc", {})], block, [b""], [size], 0, 0, 0, 0, 0,
             b"\x7f\0\0\1", 1, 0, b"\x7f\0\0\1", 2, 0,
         )  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=300),
+    st.text(min_size=1, max_size=20),
+    st.binary(max_size=60),
+    st.tuples(int32s, int32s, st.integers(0, 2**40), st.integers(0, 2**40), int32s, int64s, int64s, int64s),
+    hosts,
+    hosts,
+    st.integers(0, 64),
+    st.booleans(),
+)
+def test_pack_record_into_both_paths(body, topic, props, fields, born_ip, store_ip, pos, as_view) -> None:  # type: ignore[no-untyped-def]
+    """One record, compiled and pure: the same bytes at the same places, nothing written outside it
+    (a body that is not bytes goes to the pure path)."""
+    crecord.set_pack_record_fallback(pack_record_into_py)  # what codec does when the accelerators are on
+    queue_id, flag, queue_offset, phys, sys_flag, born_ts, store_ts, prepared = fields
+    block = topic_block(topic)
+    size = (
+        RECORD_HEADER[(len(born_ip) == 16, len(store_ip) == 16)].size
+        + len(body)
+        + len(block)
+        + 2
+        + len(props)
+    )
+    bufs = [bytearray(b"\xee" * (pos + size + 16)) for _ in range(2)]
+    tail = (
+        queue_id,
+        flag,
+        queue_offset,
+        phys,
+        sys_flag,
+        born_ts,
+        born_ip,
+        7,
+        store_ts,
+        store_ip,
+        9,
+        flag ^ 3,
+    )
+    crecord.pack_record_into(
+        bufs[0], pos, size, memoryview(body) if as_view else body, block, props, *tail, prepared
+    )
+    pack_record_into_py(bufs[1], pos, size, body, block, props, *tail, prepared)
+    assert bufs[0] == bufs[1]
+    assert bufs[0][:pos] == b"\xee" * pos and bufs[0][pos + size :] == b"\xee" * 16
+
+
+def test_pack_record_into_refuses_a_record_past_the_buffer_or_of_the_wrong_size() -> None:
+    block = topic_block("T")
+    size = RECORD_HEADER[(False, False)].size + 3 + len(block) + 2
+    fields = (0, 0, 0, 0, 0, 0, b"\x7f\0\0\1", 1, 0, b"\x7f\0\0\1", 2, 0, 0)
+    with pytest.raises(ValueError, match="does not fit"):
+        crecord.pack_record_into(bytearray(size - 1), 0, size, b"abc", block, b"", *fields)
+    with pytest.raises(ValueError, match="does not match"):
+        crecord.pack_record_into(bytearray(size + 1), 0, size + 1, b"abc", block, b"", *fields)

@@ -175,3 +175,63 @@ async def test_queue_flush_records_how_far_queues_are_durable(
     assert store.checkpoint.logics_offset == end and store.checkpoint.index_offset == end
     queue = store.queues.get("TopicA", 0)
     assert queue is not None and queue.queue.flushed_where == 5 * 20
+
+
+async def test_a_list_of_puts_shares_one_flush_wait_and_a_bad_message_fails_alone(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store(flushDiskType="SYNC_FLUSH", mappedFileSizeCommitLog=1 << 20, maxMessageSize=4096)
+    await store.start()
+    assert store._flusher is not None and store._group_commit is not None
+    requests: list[int] = []
+    real_request = store._group_commit.request
+
+    def counting_request(end: int) -> asyncio.Future[bool]:
+        requests.append(end)
+        return real_request(end)
+
+    store._group_commit.request = counting_request  # type: ignore[method-assign]
+    msgs = [message(queue_id=i % 4, body=b"x" * 100) for i in range(8)]
+    msgs[3] = message(body=b"x" * 5000)  # over maxMessageSize
+    results = await store.put_message_list(msgs)
+    assert [r.status for r in results] == [PutMessageStatus.PUT_OK] * 3 + [
+        PutMessageStatus.MESSAGE_ILLEGAL
+    ] + [PutMessageStatus.PUT_OK] * 4
+    end = max(r.append.wrote_offset + r.append.wrote_bytes for r in results if r.append)
+    assert requests == [end]  # one group-commit request, for the highest end
+    assert store.commit_log.queue.flushed_where >= end
+    await store.shutdown()
+
+
+async def test_a_list_of_puts_whose_flush_times_out_answers_each_by_its_own_end(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store(flushDiskType="SYNC_FLUSH", syncFlushTimeout=50)
+    await store.start()
+    assert store._flusher is not None
+    first = await store.put_message(message())  # flushed before the flush gets stuck
+    assert first.status is PutMessageStatus.PUT_OK
+    release = threading.Event()
+    real_flush = store._flusher.flush
+
+    def stuck_flush(least_pages: int = 0) -> int:
+        release.wait(10)
+        return real_flush(least_pages)
+
+    store._flusher.flush = stuck_flush  # type: ignore[method-assign]
+    results = await store.put_message_list([message(), message(WAIT="false"), message()])
+    assert [r.status for r in results] == [
+        PutMessageStatus.FLUSH_DISK_TIMEOUT,
+        PutMessageStatus.PUT_OK,  # WAIT=false does not wait for the flush
+        PutMessageStatus.FLUSH_DISK_TIMEOUT,
+    ]
+    release.set()
+    await store.shutdown()
+
+
+async def test_a_list_of_puts_to_a_closed_store_is_refused_each(
+    make_store: StoreFactory, message: MessageFactory
+) -> None:
+    store = make_store(open_=False)
+    results = await store.put_message_list([message(), message()])
+    assert [r.status for r in results] == [PutMessageStatus.SERVICE_NOT_AVAILABLE] * 2

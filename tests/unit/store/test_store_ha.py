@@ -212,3 +212,33 @@ async def test_a_sync_master_put_waits_for_the_slaves_ack(
     assert (await sync.put_message(message())).status is PutMessageStatus.FLUSH_SLAVE_TIMEOUT
     acks.ok = False
     assert (await sync.put_message(message())).status is PutMessageStatus.SLAVE_NOT_AVAILABLE
+
+
+class _AckedUpTo(_Acks):
+    """A slave that acknowledged everything below `upto` and nothing more arrives."""
+
+    def __init__(self, upto: int) -> None:
+        super().__init__(ok=True, acked=False)
+        self.upto = upto
+
+    async def wait_for_slave(self, offset: int, timeout_ms: int) -> bool:
+        self.asked.append(offset)
+        return offset <= self.upto
+
+
+async def test_a_sync_master_list_of_puts_waits_once_and_answers_each_by_its_own_end(
+    make_store: StoreFactory, message: MessageFactory, tmp_path
+) -> None:
+    sync = make_store(root=tmp_path / "sync", brokerRole="SYNC_MASTER", slaveTimeout=50)
+    sync.ha = acks = _Acks(ok=True, acked=True)
+    results = await sync.put_message_list([message(), message(), message(WAIT="false")])
+    assert [r.status for r in results] == [PutMessageStatus.PUT_OK] * 3
+    assert acks.asked == [results[1].append.wrote_offset + results[1].append.wrote_bytes]  # one wait
+    # The slave has the first record of the next list only: the second times out, the first does not.
+    size = results[0].append.wrote_bytes  # every message here makes a record of this size
+    sync.ha = _AckedUpTo(sync.get_max_phy_offset() + size)
+    first, second = await sync.put_message_list([message(), message()])
+    assert (first.status, second.status) == (PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
+    sync.ha = None
+    (alone,) = await sync.put_message_list([message()])
+    assert alone.status is PutMessageStatus.SLAVE_NOT_AVAILABLE

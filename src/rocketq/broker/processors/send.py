@@ -151,6 +151,8 @@ class SendMessageProcessor(Processor):
         self.prepare_half_message: HalfMessageHook = prepare_half_message
         self._random = random.Random()
         self._answer_tails: dict[tuple[str | None, bool | None], str] = {}
+        # Taken together when one read brings several (process_requests).
+        self.batch_codes = frozenset({RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2})
         self.handlers = {
             RequestCode.SEND_MESSAGE: self.send,
             RequestCode.SEND_MESSAGE_V2: self.send,
@@ -175,10 +177,7 @@ class SendMessageProcessor(Processor):
             else:
                 response = await self._send_one(conn, request, header)
         except RequestError as err:
-            # Every send answer carries MSG_REGION / TRACE_ON, errors included (Java's preSend).
-            response = error_response(conn, request, err)
-            response.ext_fields = self._response_ext()
-            return response
+            return self._refused(conn, request, err)
         if topics.changes != changes:
             # This send created its topic (or a DLQ): Java persists topics.json before answering, so
             # a kill -9 right after the acknowledgement cannot lose the topic of an acknowledged message.
@@ -258,10 +257,78 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"topic {config.topic_name} has no writable queue")
         return self._random.randrange(99_999_999) % config.write_queue_nums
 
+    # -- single messages of one read, together ---------------------------------------------------------
+    async def process_requests(
+        self, conn: Connection, requests: list[RemotingCommand]
+    ) -> list[RemotingCommand | None]:
+        """Consecutive SEND_MESSAGE / SEND_MESSAGE_V2 requests of one read (the transport's runs): each
+        checked and turned into its message as `send` does, then one store call for all of them (one
+        flush wait under SYNC_FLUSH) and one answer each. A refused request is answered alone; a
+        request with the batch flag makes the run go one request at a time."""
+        answers: list[RemotingCommand | None] = [None] * len(requests)
+        msgs: list[BrokerMessage] = []
+        stored: list[tuple[int, RemotingCommand, SendRequest, int, dict[str, str]]] = []
+        topics = self.ctx.topic_config_manager
+        changes = topics.changes
+        for i, request in enumerate(requests):
+            try:
+                header = SendRequest.of(request)
+            except RequestError as err:  # as `send`: a header that does not decode gets no send fields
+                answers[i] = error_response(conn, request, err)
+                continue
+            if header.batch:  # one at a time; the ones refused already keep their (logged) answers
+                return [
+                    answer if answer is not None else await self.process_request(conn, r)
+                    for answer, r in zip(answers, requests, strict=True)
+                ]
+            try:
+                msg, queue_id, properties = self._message(conn, request, header)
+            except RequestError as err:
+                answers[i] = self._refused(conn, request, err)
+                continue
+            msgs.append(msg)
+            stored.append((i, request, header, queue_id, properties))
+        if msgs:
+            started = perf_counter_ns()
+            results = await self.ctx.store.put_message_list(msgs)
+            elapsed = perf_counter_ns() - started
+            on_put = self.ctx.stats.on_put
+            metrics = self.ctx.metrics
+            for (i, request, header, queue_id, properties), result in zip(stored, results, strict=True):
+                on_put(header.topic, result, elapsed)
+                if metrics is not None:
+                    metrics.on_put(header.topic, properties, result)
+                try:
+                    answers[i] = self._answer(request, result, queue_id)
+                except RequestError as err:
+                    answers[i] = self._refused(conn, request, err)
+        if topics.changes != changes:  # as `send`: topics.json is durable before the answers
+            await topics.persist_changes()
+        return answers
+
+    def _refused(self, conn: Connection, request: RemotingCommand, err: RequestError) -> RemotingCommand:
+        # Every send answer carries MSG_REGION / TRACE_ON, errors included (Java's preSend).
+        response = error_response(conn, request, err)
+        response.ext_fields = self._response_ext()
+        return response
+
     # -- single message -----------------------------------------------------------------------------
     async def _send_one(
         self, conn: Connection, request: RemotingCommand, header: SendRequest
     ) -> RemotingCommand:
+        msg, queue_id, properties = self._message(conn, request, header)
+        started = perf_counter_ns()
+        result = await self.ctx.store.put_message(msg)
+        self.ctx.stats.on_put(header.topic, result, perf_counter_ns() - started)
+        if self.ctx.metrics is not None:
+            self.ctx.metrics.on_put(header.topic, properties, result)
+        return self._answer(request, result, queue_id)
+
+    def _message(
+        self, conn: Connection, request: RemotingCommand, header: SendRequest
+    ) -> tuple[BrokerMessage, int, dict[str, str]]:
+        """The checks of one message; the message to store, the queue asked for and the request's
+        properties (RequestError when refused)."""
         config = self._check(conn, request, header)
         queue_id = self._pick_queue(header, config)
         properties = decode_properties(header.properties) if header.properties else {}
@@ -289,12 +356,7 @@ class SendMessageProcessor(Processor):
             msg = self.prepare_half_message(self.ctx, msg)
         elif _DELAY in properties or is_timer_request(properties):  # else nothing to redirect
             self._redirect_delayed(msg)
-        started = perf_counter_ns()
-        result = await self.ctx.store.put_message(msg)
-        self.ctx.stats.on_put(header.topic, result, perf_counter_ns() - started)
-        if self.ctx.metrics is not None:
-            self.ctx.metrics.on_put(header.topic, properties, result)
-        return self._answer(request, result, queue_id)
+        return msg, queue_id, properties
 
     def _redirect_delayed(self, msg: BrokerMessage) -> None:
         """A delay level parks the message in SCHEDULE_TOPIC_XXXX; else a future timer time in the timer topic."""

@@ -6,7 +6,8 @@ import time unless ROCKETQ_NO_EXTENSIONS=1. Every function gives exactly what it
 gives (the same values, the same RecordDecodeError cases): tests/unit/record runs both on the same inputs.
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
@@ -15,7 +16,7 @@ from zlib import crc32 as zlib_crc32
 from rocketq.common.record.layout import RecordDecodeError
 
 # What rocketq.common.record.accel expects: a module built from an older .pyx is not used.
-API_VERSION = 5
+API_VERSION = 6
 
 cdef int32_t MESSAGE_MAGIC = -626843481  # layout.MESSAGE_MAGIC_CODE (0xDAA320A7)
 
@@ -327,6 +328,44 @@ cdef inline void _w64(uint8_t* p, uint64_t v) noexcept:
 cdef object _crc32 = zlib_crc32
 
 
+cdef void _write_record(uint8_t* b, Py_ssize_t size, uint32_t crc, int32_t queue_id, int32_t flag,
+                        int64_t queue_offset, int64_t phys, int32_t sys_flag, int64_t born_ts,
+                        bytes born_ip, Py_ssize_t born_len, int32_t born_port, int64_t store_ts,
+                        bytes store_ip, Py_ssize_t store_len, int32_t store_port, int32_t reconsume,
+                        int64_t prepared_offset, bytes body, Py_ssize_t body_len, bytes topic_block,
+                        Py_ssize_t topic_len, bytes prop, Py_ssize_t prop_len):
+    """One record at `b` (the layout of rocketq.common.record.layout; the caller checked the room)."""
+    _w32(b, <uint32_t>size)
+    _w32(b + 4, <uint32_t>MESSAGE_MAGIC)
+    _w32(b + 8, crc)
+    _w32(b + 12, <uint32_t>queue_id)
+    _w32(b + 16, <uint32_t>flag)
+    _w64(b + 20, <uint64_t>queue_offset)
+    _w64(b + 28, <uint64_t>phys)
+    _w32(b + 36, <uint32_t>sys_flag)
+    _w64(b + 40, <uint64_t>born_ts)
+    b += 48
+    memcpy(b, PyBytes_AS_STRING(born_ip), born_len)
+    b += born_len
+    _w32(b, <uint32_t>born_port)
+    _w64(b + 4, <uint64_t>store_ts)
+    b += 12
+    memcpy(b, PyBytes_AS_STRING(store_ip), store_len)
+    b += store_len
+    _w32(b, <uint32_t>store_port)
+    _w32(b + 4, <uint32_t>reconsume)
+    _w64(b + 8, <uint64_t>prepared_offset)
+    _w32(b + 16, <uint32_t>body_len)
+    b += 20
+    memcpy(b, PyBytes_AS_STRING(body), body_len)
+    b += body_len
+    memcpy(b, PyBytes_AS_STRING(topic_block), topic_len)
+    b += topic_len
+    b[0] = <uint8_t>(prop_len >> 8)
+    b[1] = <uint8_t>prop_len
+    memcpy(b + 2, PyBytes_AS_STRING(prop), prop_len)
+
+
 def pack_batch_into(buf, Py_ssize_t pos, list entries, bytes topic_block, list props, list sizes,
                     int32_t queue_id, int64_t queue_offset, int64_t phys, int32_t sys_flag, int64_t born_ts,
                     bytes born_ip, int32_t born_port, int64_t store_ts, bytes store_ip, int32_t store_port,
@@ -334,7 +373,7 @@ def pack_batch_into(buf, Py_ssize_t pos, list entries, bytes topic_block, list p
     """rocketq.common.record.codec.pack_batch_into, compiled: the same bytes written at the same places."""
     cdef uint8_t[::1] view = buf
     cdef uint8_t* b
-    cdef Py_ssize_t n = len(entries), i, size, body_len, prop_len, p
+    cdef Py_ssize_t n = len(entries), i, size, body_len, prop_len
     cdef Py_ssize_t topic_len = len(topic_block)
     cdef Py_ssize_t born_len = len(born_ip), store_len = len(store_ip)
     cdef Py_ssize_t head = 80 + born_len + store_len  # TOTALSIZE .. BODYLEN
@@ -352,36 +391,51 @@ def pack_batch_into(buf, Py_ssize_t pos, list entries, bytes topic_block, list p
         prop_len = len(prop)
         if pos < 0 or size != head + body_len + topic_len + 2 + prop_len or pos + size > view.shape[0]:
             raise ValueError(f"pack_batch_into: entry {i} of {size} bytes does not fit at {pos}")
-        p = pos
-        _w32(b + p, <uint32_t>size)
-        _w32(b + p + 4, <uint32_t>MESSAGE_MAGIC)
-        _w32(b + p + 8, <uint32_t>(_crc32(body) & 0x7FFFFFFF))
-        _w32(b + p + 12, <uint32_t>queue_id)
-        _w32(b + p + 16, <uint32_t><int32_t>entries[i][0])
-        _w64(b + p + 20, <uint64_t>queue_offset)
-        _w64(b + p + 28, <uint64_t>phys)
-        _w32(b + p + 36, <uint32_t>sys_flag)
-        _w64(b + p + 40, <uint64_t>born_ts)
-        p += 48
-        memcpy(b + p, <const char*>born_ip, born_len)
-        p += born_len
-        _w32(b + p, <uint32_t>born_port)
-        _w64(b + p + 4, <uint64_t>store_ts)
-        p += 12
-        memcpy(b + p, <const char*>store_ip, store_len)
-        p += store_len
-        _w32(b + p, <uint32_t>store_port)
-        _w32(b + p + 4, <uint32_t>reconsume)
-        _w64(b + p + 8, 0)
-        _w32(b + p + 16, <uint32_t>body_len)
-        p += 20
-        memcpy(b + p, <const char*>body, body_len)
-        p += body_len
-        memcpy(b + p, <const char*>topic_block, topic_len)
-        p += topic_len
-        b[p] = <uint8_t>(prop_len >> 8)
-        b[p + 1] = <uint8_t>prop_len
-        memcpy(b + p + 2, <const char*>prop, prop_len)
+        _write_record(
+            b + pos, size, <uint32_t>(_crc32(body) & 0x7FFFFFFF), queue_id, <int32_t>entries[i][0], queue_offset,
+            phys, sys_flag, born_ts, born_ip, born_len, born_port, store_ts, store_ip, store_len, store_port,
+            reconsume, 0, body, body_len, topic_block, topic_len, prop, prop_len,
+        )
         pos += size
         phys += size
         queue_offset += 1
+
+
+cdef object _pack_record_py = None
+
+
+def set_pack_record_fallback(fn):
+    """The pure pack_record_into, for a body that is not bytes."""
+    global _pack_record_py
+    _pack_record_py = fn
+
+
+def pack_record_into(buf, Py_ssize_t pos, Py_ssize_t size, body, bytes topic_block, bytes props,
+                     int32_t queue_id, int32_t flag, int64_t queue_offset, int64_t phys, int32_t sys_flag,
+                     int64_t born_ts, bytes born_ip, int32_t born_port, int64_t store_ts, bytes store_ip,
+                     int32_t store_port, int32_t reconsume, int64_t prepared_offset):
+    """rocketq.common.record.codec.pack_record_into, compiled: the same bytes written at the same places."""
+    if type(body) is not bytes:
+        _pack_record_py(buf, pos, size, body, topic_block, props, queue_id, flag, queue_offset, phys,
+                        sys_flag, born_ts, born_ip, born_port, store_ts, store_ip, store_port, reconsume,
+                        prepared_offset)
+        return
+    cdef Py_ssize_t body_len = len(body), prop_len = len(props), topic_len = len(topic_block)
+    cdef Py_ssize_t born_len = len(born_ip), store_len = len(store_ip)
+    cdef Py_buffer view
+    if (born_len != 4 and born_len != 16) or (store_len != 4 and store_len != 16):
+        raise ValueError("pack_record_into: a host is 4 or 16 bytes")
+    if size != 80 + born_len + store_len + body_len + topic_len + 2 + prop_len or prop_len > 0xFFFF:
+        raise ValueError(f"pack_record_into: a record of {size} bytes does not match its fields")
+    crc = _crc32(body) & 0x7FFFFFFF
+    PyObject_GetBuffer(buf, &view, PyBUF_WRITABLE)
+    try:
+        if pos < 0 or pos + size > view.len:
+            raise ValueError(f"pack_record_into: a record of {size} bytes does not fit at {pos}")
+        _write_record(
+            <uint8_t*>view.buf + pos, size, <uint32_t>crc, queue_id, flag, queue_offset, phys, sys_flag,
+            born_ts, born_ip, born_len, born_port, store_ts, store_ip, store_len, store_port, reconsume,
+            prepared_offset, body, body_len, topic_block, topic_len, props, prop_len,
+        )
+    finally:
+        PyBuffer_Release(&view)

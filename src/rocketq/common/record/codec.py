@@ -25,6 +25,7 @@ from rocketq.common.record.layout import (
     CRC_MASK,
     FIXED_SIZE_V4,
     INT,
+    LAYOUTS,
     MAX_PROPERTIES_BYTES,
     MAX_TOPIC_BYTES,
     MESSAGE_MAGIC_CODE,
@@ -361,3 +362,46 @@ def pack_batch_into_py(
 
 # The batch's records written in one compiled loop (no struct pack and slice copies per entry).
 pack_batch_into = compiled.pack_batch_into if compiled is not None else pack_batch_into_py
+
+
+def pack_record_into_py(
+    buf: Any,
+    pos: int,
+    size: int,
+    body: bytes,
+    topic_block: bytes,
+    props: bytes,
+    queue_id: int,
+    flag: int,
+    queue_offset: int,
+    phys: int,
+    sys_flag: int,
+    born_ts: int,
+    born_ip: bytes,
+    born_port: int,
+    store_ts: int,
+    store_ip: bytes,
+    store_port: int,
+    reconsume: int,
+    prepared_offset: int,
+) -> None:
+    """Write one commit-log record of `size` bytes into `buf` at `pos` (Java CommitLog.
+    DefaultAppendMessageCallback.doAppend): the fixed fields, the body, the topic block (TOPICLEN +
+    TOPIC) and the properties. The hosts' widths (4 or 16 bytes) choose the layout; sys_flag must
+    already carry the matching v6 bits; the caller has checked the size and the room."""
+    layout = LAYOUTS[(len(born_ip) == 16) + 2 * (len(store_ip) == 16)]  # bit 0 born v6, bit 1 store v6
+    head = layout.size
+    body_len = len(body)
+    layout.pack_into(
+        buf, pos, size, MESSAGE_MAGIC_CODE, zlib.crc32(body) & CRC_MASK, queue_id, flag, queue_offset, phys,
+        sys_flag, born_ts, born_ip, born_port, store_ts, store_ip, store_port, reconsume, prepared_offset, body_len,
+    )  # fmt: skip
+    body_end = pos + head + body_len
+    buf[pos + head : body_end] = body
+    buf[body_end : pos + size] = topic_block + len(props).to_bytes(2, "big") + props
+
+
+# One record: one compiled call instead of a struct pack, a join and two slice copies.
+if compiled is not None:
+    compiled.set_pack_record_fallback(pack_record_into_py)
+pack_record_into = compiled.pack_record_into if compiled is not None else pack_record_into_py

@@ -26,6 +26,15 @@ may wait (`capacity`), on the owner's loop; blocking work goes to its thread poo
 With `max_wait_ms`, a request that waited that long in the queue is answered SYSTEM_BUSY
 "[TIMEOUT_CLEAN_QUEUE]..." at once instead of running late (org.apache.rocketmq.broker.latency.
 BrokerFastFailure.cleanExpiredRequestInQueue): a client then retries elsewhere instead of timing out.
+
+Runs (no Java counterpart: Java hands each request to its thread pool): consecutive requests of one read
+whose processor takes them together (`process_requests`, for the codes in its `batch_codes`) are
+handed to it as one list, so work per request that can be shared is done once (the broker's sends: one
+store call and one flush wait for the run). Everything else stays per request: admission, rejection,
+before-hooks, the answer of each (its own code and remark, one bad request never failing its
+neighbours), timing and after-hooks. A run is one executor job (one worker slot); when no slot is free
+its requests are queued one by one as single requests, so SYSTEM_BUSY and the fast failure are
+unchanged.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from types import CoroutineType
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 from rocketq.common.errors import IllegalStateError
 from rocketq.common.service import ServiceState
@@ -77,6 +86,21 @@ class RequestProcessor(Protocol):
     async def process_request(self, conn: Any, request: RemotingCommand) -> RemotingCommand | None: ...
 
 
+class BatchRequestProcessor(RequestProcessor, Protocol):
+    """A processor that also takes consecutive requests of one read together (see the module docstring).
+
+    `process_requests` gets two or more requests, each of a code in `batch_codes`, and returns one answer
+    per request, in order (None: no answer now, as `process_request`); it answers a request it refuses
+    itself, so that it raises only for a bug, which fails every request of the run with SYSTEM_ERROR.
+    """
+
+    batch_codes: frozenset[int]
+
+    async def process_requests(
+        self, conn: Any, requests: list[RemotingCommand]
+    ) -> list[RemotingCommand | None]: ...
+
+
 class RequestTimer(Protocol):
     """Records how long a request took to answer (rocketq.remoting.metrics.RpcLatency).
 
@@ -88,25 +112,32 @@ class RequestTimer(Protocol):
     def record(self, key: tuple[int, int, str], started_ns: int) -> None: ...
 
 
+RunFn = Callable[[Any, list[RemotingCommand]], Coroutine[Any, Any, list[RemotingCommand | None]]]
+
+
 class ProcessorEntry(NamedTuple):
     processor: RequestProcessor
     executor: Executor
     reject: Callable[[], bool] | None
+    run: RunFn | None  # process_requests of a BatchRequestProcessor, for its batch_codes only
 
 
 class ProcessorRegistry:
     """code -> (processor, executor), one owner per code; a second registration raises."""
 
-    __slots__ = ("_default", "_table")
+    __slots__ = ("_default", "_table", "batchable")
 
     def __init__(self) -> None:
         self._table: dict[int, ProcessorEntry] = {}
         self._default: ProcessorEntry | None = None
+        # The codes whose requests may be taken together, with their entry (entry.run is set).
+        self.batchable: dict[int, ProcessorEntry] = {}
 
     @staticmethod
-    def _entry(processor: RequestProcessor, executor: Executor) -> ProcessorEntry:
+    def _entry(processor: RequestProcessor, executor: Executor, run: bool = False) -> ProcessorEntry:
         reject = getattr(processor, "reject_request", None)
-        return ProcessorEntry(processor, executor, reject if callable(reject) else None)
+        process_requests = cast(BatchRequestProcessor, processor).process_requests if run else None
+        return ProcessorEntry(processor, executor, reject if callable(reject) else None, process_requests)
 
     def register(self, code: int, processor: RequestProcessor, executor: Executor) -> None:
         code = int(code)
@@ -116,7 +147,14 @@ class ProcessorRegistry:
                 f"request code {code} already has a processor ({type(old.processor).__name__}); "
                 f"cannot register {type(processor).__name__} too"
             )
-        self._table[code] = self._entry(processor, executor)
+        runs = code in getattr(processor, "batch_codes", ())  # a BatchRequestProcessor's codes
+        entry = self._entry(processor, executor, runs)
+        if runs:  # one entry per (processor, executor): a run holds the requests of one entry
+            for other in self.batchable.values():
+                if other.processor is processor and other.executor is executor:
+                    entry = other
+            self.batchable[code] = entry
+        self._table[code] = entry
 
     def register_default(self, processor: RequestProcessor, executor: Executor) -> None:
         if self._default is not None:
@@ -378,7 +416,10 @@ class Dispatcher:
         # never occupies an executor, and an accepted one keeps the fast path below.
         if self.hooks and not self._before(conn, cmd):
             return
-        started = _clock_ns() if self.timer is not None else 0
+        self._execute(entry, conn, cmd, _clock_ns() if self.timer is not None else 0)
+
+    def _execute(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand, started: int) -> None:
+        """Run a request that passed the checks: at once in a free slot, else queued (or SYSTEM_BUSY)."""
         executor = entry.executor
         if executor.take_slot():
             # The processor's own coroutine is started here (Executor._start without the _run
@@ -415,6 +456,97 @@ class Dispatcher:
                     cmd.code,
                 )
             self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK, started)
+
+    def dispatch_run(self, conn: Any, entry: ProcessorEntry, cmds: list[RemotingCommand]) -> None:
+        """Dispatch consecutive requests of one read that `entry` takes together (all of codes in
+        registry.batchable with this entry; admitted, in read order)."""
+        if entry.reject is not None and entry.reject():
+            for cmd in cmds:
+                self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
+            return
+        if self.hooks:  # a request a hook refuses is answered alone; the others stay in the run
+            cmds = [cmd for cmd in cmds if self._before(conn, cmd)]
+        started = _clock_ns() if self.timer is not None else 0
+        if len(cmds) < 2 or not entry.executor.take_slot():
+            # Nothing to share, or no free slot: one by one (queued, or SYSTEM_BUSY when full).
+            for cmd in cmds:
+                self._execute(entry, conn, cmd, started)
+            return
+        executor = entry.executor
+        assert entry.run is not None
+        try:
+            coro = entry.run(conn, cmds)
+            awaiting = coro.send(None)
+        except StopIteration as stop:
+            executor.running -= 1
+            self._respond_run(conn, cmds, stop.value, started)
+        except Exception as exc:
+            executor.running -= 1
+            self._fail_run(conn, cmds, exc, started)
+        except BaseException:  # as Executor._start
+            executor.running -= 1
+            log.exception("executor %s: job crashed", executor.name)
+        else:  # suspended (a flush or replica wait): it continues in a task, holding its slot
+            executor._continue(self._finish_run(coro, awaiting, conn, cmds, started), awaiting)
+
+    async def _finish_run(
+        self,
+        coro: Coroutine[Any, Any, list[RemotingCommand | None]],
+        awaiting: Any,
+        conn: Any,
+        cmds: list[RemotingCommand],
+        started: int,
+    ) -> None:
+        """dispatch_run for a run that suspended: its answers leave together, as one write."""
+        try:
+            responses = await resume(coro, awaiting)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._fail_run(conn, cmds, exc, started)
+            return
+        conn.cork()
+        try:
+            self._respond_run(conn, cmds, responses, started)
+        finally:
+            conn.uncork()
+
+    def _respond_run(
+        self, conn: Any, cmds: list[RemotingCommand], responses: list[RemotingCommand | None], started: int
+    ) -> None:
+        if len(responses) != len(cmds):  # a processor bug; every request still gets one answer
+            self._fail_run(
+                conn, cmds, IllegalStateError(f"{len(responses)} answers to {len(cmds)} requests"), started
+            )
+            return
+        if self.hooks:  # the after-hooks see each answer: the general way
+            for cmd, response in zip(cmds, responses, strict=True):
+                self._respond(conn, cmd, response, started)
+            return
+        # _respond and _send for a run's answers (never oneway, never failed), lookups hoisted.
+        timer = self.timer if started else None
+        version = self.version
+        done = conn.request_done
+        send = conn.send_response
+        for cmd, response in zip(cmds, responses, strict=True):
+            done()
+            if response is None or cmd.flag & 2:  # no answer now (untimed, as _respond), or oneway
+                continue
+            if timer is not None:
+                timer.record((cmd.code, response.code, "success"), started)
+            _stamp(cmd, response, version)
+            send(response)
+
+    def _fail_run(self, conn: Any, cmds: list[RemotingCommand], exc: Exception, started: int) -> None:
+        log.error(
+            "%s: processing %d requests (code %s) together failed",
+            conn.remote_addr, len(cmds), cmds[0].code, exc_info=exc,
+        )  # fmt: skip
+        remark = exception_description(exc)
+        for cmd in cmds:
+            self._respond(
+                conn, cmd, cmd.make_response(ResponseCode.SYSTEM_ERROR, remark), started, failed=True
+            )
 
     def expire(self, args: tuple[Any, ...], waited_ms: int, queued: int) -> None:
         """An executor's ExpiredHandler: answer a request that waited too long in its queue SYSTEM_BUSY."""
@@ -520,11 +652,16 @@ class Dispatcher:
     def _send(self, conn: Any, cmd: RemotingCommand, response: RemotingCommand | None) -> None:
         if response is None or cmd.flag & 2:  # no answer now, or a oneway request
             return
-        response.opaque = cmd.opaque
-        response.flag |= RPC_TYPE
-        response.serialize_type = cmd.serialize_type
-        response.version = self.version
-        ext = cmd.ext_fields
-        if ext and OFFER_FIELD in ext:  # a rocketq client offers msgpack headers (codec_negotiation)
-            answer_offer(cmd, response)
+        _stamp(cmd, response, self.version)
         conn.send_response(response)
+
+
+def _stamp(cmd: RemotingCommand, response: RemotingCommand, version: int) -> None:
+    """Make `response` the answer to `cmd`: its opaque, the response flag, its serialize type, our version."""
+    response.opaque = cmd.opaque
+    response.flag |= RPC_TYPE
+    response.serialize_type = cmd.serialize_type
+    response.version = version
+    ext = cmd.ext_fields
+    if ext and OFFER_FIELD in ext:  # a rocketq client offers msgpack headers (codec_negotiation)
+        answer_offer(cmd, response)

@@ -120,16 +120,33 @@ class RemotingEndpoint:
                 self.dispatcher.dispatch(conn, cmd)
             return
         complete = self.responses.complete
-        dispatch = self.dispatcher.dispatch
+        dispatcher = self.dispatcher
+        dispatch = dispatcher.dispatch
+        batchable = self.registry.batchable
         admit = conn.admit
+        # Consecutive requests of codes taken together (registry.batchable, one entry) form a run,
+        # dispatched as one when something else comes, a request waits for room, or the read ends.
+        run: list[RemotingCommand] = []
+        run_entry = None
         # Corked: what processors answer at once while we go through this batch leaves as one write.
         conn.cork()
         try:
             for cmd in cmds:
                 if cmd.flag & 1:
                     complete(cmd)
-                elif admit(cmd):
+                    continue
+                admitted = admit(cmd)
+                entry = batchable.get(cmd.code) if admitted and not cmd.flag & 2 else None
+                if run and entry is not run_entry:
+                    dispatcher.dispatch_run(conn, run_entry, run)  # type: ignore[arg-type]
+                    run = []
+                if entry is not None:
+                    run.append(cmd)
+                    run_entry = entry
+                elif admitted:
                     dispatch(conn, cmd)
+            if run:
+                dispatcher.dispatch_run(conn, run_entry, run)  # type: ignore[arg-type]
         finally:
             conn.uncork()
         if conn.backlog_size:  # what the uncork wrote may have left room already

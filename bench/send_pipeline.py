@@ -1,0 +1,172 @@
+"""The broker's pipelined send path over a real socket: CPU of the serving process per SEND_MESSAGE_V2.
+
+    .venv/bin/python bench/send_pipeline.py                      # runs on, then off, alternating
+    .venv/bin/python bench/send_pipeline.py --flush SYNC_FLUSH   # group commit
+    .venv/bin/python bench/send_pipeline.py --store warmMappedFileEnable=false
+    ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_pipeline.py
+
+What bench/send_path.py leaves out is measured here too: the read, the frame decoder, the dispatcher
+(with its runs: consecutive sends of one read taken together, rocketq.remoting.transport.dispatch) and
+the write. This process serves a RemotingServer with the broker's SendMessageProcessor over a real
+MessageStore (a temporary directory; the unit tests' broker context, tests/unit/broker/broker_fakes);
+a client subprocess writes prebuilt msgpack-headed SEND_MESSAGE_V2 frames (1 KiB bodies) with
+--inflight unanswered and counts the answers. The figure is this process's CPU (every thread: the
+loop, the flush and the allocator) per message, per round; rounds alternate runs on and off (off: the
+registry's batchable codes emptied, every request dispatched alone), median of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import shutil
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "broker"))
+
+BODY = b"x" * 1024
+
+
+def frames(count: int) -> bytes:
+    from rocketq.remoting.protocol.codes import SerializeType
+    from rocketq.remoting.protocol.command import RemotingCommand
+    from rocketq.remoting.protocol.frame import encode_frame
+
+    out = []
+    for i in range(count):
+        ext = {
+            "a": "pg", "b": "BenchTopic", "c": "TBW102", "d": "4", "e": str(i % 4), "f": "0",
+            "g": "1700000000000", "h": "0", "i": f"UNIQ_KEY\x017F0000010000{i:020X}\x02WAIT\x01true",
+            "j": "0", "k": "false", "m": "false", "n": "broker-a",
+        }  # fmt: skip
+        cmd = RemotingCommand.request(310, ext, BODY, serialize_type=SerializeType.MSGPACK)
+        cmd.opaque = i + 1
+        out.append(encode_frame(cmd))
+    return b"".join(out)
+
+
+def client(port: int, count: int, inflight: int) -> None:
+    """Send `count` frames with at most `inflight` unanswered, each round when told (a line on stdin)."""
+    data = frames(count)
+    offsets = [0]
+    pos = 0
+    while pos < len(data):
+        pos += 4 + struct.unpack_from(">i", data, pos)[0]
+        offsets.append(pos)
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    for _line in sys.stdin:
+        sent = answered = 0
+        buf = bytearray()
+        while answered < count:
+            if sent < count and sent - answered < inflight:
+                upto = min(count, answered + inflight)
+                sock.sendall(memoryview(data)[offsets[sent] : offsets[upto]])
+                sent = upto
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                raise SystemExit("the server closed the connection")
+            buf += chunk
+            at = 0
+            while len(buf) - at >= 4:
+                length = struct.unpack_from(">i", buf, at)[0]
+                if len(buf) - at < 4 + length:
+                    break
+                at += 4 + length
+                answered += 1
+            del buf[:at]
+        print("done", flush=True)
+
+
+def cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def serve(args: argparse.Namespace) -> None:
+    from broker_fakes import make_context
+
+    from rocketq.broker.processors.send import SendMessageProcessor
+    from rocketq.remoting.protocol.codes import RequestCode
+    from rocketq.remoting.transport import Executor, RemotingServer, ServerConfig
+    from rocketq.store.config import MessageStoreConfig
+    from rocketq.store.message_store import MessageStore
+
+    root = tempfile.mkdtemp(prefix="rocketq-send-pipeline-")
+    settings = {"storePathRootDir": root, "flushDiskType": args.flush}
+    settings.update(item.split("=", 1) for item in args.store)
+    store = MessageStore(MessageStoreConfig.build(settings))
+    await store.start()
+    store.add_arrival_listener(lambda *args: None)
+    server = RemotingServer(ServerConfig.model_validate({"listenPort": 0, "bindAddress": "127.0.0.1"}))
+    processor = SendMessageProcessor(make_context(store))
+    executor = Executor("send", 256, 10_000)
+    for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
+        server.register_processor(code, processor, executor)
+    batchable = dict(server.registry.batchable)
+    await server.start()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--client", str(server.port), "--count", str(args.count),
+        "--inflight", str(args.inflight),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    figures: dict[str, list[float]] = {"runs": [], "alone": []}
+    try:
+        for i in range(args.rounds * 2 + 1):
+            mode = "runs" if i % 2 else "alone"
+            server.registry.batchable.clear()
+            if mode == "runs":
+                server.registry.batchable.update(batchable)
+            t0, c0 = time.perf_counter(), cpu_s()
+            proc.stdin.write(b"go\n")
+            await proc.stdin.drain()
+            line = await proc.stdout.readline()
+            if line.strip() != b"done":
+                raise SystemExit(f"the client failed: {line!r}")
+            if i:  # the first round warms up (the allocator's first windows, the caches)
+                figures[mode].append(1e6 * (cpu_s() - c0) / args.count)
+                wall = time.perf_counter() - t0
+                print(f"{mode:5}: {figures[mode][-1]:6.2f} us CPU per send, {args.count / wall:8.0f} msg/s")
+    finally:
+        proc.stdin.close()
+        await proc.wait()
+        await server.shutdown()
+        await store.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
+    load = os.getloadavg()[0]
+    for mode, values in figures.items():
+        print(
+            f"{mode}: median {statistics.median(values):.2f} us CPU per send ({args.flush}, load {load:.1f})"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=20000, help="sends per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each mode")
+    parser.add_argument("--inflight", type=int, default=256)
+    parser.add_argument("--flush", default="ASYNC_FLUSH", choices=("ASYNC_FLUSH", "SYNC_FLUSH"))
+    parser.add_argument(
+        "--store", action="append", default=[], help="a store setting, key=value (repeatable)"
+    )
+    parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.client:
+        client(args.client, args.count, args.inflight)
+    else:
+        try:
+            import uvloop
+
+            uvloop.run(serve(args))
+        except ImportError:
+            asyncio.run(serve(args))

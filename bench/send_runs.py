@@ -1,0 +1,96 @@
+"""The broker's send path in one process, one request at a time against runs of requests taken together.
+
+    .venv/bin/python bench/send_runs.py                  # runs of 64 (a read of 64 pipelined sends)
+    .venv/bin/python bench/send_runs.py --run 16
+    ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_runs.py
+
+bench/send_path.py's work (decode each SEND_MESSAGE_V2 frame, the send processor over a real
+MessageStore, encode each answer), measured two ways in alternating rounds on the same store: each
+request alone through process_request, as the dispatcher hands a lone request over, and --run requests
+at a time through process_requests, as it hands over the consecutive sends of one read. The figure is
+the event-loop thread's CPU time (time.thread_time) per message: best and median of the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "broker"))
+
+from broker_fakes import FakeConnection, make_context
+from send_path import WARM_UP, frames
+
+from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
+from rocketq.store.config import MessageStoreConfig
+from rocketq.store.message_store import MessageStore
+
+
+async def main(round_size: int, run: int, rounds: int) -> None:
+    root = tempfile.mkdtemp(prefix="rocketq-send-runs-")
+    store = MessageStore(MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": "ASYNC_FLUSH"}))
+    await store.start()
+    store.add_arrival_listener(lambda *args: None)
+    try:
+        proc = SendMessageProcessor(make_context(store))
+        conn = FakeConnection("10.0.0.5:4321")
+        work = frames(WARM_UP + round_size * rounds * 2)
+
+        async def alone(part: list[memoryview]) -> None:
+            for frame in part:
+                resp = await proc.process_request(conn, decode_frame_payload(frame))
+                assert resp is not None and resp.code == 0, resp
+                encode_frame(resp)
+
+        async def together(part: list[memoryview]) -> None:
+            for i in range(0, len(part), run):
+                for resp in await proc.process_requests(
+                    conn, [decode_frame_payload(f) for f in part[i : i + run]]
+                ):
+                    assert resp is not None and resp.code == 0, resp
+                    encode_frame(resp)
+
+        await alone(work[:WARM_UP])
+        await asyncio.sleep(0.5)  # the allocator's first reservations
+        gc.collect()
+        figures: dict[str, list[float]] = {"alone": [], f"runs of {run}": []}
+        at = WARM_UP
+        for i in range(rounds * 2):
+            name, fn = (f"runs of {run}", together) if i % 2 else ("alone", alone)
+            t0 = time.thread_time()
+            await fn(work[at : at + round_size])
+            figures[name].append(1e6 * (time.thread_time() - t0) / round_size)
+            at += round_size
+        load = os.getloadavg()[0]
+        for name, values in figures.items():
+            print(
+                f"{name:>11}: best {min(values):.2f}, median {statistics.median(values):.2f} us CPU per message "
+                f"({len(values)} rounds of {round_size}, load {load:.1f})"
+            )
+    finally:
+        await store.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--run", type=int, default=64, help="requests taken together")
+    parser.add_argument("--round", type=int, default=2560, dest="round_size")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds of each way")
+    args = parser.parse_args()
+    try:
+        import uvloop
+
+        uvloop.run(main(args.round_size, args.run, args.rounds))
+    except ImportError:
+        asyncio.run(main(args.round_size, args.run, args.rounds))
