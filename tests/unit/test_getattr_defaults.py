@@ -39,7 +39,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "common/record/lazy.py",
         "getattr(compiled, compiled_decode, decode)",
     ): "a compiled extension that may lack a function",
-    ("remoting/metrics.py", "getattr(inner, 'reject_request', None)"): _OPTIONAL_HOOK,
     (
         "remoting/protocol/header_json.py",
         "getattr(json.encoder, 'c_make_encoder', None)",
