@@ -26,43 +26,26 @@ import asyncio
 import gc
 import os
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 from time import perf_counter_ns
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "broker"))
-
-from broker_fakes import FakeConnection, make_context
+from inprocess_broker import Connection, unstarted_broker
 from send_path import WARM_UP, frames  # the same frames and warm-up as the send path benchmark
 
-from rocketq.broker.metrics import BrokerMetrics
-from rocketq.broker.processors.send import SendMessageProcessor
-from rocketq.remoting.metrics import RpcLatency
 from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
-from rocketq.store.config import MessageStoreConfig
-from rocketq.store.message_store import MessageStore
 
 
 async def main(count: int, round_size: int, side: str | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="rocketq-metrics-hot-path-") as root:
-        config = MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": "ASYNC_FLUSH"})
-        store = MessageStore(config)
-        await store.start()
-        store.add_arrival_listener(lambda *args: None)
-        try:
-            await measure(store, count, round_size, side)
-        finally:
-            await store.shutdown()
+    async with unstarted_broker(metricsExporterType="PROM", metricsPromExporterPort=0) as broker:
+        await measure(broker, count, round_size, side)
 
 
-async def measure(store: MessageStore, count: int, round_size: int, side: str | None) -> None:
-    ctx = make_context(store, metricsExporterType="PROM", metricsPromExporterPort=0)
-    rpc = RpcLatency()
-    metrics = BrokerMetrics(ctx, None, None, rpc)  # type: ignore[arg-type]  # no scrape here
-    process = SendMessageProcessor(ctx).process_request
-    conn = FakeConnection("10.0.0.5:4321")
+async def measure(broker: Any, count: int, round_size: int, side: str | None) -> None:
+    ctx, metrics = broker.ctx, broker.metrics  # the exporter is built, not started: nothing is scraped
+    rpc = metrics.rpc
+    process = broker.processors["send"].process_request
+    conn = Connection()
     work = frames(WARM_UP + (count if side else 2 * count))
 
     async def run(batch: list[memoryview], on: bool) -> None:

@@ -12,9 +12,8 @@ real MessageStore (ASYNC_FLUSH, a temporary directory, an arrival listener as lo
 encodes the answer frame. What it leaves out is the transport: reads, the dispatcher, writes (see
 bench/remoting.py for those). The figure is the event-loop thread's CPU time (time.thread_time) per
 message, best and first quartile of rounds of --round messages, so that load from other processes
-hits it as little as possible. The processor and its broker context are a real broker's: a
-BrokerController built on the temporary store (not started: no sockets, no NameServer), whose store
-alone is started.
+hits it as little as possible. The processor and its broker context are a real broker's, built but
+not started (bench/inprocess_broker.py).
 With --batch N each frame is a SEND_BATCH_MESSAGE of N such messages (the SDK's batch encoder, its
 per-message UNIQ_KEY), and the figure is still per message.
 """
@@ -24,32 +23,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import shutil
-import tempfile
 import time
-from typing import Any
 
-from rocketq.broker.config import BrokerConfig
-from rocketq.broker.controller import BrokerController
+from inprocess_broker import Connection, unstarted_broker
+
 from rocketq.common.message import Message
 from rocketq.common.record.codec import encode_batch
 from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
-from rocketq.store.config import MessageStoreConfig
 
 BODY = b"x" * 1024
 WARM_UP = 2000
-
-
-class Connection:
-    """What the send processor reads of a client's connection; the transport is left out (no socket)."""
-
-    def __init__(self, remote_addr: str) -> None:
-        self.remote_addr = remote_addr
-        self.local_addr = "127.0.0.1:10911"
-        self.is_active = True
-        self.attributes: dict[str, Any] = {}
 
 
 def frames(count: int) -> list[memoryview]:
@@ -85,16 +70,10 @@ def batch_frames(count: int, size: int) -> list[memoryview]:
 
 
 async def main(count: int, round_size: int, batch: int) -> None:
-    root = tempfile.mkdtemp(prefix="rocketq-send-path-")
-    store_config = MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": "ASYNC_FLUSH"})
-    broker = BrokerController(BrokerConfig(), store_config)
-    store = broker.store
-    await store.start()
-    store.add_arrival_listener(lambda *args: None)
-    try:
+    async with unstarted_broker() as broker:
         per = max(batch, 1)
         proc = broker.processors["send"]
-        conn = Connection("10.0.0.5:4321")
+        conn = Connection()
         warm_up, round_size = WARM_UP // per, max(round_size // per, 1)
         count //= per
         work = batch_frames(warm_up + count, batch) if batch else frames(warm_up + count)
@@ -118,9 +97,6 @@ async def main(count: int, round_size: int, batch: int) -> None:
         print(
             f"{'batch' if batch else 'send'} path: {rounds[0]:.2f} us CPU per message (best of {len(rounds)} rounds), first quartile {rounds[len(rounds) // 4]:.2f}"
         )
-    finally:
-        await store.shutdown()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

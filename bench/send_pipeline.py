@@ -8,7 +8,7 @@
 What bench/send_path.py leaves out is measured here too: the read, the frame decoder, the dispatcher
 (with its runs: consecutive sends of one read taken together, rocketq.remoting.transport.dispatch) and
 the write. This process serves a RemotingServer with the broker's SendMessageProcessor over a real
-MessageStore (a temporary directory; the unit tests' broker context, tests/unit/broker/broker_fakes);
+MessageStore (a real broker's, built but not started on a temporary store: bench/inprocess_broker.py);
 a client subprocess writes prebuilt msgpack-headed SEND_MESSAGE_V2 frames (1 KiB bodies) with
 --inflight unanswered and counts the answers. The figure is this process's CPU (every thread: the
 loop, the flush and the allocator) per message, per round; rounds alternate runs on and off (off: the
@@ -21,17 +21,13 @@ import argparse
 import asyncio
 import os
 import resource
-import shutil
 import socket
 import statistics
 import struct
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "broker"))
+from typing import Any
 
 BODY = b"x" * 1024
 
@@ -93,22 +89,19 @@ def cpu_s() -> float:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from broker_fakes import make_context
+    from inprocess_broker import unstarted_broker
 
-    from rocketq.broker.processors.send import SendMessageProcessor
+    settings = {"flushDiskType": args.flush}
+    settings.update(item.split("=", 1) for item in args.store)
+    async with unstarted_broker(settings) as broker:
+        await measure(args, broker.processors["send"])
+
+
+async def measure(args: argparse.Namespace, processor: Any) -> None:
     from rocketq.remoting.protocol.codes import RequestCode
     from rocketq.remoting.transport import Executor, RemotingServer, ServerConfig
-    from rocketq.store.config import MessageStoreConfig
-    from rocketq.store.message_store import MessageStore
 
-    root = tempfile.mkdtemp(prefix="rocketq-send-pipeline-")
-    settings = {"storePathRootDir": root, "flushDiskType": args.flush}
-    settings.update(item.split("=", 1) for item in args.store)
-    store = MessageStore(MessageStoreConfig.build(settings))
-    await store.start()
-    store.add_arrival_listener(lambda *args: None)
     server = RemotingServer(ServerConfig.model_validate({"listenPort": 0, "bindAddress": "127.0.0.1"}))
-    processor = SendMessageProcessor(make_context(store))
     executor = Executor("send", 256, 10_000)
     for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
         server.register_processor(code, processor, executor)
@@ -141,8 +134,6 @@ async def serve(args: argparse.Namespace) -> None:
         proc.stdin.close()
         await proc.wait()
         await server.shutdown()
-        await store.shutdown()
-        shutil.rmtree(root, ignore_errors=True)
     load = os.getloadavg()[0]
     for mode, values in figures.items():
         print(

@@ -17,33 +17,19 @@ import argparse
 import asyncio
 import gc
 import os
-import shutil
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "broker"))
-
-from broker_fakes import FakeConnection, make_context
+from inprocess_broker import Connection, unstarted_broker
 from send_path import WARM_UP, frames
 
-from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
-from rocketq.store.config import MessageStoreConfig
-from rocketq.store.message_store import MessageStore
 
 
 async def main(round_size: int, run: int, rounds: int) -> None:
-    root = tempfile.mkdtemp(prefix="rocketq-send-runs-")
-    store = MessageStore(MessageStoreConfig.build({"storePathRootDir": root, "flushDiskType": "ASYNC_FLUSH"}))
-    await store.start()
-    store.add_arrival_listener(lambda *args: None)
-    try:
-        proc = SendMessageProcessor(make_context(store))
-        conn = FakeConnection("10.0.0.5:4321")
+    async with unstarted_broker() as broker:
+        proc = broker.processors["send"]
+        conn = Connection()
         work = frames(WARM_UP + round_size * rounds * 2)
 
         async def alone(part: list[memoryview]) -> None:
@@ -77,9 +63,6 @@ async def main(round_size: int, run: int, rounds: int) -> None:
                 f"{name:>11}: best {min(values):.2f}, median {statistics.median(values):.2f} us CPU per message "
                 f"({len(values)} rounds of {round_size}, load {load:.1f})"
             )
-    finally:
-        await store.shutdown()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
