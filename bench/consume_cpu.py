@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/consume_cpu.py                  # throw-away NameServer + broker, 50000 x 1 KiB
     .venv/bin/python bench/consume_cpu.py --count 100000 --pull-batch-size 32
+    .venv/bin/python bench/consume_cpu.py --consumers lite --rounds 3   # lite pull only, three groups
 
 The peers harness measures the push consumer only; this adds LitePullConsumer.poll. A backlog of
 `--count` messages is sent in batches first, then each consumer (its own group, from the first
@@ -41,7 +42,7 @@ async def backlog(namesrv: str, count: int, size: int) -> None:
             await producer.send_batch([Message(TOPIC, body) for _ in range(min(100, count - start))])
 
 
-async def push(namesrv: str, count: int, batch: int) -> float:
+async def push(namesrv: str, count: int, batch: int, round_no: int = 0) -> float:
     got = 0
     first: float | None = None
     done = asyncio.Event()
@@ -58,7 +59,7 @@ async def push(namesrv: str, count: int, batch: int) -> float:
         return ConsumeResult.SUCCESS
 
     consumer = PushConsumer(
-        "bench_cpu_push",
+        f"bench_cpu_push_{round_no}",  # a group per round: each round takes the whole backlog
         namesrv_addr=namesrv,
         consume_message_batch_max_size=batch,
         pull_batch_size=batch,
@@ -75,9 +76,9 @@ async def push(namesrv: str, count: int, batch: int) -> float:
         await consumer.shutdown()
 
 
-async def lite(namesrv: str, count: int, batch: int) -> float:
+async def lite(namesrv: str, count: int, batch: int, round_no: int = 0) -> float:
     consumer = LitePullConsumer(
-        "bench_cpu_lite",
+        f"bench_cpu_lite_{round_no}",
         namesrv_addr=namesrv,
         pull_batch_size=batch,
         consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
@@ -101,13 +102,18 @@ async def lite(namesrv: str, count: int, batch: int) -> float:
         await consumer.shutdown()
 
 
+CONSUMERS = {"push": push, "lite": lite}
+
+
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="rocketq-bench-") as tmp:
         async with LocalCluster(tmp) as cluster:
             await backlog(cluster.namesrv_addr, args.count, args.size)
-            for name, run in (("push", push), ("lite pull", lite)):
-                cpu = await run(cluster.namesrv_addr, args.count, args.pull_batch_size)
-                print(f"{name:10} {args.count} msgs  cpu {cpu * 1e6 / args.count:6.1f} us/msg")
+            for round_no in range(args.rounds):
+                for name in args.consumers.split(","):
+                    run = CONSUMERS[name]
+                    cpu = await run(cluster.namesrv_addr, args.count, args.pull_batch_size, round_no)
+                    print(f"{name:5} {args.count} msgs  cpu {cpu * 1e6 / args.count:6.1f} us/msg", flush=True)
 
 
 if __name__ == "__main__":
@@ -115,6 +121,10 @@ if __name__ == "__main__":
     p.add_argument("--count", type=int, default=50_000)
     p.add_argument("--size", type=int, default=1024, help="body bytes")
     p.add_argument("--pull-batch-size", type=int, default=32, help="also the push listener's batch")
+    p.add_argument("--consumers", default="push,lite", help="which consumers, in order: push, lite or both")
+    p.add_argument(
+        "--rounds", type=int, default=1, help="times each consumer takes the backlog (a new group each)"
+    )
     p.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop")
     args = p.parse_args()
     with asyncio.Runner(loop_factory=loop_factory(args.loop)) as runner:

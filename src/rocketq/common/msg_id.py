@@ -86,6 +86,9 @@ class UniqueIdGenerator:
         self._counter = itertools.count()
         self._lock = threading.Lock()
         self._month = (0, 0)  # (start of this month, start of the next) in ms, replaced as one object
+        # (ms, prefix + that ms's time-in-month digits), replaced as one object: the ids of one
+        # millisecond share all but their counter, so those digits are formatted once per millisecond.
+        self._head = (-1, "")
 
     def _roll_month(self, now_ms: int) -> tuple[int, int]:
         now = _dt.datetime.fromtimestamp(now_ms / 1000)
@@ -103,4 +106,7 @@ class UniqueIdGenerator:
                 month = self._month if now_ms < self._month[1] else self._roll_month(now_ms)
         counter = next(self._counter) & 0xFFFF
         # time-in-month as 8 hex digits, then the counter as Java's short (its two bytes, 4 hex digits)
-        return f"{self._prefix}{(now_ms - month[0]) & 0xFFFFFFFF:08X}{counter:04X}"
+        head = self._head
+        if head[0] != now_ms:
+            head = self._head = (now_ms, f"{self._prefix}{(now_ms - month[0]) & 0xFFFFFFFF:08X}")
+        return f"{head[1]}{counter:04X}"

@@ -32,6 +32,9 @@ class FakeAPI:
         self.fail: dict[str, Exception] = {}
         self.latency_ms = 1
 
+    def start_send(self, addr, ext, body, timeout_ms):
+        return None  # as a transport without start_sync: the producer awaits send_message
+
     async def send_message(
         self, addr, broker_name, header, body, msg_id, *, timeout_ms, oneway=False, queue=None
     ):

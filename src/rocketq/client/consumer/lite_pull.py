@@ -305,7 +305,8 @@ class LitePullConsumer:
             offset = pq.remove_messages(msgs)
             if offset >= 0:
                 st.consume_offset = offset
-            reset_retry_topic(msgs, self.group)
+            if mq.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):  # a queue holds its topic's messages only:
+                reset_retry_topic(msgs, self.group)  # other pulls need no look at each message's topic
             return msgs
 
     def __aiter__(self) -> AsyncIterator[MessageExt]:

@@ -73,13 +73,19 @@ class PullAPIWrapper:
             return result
         msgs = filter_by_tags(result.messages, sub)
         min_offset, max_offset = str(result.min_offset), str(result.max_offset)
-        for msg in msgs:
+        broker_name = mq.broker_name
+        prepared, min_key, max_key = (
+            C.PROPERTY_TRANSACTION_PREPARED,
+            C.PROPERTY_MIN_OFFSET,
+            C.PROPERTY_MAX_OFFSET,
+        )
+        for msg in msgs:  # per message: the names above are locals, not module attribute reads
             props = msg.properties
-            if props.get(C.PROPERTY_TRANSACTION_PREPARED) == "true":
+            if props.get(prepared) == "true":
                 msg.transaction_id = props.get(C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
-            props[C.PROPERTY_MIN_OFFSET] = min_offset
-            props[C.PROPERTY_MAX_OFFSET] = max_offset
-            msg.broker_name = mq.broker_name
+            props[min_key] = min_offset
+            props[max_key] = max_offset
+            msg.broker_name = broker_name
         result.messages = msgs
         return result
 

@@ -60,30 +60,25 @@ _RETRYABLE = {
     RetryClass.IMMEDIATE,
 }
 _ID_GENERATORS: dict[str, UniqueIdGenerator] = {}
+_PREPARED = C.PROPERTY_TRANSACTION_PREPARED
+_SEND_OK = SendStatus.SEND_OK  # an enum member read through its class costs a descriptor call
 
 
-def _send_header_json(
-    head: str,
-    queue_id: str,
-    sys_flag: str,
-    now: str,
-    flag: str,
-    properties: str,
-    reconsume: str,
-    unit_mode: str,
-    max_reconsume: str | None,
-    batch: str,
-    tail: str,
-) -> str:
-    """The JSON text of a send header (Producer._header's keys, same order), when a JSON codec asks for it."""
-    if max_reconsume is None:
-        return (
-            f'{head}{queue_id}","f":"{sys_flag}","g":"{now}","h":"{flag}","i":{_json_str(properties)},'
-            f'"j":"{reconsume}","k":"{unit_mode}","m":"{batch}","n":{tail}'
-        )
+# A send header's fixed parts (Producer._skeleton): the queue, the topic, the map, JSON head and tail.
+_Skeleton = tuple[MessageQueue, str, dict[str, str], str, str]
+
+
+def _send_header_json(skeleton: _Skeleton, now: str, p: _Prepared) -> str:
+    """The JSON text of a send header (Producer._header's keys, same order), when a JSON codec asks for it:
+    the skeleton's head and tail around the values of this send."""
+    reconsume = "0" if p.reconsume_times is None else p.reconsume_times
+    unit = skeleton[2]["k"]
+    middle = (
+        f'"k":"{unit}",' if p.max_reconsume_times is None else f'"k":"{unit}","l":"{p.max_reconsume_times}",'
+    )
     return (
-        f'{head}{queue_id}","f":"{sys_flag}","g":"{now}","h":"{flag}","i":{_json_str(properties)},'
-        f'"j":"{reconsume}","k":"{unit_mode}","l":"{max_reconsume}","m":"{batch}","n":{tail}'
+        f'{skeleton[3]}{p.sys_flag}","g":"{now}","h":"{p.flag}","i":{_json_str(p.properties)},'
+        f'"j":"{reconsume}",{middle}{skeleton[4]}'
     )
 
 
@@ -168,8 +163,8 @@ class Producer:
         self._create_topic_key = self.config.create_topic_key
         self._default_queue_nums_text = str(self.config.default_topic_queue_nums)
         self._unit_mode_text = "true" if self.config.unit_mode else "false"
-        self._json_heads: dict[str, str] = {}
-        self._json_tails: dict[str, str] = {}
+        self._compress_over = self.config.compress_msg_body_over_howmuch_bytes
+        self._skeletons: dict[int, _Skeleton] = {}
         # Message trace (enable_msg_trace): a Pub record per answered send, written in the background.
         self._trace = new_dispatcher(self.config, producer_group, "PRODUCE")
         self._trace_hook = SendTraceHook(self._trace, producer_group, clock) if self._trace else None
@@ -299,18 +294,19 @@ class Producer:
         if not msg_id:
             msg_id = self._ids.next_id(self._clock.now_ms())
             props[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = msg_id
-        raw = msg.body if isinstance(msg.body, bytes) else bytes(msg.body)
-        body, sys_flag = maybe_compress(
-            raw, self.config.compress_msg_body_over_howmuch_bytes, self.config.compress_level
-        )
-        if props.get(C.PROPERTY_TRANSACTION_PREPARED) == "true":
+        body = msg.body
+        if type(body) is not bytes:
+            body = bytes(body)
+        sys_flag = 0
+        if len(body) >= self._compress_over:  # maybe_compress's own test, without its call for most bodies
+            body, sys_flag = maybe_compress(body, self._compress_over, self.config.compress_level)
+        if _PREPARED in props and props[_PREPARED] == "true":
             sys_flag |= C.MessageSysFlag.TRANSACTION_PREPARED_TYPE
-        wire_props = props
-        reconsume = max_reconsume = None
-        if msg.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
-            wire_props = dict(props)
-            reconsume = wire_props.pop(C.PROPERTY_RECONSUME_TIME, None)
-            max_reconsume = wire_props.pop(C.PROPERTY_MAX_RECONSUME_TIMES, None)
+        if not msg.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
+            return _Prepared(body, sys_flag, properties_string(props), msg_id, msg.flag)
+        wire_props = dict(props)
+        reconsume = wire_props.pop(C.PROPERTY_RECONSUME_TIME, None)
+        max_reconsume = wire_props.pop(C.PROPERTY_MAX_RECONSUME_TIMES, None)
         prepared = _Prepared(body, sys_flag, properties_string(wire_props), msg_id, msg.flag)
         prepared.reconsume_times = int(reconsume) if reconsume else None
         prepared.max_reconsume_times = int(max_reconsume) if max_reconsume else None
@@ -336,60 +332,55 @@ class Producer:
         """The extFields of the short-keyed header Java producers send by default (SEND_MESSAGE_V2 /
         SEND_BATCH_MESSAGE): exactly SendMessageRequestHeaderV2(...).to_ext_fields(), same keys in the
         same order, built directly because this runs on every send (the frozen dataclass and its
-        generic encoder cost about 3 us a message). They come with their JSON text, what the JSON header
-        codec would write for them, from a per-topic head formatted once (another 2 us), formatted only
-        if the header leaves as JSON (DeferredJsonExt: not on a connection that agreed on msgpack)."""
-        queue_id, sys_flag, now, flag = (
-            str(mq.queue_id),
-            str(p.sys_flag),
-            str(self._clock.now_ms()),
-            str(p.flag),
-        )
-        reconsume = "0" if p.reconsume_times is None else str(p.reconsume_times)
-        batch = "true" if p.batch else "false"
-        broker = mq.broker_name
-        ext = DeferredJsonExt(
-            a=self.group, b=topic, c=self._create_topic_key, d=self._default_queue_nums_text, e=queue_id,
-            f=sys_flag, g=now, h=flag, i=p.properties, j=reconsume, k=self._unit_mode_text,
-        )  # fmt: skip
-        head = self._json_heads.get(topic)
-        if head is None:
-            head = self._json_head(topic)
-        tail = self._json_tails.get(broker)
-        if tail is None:
-            tail = _json_str(broker) + "}"
-            if len(self._json_tails) < 1024:
-                self._json_tails[broker] = tail
-        max_reconsume = None if p.max_reconsume_times is None else str(p.max_reconsume_times)
-        if max_reconsume is not None:
-            dict.__setitem__(ext, "l", max_reconsume)  # the keys in Java's order: l before m and n
-        dict.__setitem__(ext, "m", batch)
-        dict.__setitem__(ext, "n", broker)
-        ext.defer(
-            _send_header_json,
-            head,
-            queue_id,
-            sys_flag,
-            now,
-            flag,
-            p.properties,
-            reconsume,
-            self._unit_mode_text,
-            max_reconsume,
-            batch,
-            tail,
-        )
+        generic encoder cost about 3 us a message). What does not change between sends to one queue
+        (group, topic, queue id, broker, the defaults; the JSON text around the values that change) is
+        a skeleton made once per queue (`_skeleton`); a send copies its map and sets the send time and
+        properties (and sys flag, flag and reconsume times when they are not 0). The JSON text, what the
+        JSON header codec would write, is formatted only if the header leaves as JSON (DeferredJsonExt:
+        not on a connection that agreed on msgpack)."""
+        key = id(mq) << 2 | p.batch << 1 | (p.max_reconsume_times is not None)
+        skeleton = self._skeletons.get(key)
+        if skeleton is None or skeleton[0] is not mq or skeleton[1] != topic:
+            skeleton = self._skeleton(key, topic, mq, p)
+        ext = DeferredJsonExt(skeleton[2])
+        setitem = dict.__setitem__  # the map's own store: EncodedExt's __setitem__ would drop the text
+        now = str(self._clock.now_ms())
+        setitem(ext, "g", now)
+        setitem(ext, "i", p.properties)
+        if p.sys_flag:
+            setitem(ext, "f", str(p.sys_flag))
+        if p.flag:
+            setitem(ext, "h", str(p.flag))
+        if p.reconsume_times is not None:
+            setitem(ext, "j", str(p.reconsume_times))
+        if p.max_reconsume_times is not None:
+            setitem(ext, "l", str(p.max_reconsume_times))
+        ext.defer(_send_header_json, skeleton, now, p)  # not `ext`: no reference cycle
         return ext
 
-    def _json_head(self, topic: str) -> str:
-        """The JSON text of the send header up to the queue id's digits (keys a to d, fixed per topic)."""
+    def _skeleton(self, key: int, topic: str, mq: MessageQueue, p: _Prepared) -> _Skeleton:
+        """The fixed part of the send header to `mq`: (mq, topic, the map with "0" where a send may put
+        another value, the JSON text before the sys flag, the JSON text after the unit-mode flag). Cached
+        by the queue object's identity (the route's queues live as long as the route); bounded."""
+        retry = p.max_reconsume_times is not None
+        queue_id, batch, broker = str(mq.queue_id), "true" if p.batch else "false", mq.broker_name
+        base = {
+            "a": self.group, "b": topic, "c": self._create_topic_key, "d": self._default_queue_nums_text,
+            "e": queue_id, "f": "0", "g": "0", "h": "0", "i": "", "j": "0", "k": self._unit_mode_text,
+        }  # fmt: skip
+        if retry:
+            base["l"] = "0"  # the keys in Java's order: l before m and n
+        base["m"] = batch
+        base["n"] = broker
         head = (
             f'{{"a":{_json_str(self.group)},"b":{_json_str(topic)},"c":{_json_str(self._create_topic_key)},'
-            f'"d":{_json_str(self._default_queue_nums_text)},"e":"'
+            f'"d":{_json_str(self._default_queue_nums_text)},"e":"{queue_id}","f":"'
         )
-        if len(self._json_heads) < 1024:
-            self._json_heads[topic] = head
-        return head
+        tail = f'"m":"{batch}","n":{_json_str(broker)}}}'
+        if len(self._skeletons) >= 4096:
+            self._skeletons.clear()
+        skeleton = self._skeletons[key] = (mq, topic, base, head, tail)
+        return skeleton
 
     # -- the kernel --------------------------------------------------------------------------------------------
     async def _send_to_queue(
@@ -432,28 +423,40 @@ class Producer:
         self, topic: str, p: _Prepared, timeout_ms: float, times_total: int
     ) -> SendResult:
         begin = self._clock.monotonic_ms()
+        started: int | None = begin
         info = self._publish.get(topic)  # _publish_info's cached answer without its await
         if info is None or not info.ok():
             info = await self._publish_info(topic)
+            started = None
         inst = self._running()
         last_broker: str | None = None
         last_error: BaseException | None = None
         kept: SendResult | None = None
         brokers_sent: list[str] = []
-        for _attempt in range(times_total):
-            remaining = timeout_ms - (self._clock.monotonic_ms() - begin)
+        for attempt in range(times_total):
+            if attempt or started is None:  # the first attempt of a cached route starts at `begin`
+                started = self._clock.monotonic_ms()
+            remaining = timeout_ms - (started - begin)
             if remaining <= 0:
                 break
             mq = self.fault_strategy.select_one_message_queue(info, last_broker)
             brokers_sent.append(mq.broker_name)
-            started = self._clock.monotonic_ms()
             try:
                 addr = inst.find_broker_addr_in_publish(mq.broker_name)
-                result = await (
-                    self._send_to_queue(topic, mq, p, remaining)  # the route lookup and its error
-                    if addr is None
-                    else self._send_call(inst, addr, topic, mq, p, remaining)  # the common case
-                )
+                if addr is None:  # the route lookup and its error
+                    result = await self._send_to_queue(topic, mq, p, remaining)
+                else:
+                    # The common case: the request goes out now and its answer is awaited here, in this
+                    # frame (send_message's and invoke_sync's coroutines only when the transport says so).
+                    api = inst.api
+                    ext = self._header(topic, mq, p)
+                    answer = api.start_send(addr, ext, p.body, remaining)
+                    if answer is None:
+                        result = await api.send_message(
+                            addr, mq.broker_name, ext, p.body, p.msg_id, timeout_ms=remaining, queue=mq
+                        )
+                    else:
+                        result = api.process_send_response(mq.broker_name, topic, p.msg_id, await answer, mq)
             except (RemotingError, BrokerResponseError, MQClientError) as exc:
                 latency = self._clock.monotonic_ms() - started
                 self.fault_strategy.update_fault_item(mq.broker_name, latency, isolation=True)
@@ -468,10 +471,11 @@ class Producer:
                     info = await self._publish_info(topic)
                 continue
             assert result is not None
-            self.fault_strategy.update_fault_item(
-                mq.broker_name, self._clock.monotonic_ms() - started, isolation=False
-            )
-            if result.status is not SendStatus.SEND_OK and self.config.retry_another_broker_when_not_store_ok:
+            if self.fault_strategy.enabled:
+                self.fault_strategy.update_fault_item(
+                    mq.broker_name, self._clock.monotonic_ms() - started, isolation=False
+                )
+            if result.status is not _SEND_OK and self.config.retry_another_broker_when_not_store_ok:
                 kept, last_broker = result, mq.broker_name
                 continue
             return result

@@ -211,6 +211,28 @@ class RemotingClient(RemotingEndpoint):
             run_after(self.rpc_hooks, conn.remote_addr, cmd, response)
         return response
 
+    def start_sync(
+        self, addr: str, cmd: RemotingCommand, timeout_ms: float = 3000
+    ) -> asyncio.Future[RemotingCommand] | None:
+        """invoke_sync's common case as a plain call: send `cmd` on the open connection to `addr` now and
+        return the future of its response (failing as invoke_sync fails). None when invoke_sync has more
+        to do (open the connection, offer msgpack headers, run RPC hooks, close the connection after a
+        timeout): await invoke_sync then. Saves a hot caller (the producer's send) a coroutine frame.
+        A caller that gives up cancels the future; its entry then waits for the answer or the deadline."""
+        conn = self._conns.get(addr)
+        if conn is None or conn._closing or self.rpc_hooks or self.config.client_close_socket_if_timeout:
+            return None
+        if self.negotiate_msgpack and cmd.serialize_type == SerializeType.JSON:
+            if conn.attributes.get(codec_negotiation.AGREED_ATTRIBUTE) is None:
+                return None
+            cmd.serialize_type = SerializeType.MSGPACK
+        try:
+            return self._send_sync(conn, cmd, timeout_ms)
+        except RemotingSendRequestError:
+            log.warning("invokeSync: send request exception, so close the channel[%s]", addr)
+            self._close_if_current(addr, conn)
+            raise
+
     def _upgrade(self, conn: Connection, cmd: RemotingCommand) -> None:
         """A JSON request goes as msgpack on a connection whose server accepted it (async and oneway
         requests only follow the agreement; invoke_sync makes it)."""
