@@ -37,15 +37,19 @@ BODY = b"x" * 1024
 WARM_UP = 2000
 
 
+def send_header(i: int) -> dict[str, str]:
+    """The SEND_MESSAGE_V2 header of the i-th message, as a producer writes it (queue i % 4)."""
+    return {
+        "a": "pg", "b": "BenchTopic", "c": "TBW102", "d": "4", "e": str(i % 4), "f": "0",
+        "g": "1700000000000", "h": "0", "i": f"UNIQ_KEY\x017F0000010000{i:020X}\x02WAIT\x01true",
+        "j": "0", "k": "false", "m": "false", "n": "broker-a",
+    }  # fmt: skip
+
+
 def frames(count: int) -> list[memoryview]:
     out = []
     for i in range(count):
-        ext = {
-            "a": "pg", "b": "BenchTopic", "c": "TBW102", "d": "4", "e": str(i % 4), "f": "0",
-            "g": "1700000000000", "h": "0", "i": f"UNIQ_KEY\x017F0000010000{i:020X}\x02WAIT\x01true",
-            "j": "0", "k": "false", "m": "false", "n": "broker-a",
-        }  # fmt: skip
-        cmd = RemotingCommand.request(310, ext, BODY, serialize_type=SerializeType.MSGPACK)
+        cmd = RemotingCommand.request(310, send_header(i), BODY, serialize_type=SerializeType.MSGPACK)
         out.append(memoryview(encode_frame(cmd))[4:])  # as the frame decoder hands them over
     return out
 

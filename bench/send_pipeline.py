@@ -33,18 +33,15 @@ BODY = b"x" * 1024
 
 
 def frames(count: int) -> bytes:
+    from send_path import send_header
+
     from rocketq.remoting.protocol.codes import SerializeType
     from rocketq.remoting.protocol.command import RemotingCommand
     from rocketq.remoting.protocol.frame import encode_frame
 
     out = []
     for i in range(count):
-        ext = {
-            "a": "pg", "b": "BenchTopic", "c": "TBW102", "d": "4", "e": str(i % 4), "f": "0",
-            "g": "1700000000000", "h": "0", "i": f"UNIQ_KEY\x017F0000010000{i:020X}\x02WAIT\x01true",
-            "j": "0", "k": "false", "m": "false", "n": "broker-a",
-        }  # fmt: skip
-        cmd = RemotingCommand.request(310, ext, BODY, serialize_type=SerializeType.MSGPACK)
+        cmd = RemotingCommand.request(310, send_header(i), BODY, serialize_type=SerializeType.MSGPACK)
         cmd.opaque = i + 1
         out.append(encode_frame(cmd))
     return b"".join(out)

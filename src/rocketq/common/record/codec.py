@@ -339,22 +339,11 @@ def pack_batch_into_py(
     body, the topic block (TOPICLEN + TOPIC) and its properties props[i]. The hosts' widths (4 or 16
     bytes) choose the layout; sys_flag must already carry the matching v6 bits. The caller has checked
     the sizes and the room."""
-    layout = RECORD_HEADER[(len(born_ip) == 16, len(store_ip) == 16)]
-    head = layout.size
-    pack = layout.pack_into
-    topic_len = len(topic_block)
     for (flag, body, _), prop, size in zip(entries, props, sizes, strict=True):
-        body_len = len(body)
-        pack(
-            buf, pos, size, MESSAGE_MAGIC_CODE, zlib.crc32(body) & CRC_MASK, queue_id, flag, queue_offset,
-            phys, sys_flag, born_ts, born_ip, born_port, store_ts, store_ip, store_port, reconsume, 0, body_len,
+        pack_record_into_py(
+            buf, pos, size, body, topic_block, prop, queue_id, flag, queue_offset, phys, sys_flag, born_ts,
+            born_ip, born_port, store_ts, store_ip, store_port, reconsume, 0,
         )  # fmt: skip
-        p = pos + head + body_len
-        buf[pos + head : p] = body
-        buf[p : p + topic_len] = topic_block
-        p += topic_len
-        buf[p : p + 2] = len(prop).to_bytes(2, "big")
-        buf[p + 2 : pos + size] = prop
         pos += size
         phys += size
         queue_offset += 1
