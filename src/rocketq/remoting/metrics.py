@@ -144,6 +144,15 @@ class RpcLatency:
         if len(pending) >= PENDING_FOLD_AT:  # a module constant: no attribute look-up per request
             self._fold(key, pending)
 
+    def record_many(self, key: tuple[int, int, str], started_ns: int, count: int) -> None:
+        """`count` requests answered together (a run of one read), all with `key`: one elapsed time."""
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = []
+        pending += [perf_counter_ns() - started_ns] * count
+        if len(pending) >= PENDING_FOLD_AT:
+            self._fold(key, pending)
+
     def _fold(self, key: tuple[int, int, str], pending: list[int]) -> None:
         table = self.histograms.table
         row = table.get(key)

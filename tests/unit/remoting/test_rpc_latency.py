@@ -49,3 +49,16 @@ def test_pending_observations_are_bounded_without_a_scrape() -> None:
     assert sum(row[:-1]) == RpcLatency.FOLD_AT * 2  # folded twice; 3 still pending
     assert rpc.count(11) == RpcLatency.FOLD_AT * 2 + 3
     assert len(row) == len(RPC_LATENCY_BUCKETS_MS) + 2
+
+
+def test_a_run_answered_together_counts_each_request_with_one_elapsed_time() -> None:
+    rpc = RpcLatency()
+    now = perf_counter_ns()
+    rpc.record_many((310, 0, "success"), now - 2 * MS, 64)
+    rpc.record((310, 0, "success"), now - 50 * MS)
+    ok = _buckets(rpc.family({"cluster": "c"}), request_code="310", response_code="0")
+    assert ok["1.0"] == 0 and ok["3.0"] == 64 and ok["100.0"] == 65 and ok["+Inf"] == 65
+    for _ in range(RpcLatency.FOLD_AT // 64 + 1):  # runs alone fill the pending list: still bounded
+        rpc.record_many((310, 0, "success"), now, 64)
+    assert all(len(p) < RpcLatency.FOLD_AT for p in rpc._pending.values())
+    assert rpc.count(310) == 65 + 64 * (RpcLatency.FOLD_AT // 64 + 1)

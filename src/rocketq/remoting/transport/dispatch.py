@@ -111,6 +111,10 @@ class RequestTimer(Protocol):
 
     def record(self, key: tuple[int, int, str], started_ns: int) -> None: ...
 
+    def record_many(self, key: tuple[int, int, str], started_ns: int, count: int) -> None:
+        """`count` requests of one run with the same key, answered together (one elapsed time)."""
+        ...
+
 
 RunFn = Callable[[Any, list[RemotingCommand]], Coroutine[Any, Any, list[RemotingCommand | None]]]
 
@@ -528,14 +532,24 @@ class Dispatcher:
         version = self.version
         done = conn.request_done
         send = conn.send_response
+        # The answers of a run leave together, so they share one elapsed time: consecutive answers with
+        # the same (request code, response code) are recorded as one observation counted `same` times.
+        code = answer = same = 0
         for cmd, response in zip(cmds, responses, strict=True):
             done()
             if response is None or cmd.flag & 2:  # no answer now (untimed, as _respond), or oneway
                 continue
             if timer is not None:
-                timer.record((cmd.code, response.code, "success"), started)
+                if same and cmd.code == code and response.code == answer:
+                    same += 1
+                else:
+                    if same:
+                        timer.record_many((code, answer, "success"), started, same)
+                    code, answer, same = cmd.code, response.code, 1
             _stamp(cmd, response, version)
             send(response)
+        if same and timer is not None:
+            timer.record_many((code, answer, "success"), started, same)
 
     def _fail_run(self, conn: Any, cmds: list[RemotingCommand], exc: Exception, started: int) -> None:
         log.error(

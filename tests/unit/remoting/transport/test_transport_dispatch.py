@@ -452,6 +452,10 @@ class Timer:
         assert started_ns > 0
         self.keys.append(key)
 
+    def record_many(self, key: tuple[int, int, str], started_ns: int, count: int) -> None:
+        for _ in range(count):
+            self.record(key, started_ns)
+
 
 async def test_the_dispatcher_times_each_processor_answer_by_result() -> None:
     conn = FakeConnection()

@@ -157,10 +157,16 @@ async def test_each_request_of_a_run_is_timed_once_with_its_answer_code() -> Non
     class Recorder:
         def __init__(self) -> None:
             self.keys: list[tuple[int, int, str]] = []
+            self.calls = 0
 
         def record(self, key: tuple[int, int, str], started_ns: int) -> None:
             assert started_ns > 0
             self.keys.append(key)
+
+        def record_many(self, key: tuple[int, int, str], started_ns: int, count: int) -> None:
+            self.calls += 1
+            for _ in range(count):
+                self.record(key, started_ns)
 
     server = _server(Together())
     recorder = Recorder()
@@ -172,4 +178,8 @@ async def test_each_request_of_a_run_is_timed_once_with_its_answer_code() -> Non
         (RUN_CODE, ResponseCode.MESSAGE_ILLEGAL, "success"),
         (RUN_CODE, 0, "success"),
     ]
-    assert len(conn.sent) == 3
+    assert recorder.calls == 3  # a change of answer code starts a new observation
+    recorder.keys, recorder.calls = [], 0
+    server.on_commands(conn, _requests(b"d", b"e", b"f"))  # type: ignore[arg-type]
+    assert recorder.keys == [(RUN_CODE, 0, "success")] * 3 and recorder.calls == 1  # answered together
+    assert len(conn.sent) == 6
