@@ -8,7 +8,9 @@ puts this checkout's src/ first on sys.path. The server is one NameServer and on
 subprocesses (`python -m rocketq namesrv|broker`), each in a fresh temporary directory; the adapter
 drives them through rocketq.client (Producer, PushConsumer, Admin). Options (`--opt k=v`):
 header_codec=auto|json|msgpack (default auto: msgpack once the broker accepts it), flush=ASYNC_FLUSH|SYNC_FLUSH (server side, via ROCKETQ_BENCH_FLUSH).
-Ports: ROCKETQ_BENCH_NAMESRV_PORT (19876) and ROCKETQ_BENCH_BROKER_PORT (19911).
+Ports: ROCKETQ_BENCH_NAMESRV_PORT (19876) and ROCKETQ_BENCH_BROKER_PORT (19911). The peer rocketq-metrics is
+the same broker with its Prometheus exporter on (ROCKETQ_BENCH_METRICS_PORT, 15557): name both peers in one
+run to see what metrics cost.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Prod
 # move them when another run on the machine holds these.
 NAMESRV_PORT = int(os.environ.get("ROCKETQ_BENCH_NAMESRV_PORT", "19876"))
 BROKER_PORT = int(os.environ.get("ROCKETQ_BENCH_BROKER_PORT", "19911"))
+METRICS_PORT = int(os.environ.get("ROCKETQ_BENCH_METRICS_PORT", "15557"))  # peer rocketq-metrics only
 
 
 class RocketqServer(servers.ServerProc):
@@ -41,6 +44,7 @@ class RocketqServer(servers.ServerProc):
 
     name = "rocketq"
     port = NAMESRV_PORT
+    extra_broker_args: tuple[str, ...] = ()
 
     @property
     def durability(self) -> str:  # type: ignore[override]
@@ -87,6 +91,7 @@ class RocketqServer(servers.ServerProc):
                 str(d / "store"),
                 "--flushDiskType",
                 os.environ.get("ROCKETQ_BENCH_FLUSH", "ASYNC_FLUSH"),
+                *self.extra_broker_args,
             ],
             log="broker.log",
         )
@@ -257,5 +262,25 @@ class ApacheRocketmqAdapter(RocketqAdapter):
         await super().connect()
 
 
-ADAPTERS = {"rocketq": (RocketqAdapter, {}), "apache-rocketmq": (ApacheRocketmqAdapter, {})}
-SERVERS = {"rocketq": RocketqServer, "apache-rocketmq": ApacheRocketmqServer}
+class RocketqMetricsServer(RocketqServer):
+    """The same broker with its Prometheus exporter on (`--peer rocketq --peer rocketq-metrics` in one run
+    measures what metrics cost per message, docs/observability.md); nothing scrapes it during the run."""
+
+    name = "rocketq-metrics"
+    extra_broker_args = ("--metricsExporterType", "PROM", "--metricsPromExporterPort", str(METRICS_PORT))
+
+
+class RocketqMetricsAdapter(RocketqAdapter):
+    name = "rocketq-metrics"
+
+
+ADAPTERS = {
+    "rocketq": (RocketqAdapter, {}),
+    "rocketq-metrics": (RocketqMetricsAdapter, {}),
+    "apache-rocketmq": (ApacheRocketmqAdapter, {}),
+}
+SERVERS = {
+    "rocketq": RocketqServer,
+    "rocketq-metrics": RocketqMetricsServer,
+    "apache-rocketmq": ApacheRocketmqServer,
+}
