@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from interop import python_receive, python_send
-from java_support import JavaDriver, b64, driver_fixture, skip_or_fail_when_missing, unb64
+from java_support import JavaDriver, JavaError, b64, driver_fixture, skip_or_fail_when_missing, unb64
 
 from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Producer, PushConsumer
 from rocketq.common.message import MessageQueue
@@ -844,8 +844,22 @@ async def test_java_admin_resets_a_live_java_group_by_timestamp(
             messages=[spec(topic, f"reset-{i}".encode(), tags="R") for i in range(8)],
         )
         await java.wait(lambda: len(java.messages("reset")) == 8, 30, "the 8 messages")
-        reset = await java.call(
-            "admin", namesrv=ns, call="resetOffsetByTimestamp", topic=topic, group=group, timestamp=0
+
+        async def reset_once() -> Any:
+            # Java's broker (Broker2Client.resetOffset) refuses "THe consumer group <...> not exist" while
+            # any queue of the topic has no committed offset: a queue none of the 8 messages landed on is
+            # committed by the consumer's persist task (every 5 s), not by its pulls. Retried until then.
+            try:
+                return await java.call(
+                    "admin", namesrv=ns, call="resetOffsetByTimestamp", topic=topic, group=group, timestamp=0
+                )
+            except JavaError as err:
+                if "not exist" not in str(err):
+                    raise
+                return None
+
+        reset = await wait_for(
+            reset_once, timeout_s=30, interval_s=0.5, what="the group's offsets on every queue"
         )
         assert set(reset.values()) == {0}
         await java.wait(lambda: len(java.messages("reset")) == 16, 30, "every message again after the reset")
