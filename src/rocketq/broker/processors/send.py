@@ -26,7 +26,7 @@ import json.encoder
 import logging
 import random
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from time import perf_counter_ns
 from typing import NamedTuple
 
@@ -292,12 +292,9 @@ class SendMessageProcessor(Processor):
             started = perf_counter_ns()
             results = await self.ctx.store.put_message_list(msgs)
             elapsed = perf_counter_ns() - started
-            on_put = self.ctx.stats.on_put
-            metrics = self.ctx.metrics
+            count = self._count
             for (i, request, header, queue_id, properties), result in zip(stored, results, strict=True):
-                on_put(header.topic, result, elapsed)
-                if metrics is not None:
-                    metrics.on_put(header.topic, properties, result)
+                count(header.topic, properties, result, elapsed)
                 try:
                     answers[i] = self._answer(request, result, queue_id)
                 except RequestError as err:
@@ -319,9 +316,7 @@ class SendMessageProcessor(Processor):
         msg, queue_id, properties = self._message(conn, request, header)
         started = perf_counter_ns()
         result = await self.ctx.store.put_message(msg)
-        self.ctx.stats.on_put(header.topic, result, perf_counter_ns() - started)
-        if self.ctx.metrics is not None:
-            self.ctx.metrics.on_put(header.topic, properties, result)
+        self._count(header.topic, properties, result, perf_counter_ns() - started)
         return self._answer(request, result, queue_id)
 
     def _message(
@@ -435,10 +430,15 @@ class SendMessageProcessor(Processor):
         )
         started = perf_counter_ns()
         result = await self.ctx.store.put_messages(batch)
-        self.ctx.stats.on_put(header.topic, result, perf_counter_ns() - started)
-        if self.ctx.metrics is not None:
-            self.ctx.metrics.on_put(header.topic, batch_props, result)
+        self._count(header.topic, batch_props, result, perf_counter_ns() - started)
         return self._answer(request, result, queue_id)
+
+    def _count(self, topic: str, properties: Mapping[str, str], result: PutResult, elapsed_ns: int) -> None:
+        """A put into the statistics (BrokerStatsManager) and, with metrics on, into BrokerMetrics."""
+        self.ctx.stats.on_put(topic, result, elapsed_ns)
+        metrics = self.ctx.metrics
+        if metrics is not None:
+            metrics.on_put(topic, properties, result)
 
     # -- the answer -------------------------------------------------------------------------------------
     def _answer(self, request: RemotingCommand, result: PutResult, queue_id: int) -> RemotingCommand:
