@@ -70,6 +70,12 @@ def parse_offset_msg_id(msg_id: str) -> tuple[str, int, int]:
     ip_len = 4 if len(raw) == 16 else 16
     ip = str(ipaddress.ip_address(raw[:ip_len]))
     port, offset = struct.unpack(">iq", raw[ip_len:])
+    if not 0 < port < 65536:
+        # A client (UNIQ_KEY) message id has the same 32 digits, with the pid and a random number
+        # where the port would be: refuse it here instead of dialling a made-up address.
+        raise ValueError(f"port {port} out of range (a client message id? those are found by topic and id)")
+    if offset < 0:
+        raise ValueError(f"negative commit-log offset {offset}")
     return ip, port, offset
 
 

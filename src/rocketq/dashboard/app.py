@@ -361,6 +361,8 @@ class Dashboard:
         q = request.query_params
         if q.get("id"):
             msg = await self.call(self.admin.query_message_by_id(q["id"].strip()))
+        elif not q.get("uniq", "").strip():
+            raise FormError("give an offset message id, or a topic and a message id")
         else:
             found = await self.call(
                 self.admin.query_message_by_unique_key(

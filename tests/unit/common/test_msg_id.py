@@ -19,6 +19,18 @@ def test_parse_rejects_other_lengths() -> None:
         parse_offset_msg_id("ABC")
 
 
+def test_parse_refuses_a_client_message_id() -> None:
+    # A UNIQ_KEY is 32 hex digits too; its pid and random digits stand where the port would be, so it
+    # must not be taken for an address to dial (the dashboard's "offset message id" field, say).
+    uniq = "0A000001" + "1F2B" + "6D830E87" + "E8000000" + "0040"
+    with pytest.raises(ValueError, match=r"port .* out of range"):
+        parse_offset_msg_id(uniq)
+    with pytest.raises(ValueError, match="port 0 out of range"):
+        parse_offset_msg_id("7F000001" + "00000000" + "0000000000000000")
+    with pytest.raises(ValueError, match="negative commit-log offset"):
+        parse_offset_msg_id("7F000001" + "00002A9F" + "FFFFFFFFFFFFFFFF")
+
+
 def test_unique_ids_are_unique_and_32_hex() -> None:
     gen = UniqueIdGenerator("10.0.0.1")
     ids = {gen.next_id(1_700_000_000_000) for _ in range(5000)}
