@@ -238,9 +238,17 @@ def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         mac.update(content)
         return binascii.b2a_base64(mac.digest(), newline=False).decode()
 
+    requests = requests[: max(len(requests) // 32, 1) * 32]
+    # every 32nd request stands for the run of the 32 requests ending with it; the others only miss
+    runs = {id(requests[i]): requests[i - 31 : i + 1] for i in range(31, len(requests), 32)}
     contents = [combine_request_content(r.ext_fields or {}, r.body, skip_unique_query=True) for r in requests]
     parts: dict[str, Any] = {
         "acl_step": lambda r, c: hook.do_before_request("127.0.0.1:50000", r),
+        # the same step as the dispatcher runs it on a run of sends (one read's, taken together); timed
+        # per request: each 32nd request runs the 32 before it
+        "acl_step_in_runs": lambda r, c: (
+            (run := runs.get(id(r))) is None or hook.do_before_requests("127.0.0.1:50000", run)
+        ),
         "signature": lambda r, c: signature_matches(r.ext_fields, r.body, secret),
         # the check itself, which runs the first time; then the validator finds the pass it kept
         "permission_check": lambda r, c: check_perm(
