@@ -1,8 +1,8 @@
 """Optional compiled accelerators (aiokafka's pattern: its setup.py and AIOKAFKA_NO_EXTENSIONS).
 
 Everything else is in pyproject.toml. rocketq.common.record._crecord (the record codec) and
-rocketq.remoting.protocol._cheader (the msgpack header codec) and rocketq.spark._carrow (the Spark
-source's column gathering) are built from their .pyx with
+rocketq.remoting.protocol._cheader (the msgpack header codec), rocketq.spark._carrow (the Spark
+source's column gathering) and rocketq.remoting.acl._csign (the ACL signature's values and HMAC calls) are built from their .pyx with
 Cython when a C compiler is there; when the build fails (no compiler, no Python headers) the install
 goes on without it, says so, and rocketq runs on the pure-Python record functions. ROCKETQ_NO_EXTENSIONS=1
 at install time skips the build.
@@ -21,6 +21,7 @@ SOURCES = {
     "rocketq.common.record._crecord": "src/rocketq/common/record/_crecord.pyx",
     "rocketq.remoting.protocol._cheader": "src/rocketq/remoting/protocol/_cheader.pyx",
     "rocketq.spark._carrow": "src/rocketq/spark/_carrow.pyx",
+    "rocketq.remoting.acl._csign": "src/rocketq/remoting/acl/_csign.pyx",
 }
 
 

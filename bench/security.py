@@ -28,8 +28,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import binascii
+import gc
 import hmac
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -43,7 +45,8 @@ from rocketq.remoting.acl.plain_config import PlainAclConfig
 from rocketq.remoting.acl.server_hook import AclServerHook
 from rocketq.remoting.acl.signing import combine_request_content, sign_request, signature_matches
 from rocketq.remoting.acl.validator import check_perm
-from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, HeartbeatData, SubscriptionData
+from rocketq.remoting.protocol.codes import RequestCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
 from rocketq.remoting.transport.loops import run
@@ -220,6 +223,31 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def consume_requests(count: int, client: dict[str, Any]) -> dict[str, list[RemotingCommand]]:
+    """`count` of each signed request a consumer sends (as the SDK's headers name their fields),
+    decoded as the broker decodes them: a pull (32 messages), an offset commit, a heartbeat."""
+    beat = HeartbeatData(client_id="127.0.0.1@bench", consumer_data_set=[ConsumerData(
+        group_name="bench_consume", subscription_data_set=[SubscriptionData(topic="BenchSecurity")]
+    )]).encode()  # fmt: skip
+    out: dict[str, list[RemotingCommand]] = {"pull": [], "offset": [], "heartbeat": []}
+    for seq in range(count):
+        pull = {"consumerGroup": "bench_consume", "topic": "BenchSecurity", "queueId": str(seq % 8),
+                "queueOffset": str(seq * 32), "maxMsgNums": "32", "sysFlag": "2", "commitOffset": str(seq * 32),
+                "suspendTimeoutMillis": "15000", "subscription": "*", "subVersion": "1764150000000",
+                "expressionType": "TAG"}  # fmt: skip
+        offset = {"consumerGroup": "bench_consume", "topic": "BenchSecurity", "queueId": str(seq % 8),
+                  "commitOffset": str(seq * 32)}  # fmt: skip
+        for name, code, fields, body in (
+            ("pull", RequestCode.PULL_MESSAGE, pull, b""),
+            ("offset", RequestCode.UPDATE_CONSUMER_OFFSET, offset, b""),
+            ("heartbeat", RequestCode.HEART_BEAT, {}, beat),
+        ):
+            sign_request(fields, body, client["access_key"], client["secret_key"])
+            frame = encode_frame(RemotingCommand.request(code, fields, body))
+            out[name].append(decode_frame_payload(frame[4:]))
+    return out
+
+
 def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     """The ACL step on decoded signed sends, and its parts (see the module doc)."""
     with tempfile.TemporaryDirectory(prefix="rocketq-bench-acl-") as d:
@@ -238,9 +266,24 @@ def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         mac.update(content)
         return binascii.b2a_base64(mac.digest(), newline=False).decode()
 
+    requests = requests[: max(len(requests) // 32, 1) * 32]
+    # every 32nd request stands for the run of the 32 requests ending with it; the others only miss
+    runs = {id(requests[i]): requests[i - 31 : i + 1] for i in range(31, len(requests), 32)}
     contents = [combine_request_content(r.ext_fields or {}, r.body, skip_unique_query=True) for r in requests]
+    # the consumer's requests, found by the send request they stand beside (a dict look-up more)
+    consumer = consume_requests(len(requests), client)
+    of = {name: {id(r): c for r, c in zip(requests, cs, strict=True)} for name, cs in consumer.items()}
     parts: dict[str, Any] = {
         "acl_step": lambda r, c: hook.do_before_request("127.0.0.1:50000", r),
+        # the same step as the dispatcher runs it on a run of sends (one read's, taken together); timed
+        # per request: each 32nd request runs the 32 before it
+        "acl_step_in_runs": lambda r, c: (
+            (run := runs.get(id(r))) is None or hook.do_before_requests("127.0.0.1:50000", run)
+        ),
+        # a pull brings up to 32 messages: per consumed message, a 32nd of this
+        "acl_step_pull": lambda r, c: hook.do_before_request("127.0.0.1:50000", of["pull"][id(r)]),
+        "acl_step_offset": lambda r, c: hook.do_before_request("127.0.0.1:50000", of["offset"][id(r)]),
+        "acl_step_heartbeat": lambda r, c: hook.do_before_request("127.0.0.1:50000", of["heartbeat"][id(r)]),
         "signature": lambda r, c: signature_matches(r.ext_fields, r.body, secret),
         # the check itself, which runs the first time; then the validator finds the pass it kept
         "permission_check": lambda r, c: check_perm(
@@ -254,7 +297,7 @@ def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         "hmac_sha1_states": lambda r, c: signing.hmac_sha1_base64(c, None, secret),  # what signing uses
         "signed_content": lambda r, c: combine_request_content(r.ext_fields, r.body, skip_unique_query=True),
     }
-    for r in requests:  # every request passes, so no part times a refusal
+    for r in requests + [r for cs in consumer.values() for r in cs]:  # all pass: no part times a refusal
         hook.do_before_request("127.0.0.1:50000", r)
     times: dict[str, list[float]] = {name: [] for name in parts}
     pairs = list(zip(requests, contents, strict=True))
@@ -268,6 +311,69 @@ def in_process(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         name: {"min_us": round(min(t), 2), "median_us": round(statistics.median(t), 2)}
         for name, t in times.items()
     }
+
+
+async def send_path(args: argparse.Namespace) -> dict[str, Any]:
+    """The broker's send path in one process (bench/send_runs.py's: decode each SEND_MESSAGE_V2 frame,
+    the send processor's process_requests over a real MessageStore on runs of --run requests, encode
+    each answer), plain frames against signed ones with the ACL hook on each run as the dispatcher
+    calls it; alternating rounds, the event-loop thread's CPU per message."""
+    from inprocess_broker import Connection, unstarted_broker
+    from send_path import BODY, WARM_UP, send_header
+
+    def built(count: int, signed: bool) -> list[memoryview]:
+        out = []
+        for i in range(count):
+            fields = send_header(i)
+            if signed:
+                sign_request(fields, BODY, USER[0], USER[1])
+            cmd = RemotingCommand.request(310, fields, BODY, serialize_type=SerializeType.MSGPACK)
+            out.append(memoryview(encode_frame(cmd))[4:])
+        return out
+
+    with tempfile.TemporaryDirectory(prefix="rocketq-bench-acl-") as d:
+        acl_file = Path(d) / "plain_acl.yml"
+        acl_file.write_text(ACL, encoding="utf-8")
+        hook = AclServerHook(PlainAclConfig(str(acl_file)))
+    before_run = getattr(hook, "do_before_requests", None)  # an older tree: one by one
+    total = WARM_UP + args.count * args.rounds
+    work = {"plain": built(total, False), "acl": built(total, True)}
+    run = args.run
+    async with unstarted_broker() as broker:
+        proc, conn = broker.processors["send"], Connection()
+
+        async def one_round(name: str, part: list[memoryview]) -> None:
+            for i in range(0, len(part), run):
+                cmds = [decode_frame_payload(f) for f in part[i : i + run]]
+                if name == "acl":
+                    if before_run is not None:
+                        assert before_run("127.0.0.1:50000", cmds) is None
+                    else:
+                        for cmd in cmds:
+                            hook.do_before_request("127.0.0.1:50000", cmd)
+                for resp in await proc.process_requests(conn, cmds):
+                    assert resp is not None and resp.code == 0, resp
+                    encode_frame(resp)
+
+        for name in work:
+            await one_round(name, work[name][:WARM_UP])
+        await asyncio.sleep(0.5)
+        gc.collect()
+        figures: dict[str, list[float]] = {"plain": [], "acl": []}
+        at = WARM_UP
+        for _ in range(args.rounds):
+            for name in ("plain", "acl") if len(figures["acl"]) % 2 else ("acl", "plain"):
+                t0 = time.thread_time()
+                await one_round(name, work[name][at : at + args.count])
+                figures[name].append(1e6 * (time.thread_time() - t0) / args.count)
+            at += args.count
+    paired = [a / p for a, p in zip(figures["acl"], figures["plain"], strict=True)]
+    return {
+        **{name: {"best_us": round(min(v), 2), "median_us": round(statistics.median(v), 2)}
+           for name, v in figures.items()},
+        "acl_ratio_paired_median": round(statistics.median(paired), 3),
+        "load_average": os.getloadavg()[0],
+    }  # fmt: skip
 
 
 if __name__ == "__main__":
@@ -287,7 +393,15 @@ if __name__ == "__main__":
     parser.add_argument(
         "--loop", choices=["auto", "asyncio", "uvloop"], default="auto", help="the clients' event loop"
     )
+    parser.add_argument(
+        "--send-path", action="store_true", help="the broker's send path in process, ACL on/off"
+    )
+    parser.add_argument("--run", type=int, default=32, help="--send-path: requests taken together")
     a = parser.parse_args()
+    if a.send_path:
+        a.count = min(a.count, 4096)
+        print(json.dumps(run(send_path(a), loop="auto"), indent=2))
+        raise SystemExit(0)
     if a.in_process:
         steps = in_process(a)
         print(json.dumps(steps, indent=2) if a.json else "\n".join(f"{k:16} {v}" for k, v in steps.items()))

@@ -143,3 +143,72 @@ def test_key_sets_with_huge_names_are_signed_but_not_kept() -> None:
     fields = {"k" * 10_000: "v", "a": "1"}
     assert combine_request_content(fields, None) == b"1v"
     assert all(tuple(fields) not in table for table in signing._GETTERS)
+
+
+class _Ext(dict):  # type: ignore[type-arg]  # a dict subclass: the compiled twin hands it to the pure path
+    pass
+
+
+def _twin_cases() -> list[tuple[dict[str, str], bytes | None, str]]:
+    """(fields with a Signature, body, secret): Java's vectors signed, each tampered, and the key sets
+    and values the compiled twin hands back to the pure path."""
+    cases: list[tuple[dict[str, str], bytes | None, str]] = []
+    for ak, sk, fields, body, expected in JAVA_VECTORS:
+        signed = {**fields, ACCESS_KEY: ak, SIGNATURE: expected}
+        cases += [(signed, body, sk), ({**signed, "e": "tampered"}, body, sk), (signed, b"other", sk)]
+        cases += [
+            (signed, body, sk + "x"),
+            (_Ext(signed), body, sk),
+            ({**signed, SIGNATURE: "ab\u00e9"}, body, sk),
+        ]
+    base = {"a": "g1", "b": "TopicTest", "c": "TBW102"}
+    for extra in (
+        {},
+        {"z": "\ud800lone"},  # a lone surrogate: Java's '?', never matching; the pure path encodes it
+        {"_UNIQUE_KEY_QUERY": "true"},  # signed either way
+        {"d": "4"},  # as many keys as the last case, another set
+        {f"k{i:02}": str(i) for i in range(70)},  # more values than the twin takes
+    ):
+        fields = {**base, **extra}
+        for skip in (False, True):
+            signature = request_signature(fields, b"BODY", "secretKey1", skip_unique_query=skip)
+            cases.append(({**fields, SIGNATURE: signature}, b"BODY", "secretKey1"))
+            cases.append(({**fields, SIGNATURE: signature}, b"BODX", "secretKey1"))
+    return cases
+
+
+def test_the_compiled_twin_accepts_and_refuses_exactly_what_the_pure_path_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """_csign.signed_hmac (when built) against the pure path: the same verdict and signature on every
+    case, each computed twice (the first time teaches the key set, the second takes the twin)."""
+    cases = _twin_cases()
+
+    def verdicts() -> list[tuple[bool, str]]:
+        out = []
+        for fields, body, secret in cases + cases:
+            unsigned = {k: v for k, v in fields.items() if k != SIGNATURE}
+            out.append((signature_matches(fields, body, secret), request_signature(unsigned, body, secret)))
+        return out
+
+    compiled = verdicts()
+    monkeypatch.setattr(signing, "_signed_hmac", None)
+    pure = verdicts()
+    assert compiled == pure
+    assert [ok for ok, _ in pure[: len(cases)]].count(True) == 4 + 4 + 10  # Java's, as a subclass, ours
+
+
+def test_the_compiled_twin_signs_a_known_key_set_as_the_pure_path() -> None:
+    if signing._signed_hmac is None:
+        pytest.skip("the compiled accelerators are not built (or ROCKETQ_NO_EXTENSIONS is set)")
+    fields = {"b": "T\u00f6pic", "a": "G", SIGNATURE: "x"}
+    inner, outer = signing._keyed("secretKey1")
+    digest = signing._signed_hmac(fields, ("a", "b"), (SIGNATURE,), b"BODY", inner, outer)
+    assert digest == hmac.new(b"secretKey1", "GT\u00f6pic".encode() + b"BODY", "sha1").digest()
+    assert signing._signed_hmac(fields, ("a", "c"), (SIGNATURE,), b"BODY", inner, outer) is None
+    assert signing._signed_hmac(fields, ("a", "b"), ("d",), b"BODY", inner, outer) is None
+    assert signing._signed_hmac(_Ext(fields), ("a", "b"), (SIGNATURE,), b"BODY", inner, outer) is None
+    assert (
+        signing._signed_hmac({**fields, "b": "\udc00"}, ("a", "b"), (SIGNATURE,), None, inner, outer) is None
+    )
+    assert signing._signed_hmac({**fields, "b": 7}, ("a", "b"), (SIGNATURE,), None, inner, outer) is None

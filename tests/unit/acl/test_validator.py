@@ -12,7 +12,7 @@ from rocketq.remoting.acl.errors import AclError
 from rocketq.remoting.acl.plain_config import PlainAclConfig
 from rocketq.remoting.acl.server_hook import AclServerHook
 from rocketq.remoting.acl.signing import sign_request
-from rocketq.remoting.acl.validator import validate
+from rocketq.remoting.acl.validator import validate, validate_run
 from rocketq.remoting.protocol.bodies.heartbeat import ConsumerData, HeartbeatData, SubscriptionData
 from rocketq.remoting.protocol.codes import RequestCode as RC
 from rocketq.remoting.protocol.codes import ResponseCode
@@ -229,3 +229,86 @@ def test_permission_passes_are_kept_per_account_code_and_resource_until_the_file
     acl.update_account({"accessKey": "RocketMQ", "topicPerms": ["topicB=SUB"]})
     assert acl.tables.permission_passes == set()
     assert "topic:topicB" in refused(acl, send_b)
+
+
+def _mixed_requests() -> list[RemotingCommand]:
+    """Passes and every kind of refusal, of two accounts and none, in one sequence."""
+    hb = HeartbeatData(client_id="c", consumer_data_set=[
+        ConsumerData(group_name="groupB", subscription_data_set=[SubscriptionData(topic="topicA")])
+    ])  # fmt: skip
+    tampered = signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"body")
+    tampered.body = b"BODY"
+    return [
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"1"),
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"2"),  # the same pass again
+        tampered,
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicA"}, b"3"),  # DENY after a pass
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"4"),
+        signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, b"5", sk="wrong-secret"),
+        RemotingCommand(code=RC.SEND_MESSAGE_V2, ext_fields={"b": "topicB"}),  # unsigned
+        signed(RC.SEND_MESSAGE_V2, {"b": "topicB"}, ak="nobody12"),
+        signed(RC.UPDATE_AND_CREATE_TOPIC, {"topic": "X"}, ak="rocketmq2"),  # admin, signed
+        signed(RC.UPDATE_AND_CREATE_TOPIC, {"topic": "X"}),  # not admin
+        signed(RC.PULL_MESSAGE, {"topic": "topicC", "consumerGroup": "g9"}),
+        signed(RC.PULL_MESSAGE, {"topic": "topicB", "consumerGroup": "groupA"}),
+        signed(RC.HEART_BEAT, {}, hb.encode()),
+        signed(RC.HEART_BEAT, {}, b"{not json"),
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"6"),
+    ]
+
+
+@pytest.mark.parametrize("peer", [PEER, "192.168.1.20:1234", "10.10.103.7:1234"])
+def test_a_run_gets_the_verdicts_of_its_requests_one_by_one(acl: PlainAclConfig, peer: str) -> None:
+    """validate_run (the dispatcher's runs) refuses exactly what validate refuses, with its remark,
+    from cold and from warm caches, and from whitelisted addresses."""
+    requests = _mixed_requests()
+    for _ in range(2):  # cold, then with the verdicts and passes kept
+        alone: list[str | None] = []
+        for cmd in requests:
+            try:
+                validate(acl.tables, peer, cmd)
+                alone.append(None)
+            except AclError as exc:
+                alone.append(str(exc))
+        together = validate_run(acl.tables, peer, requests) or [None] * len(requests)
+        assert [None if exc is None else str(exc) for exc in together] == alone
+    if peer == PEER:
+        assert alone.count(None) == 6  # the sends of topicB (all but the tampered), admin, one pull
+    acl.tables.address_verdicts.clear()
+    acl.tables.permission_passes.clear()
+    assert validate_run(acl.tables, peer, requests[:2] + requests[4:5]) is None
+
+
+def test_a_run_looks_its_access_key_up_once(acl: PlainAclConfig) -> None:
+    looked_up: list[object] = []
+
+    class Counting(dict):  # type: ignore[type-arg]
+        def get(self, key: object, default: object = None) -> object:
+            looked_up.append(key)
+            return super().get(key, default)
+
+    acl.tables.address_verdicts = Counting()
+    sends = [signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, bytes([i])) for i in range(8)]
+    other = signed(RC.PULL_MESSAGE, {"topic": "topicC", "consumerGroup": "g9"}, ak="rocketmq2")
+    assert validate_run(acl.tables, PEER, [*sends[:4], other, *sends[4:]]) is None
+    assert looked_up == [(PEER, "RocketMQ"), (PEER, "rocketmq2"), (PEER, "RocketMQ")]
+
+
+def test_server_hook_refuses_in_a_run_what_it_refuses_alone(acl: PlainAclConfig) -> None:
+    hook = AclServerHook(acl)
+    requests = _mixed_requests()
+    refusals = hook.do_before_requests(PEER, requests)
+    assert refusals is not None and hook.refused == len(requests) - 6
+    for cmd, exc in zip(requests, refusals, strict=True):
+        if exc is None:
+            hook.do_before_request(PEER, cmd)
+            continue
+        assert isinstance(exc, RequestRefused) and exc.code == ResponseCode.NO_PERMISSION
+        with pytest.raises(RequestRefused) as alone:
+            hook.do_before_request(PEER, cmd)
+        assert alone.value.remark == exc.remark
+    # a NameServer's hook checks its codes only, in a run as alone
+    namesrv = AclServerHook(acl, checked=lambda code: code == RC.UPDATE_AND_CREATE_TOPIC)
+    picked = namesrv.do_before_requests(PEER, requests)
+    assert picked is not None
+    assert [i for i, exc in enumerate(picked) if exc is not None] == [9]

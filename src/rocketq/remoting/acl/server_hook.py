@@ -15,10 +15,10 @@ from collections.abc import Callable
 
 from rocketq.remoting.acl.errors import AclError
 from rocketq.remoting.acl.plain_config import PlainAclConfig
-from rocketq.remoting.acl.validator import client_ip, shown_key, validate
+from rocketq.remoting.acl.validator import client_ip, shown_key, validate, validate_run
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.transport.hooks import RequestRefused
+from rocketq.remoting.transport.hooks import RequestRefused, before_each
 
 log = logging.getLogger("rocketq.acl")
 
@@ -28,6 +28,10 @@ _MAX_LOG_KEYS = 10_000
 
 class AclServerHook:
     """RPCHook for a RemotingServer: verifies the codes `checked` says need it (None: every code)."""
+
+    # Nothing to do after a response: the dispatcher answers without calling do_after_response
+    # (and a run of requests on its fast path).
+    after_response = False
 
     def __init__(
         self,
@@ -48,10 +52,29 @@ class AclServerHook:
         try:
             validate(self.config.tables, remote_addr, request)
         except AclError as exc:
-            self.refused += 1
-            remark = str(exc)
-            self._log_refusal(remote_addr, request, remark)
-            raise RequestRefused(ResponseCode.NO_PERMISSION, remark) from None
+            raise self._refusal(remote_addr, request, exc) from None
+
+    def do_before_requests(
+        self, remote_addr: str, requests: list[RemotingCommand]
+    ) -> list[Exception | None] | None:
+        """do_before_request for each of one connection's run: None when all pass, else each one's
+        refusal (None where it passed). Java calls its hook per request; the verdicts are the same,
+        the account is looked up once per access key in the run (validate_run)."""
+        if self.checked is not None:  # a NameServer: few requests, none taken together
+            return before_each(self.do_before_request, remote_addr, requests)
+        refused = validate_run(self.config.tables, remote_addr, requests)
+        if refused is None:
+            return None
+        return [
+            None if exc is None else self._refusal(remote_addr, request, exc)
+            for request, exc in zip(requests, refused, strict=True)
+        ]
+
+    def _refusal(self, remote_addr: str, request: RemotingCommand, exc: AclError) -> RequestRefused:
+        self.refused += 1
+        remark = str(exc)
+        self._log_refusal(remote_addr, request, remark)
+        return RequestRefused(ResponseCode.NO_PERMISSION, remark)
 
     def do_after_response(
         self, remote_addr: str, request: RemotingCommand, response: RemotingCommand

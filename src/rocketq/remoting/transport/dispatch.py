@@ -58,7 +58,7 @@ from rocketq.remoting.protocol.command import CURRENT_VERSION, RPC_TYPE, Remotin
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
 from rocketq.remoting.transport.codec_negotiation import OFFER_FIELD, answer_offer
 from rocketq.remoting.transport.eager_step import continue_in_task, resume
-from rocketq.remoting.transport.hooks import RequestRefused, RPCHook, run_after, run_before
+from rocketq.remoting.transport.hooks import RequestRefused, RPCHook, run_after, run_before, run_before_each
 
 log = logging.getLogger("rocketq.remoting")
 _RUNNING = ServiceState.RUNNING  # read on every request: a module constant, not an enum attribute
@@ -396,13 +396,19 @@ def exception_description(exc: BaseException) -> str:
 class Dispatcher:
     """Turns decoded requests into processor runs and responses (owner loop)."""
 
-    __slots__ = ("hooks", "registry", "timer", "version")
+    __slots__ = ("after_hooks", "hooks", "registry", "timer", "version")
 
     def __init__(
-        self, registry: ProcessorRegistry, hooks: Sequence[RPCHook], version: int = CURRENT_VERSION
+        self,
+        registry: ProcessorRegistry,
+        hooks: Sequence[RPCHook],
+        version: int = CURRENT_VERSION,
+        after_hooks: Sequence[RPCHook] | None = None,
     ) -> None:
         self.registry = registry
         self.hooks = hooks
+        # the hooks that act after a response (hooks.has_after_response); all of them when not given
+        self.after_hooks = hooks if after_hooks is None else after_hooks
         self.version = version
         self.timer: RequestTimer | None = None  # set by RemotingServer.time_requests (metrics on)
 
@@ -469,7 +475,12 @@ class Dispatcher:
                 self._answer_now(conn, cmd, ResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
             return
         if self.hooks:  # a request a hook refuses is answered alone; the others stay in the run
-            cmds = [cmd for cmd in cmds if self._before(conn, cmd)]
+            refused = run_before_each(self.hooks, conn.remote_addr, cmds)
+            if refused is not None:
+                for cmd, exc in zip(cmds, refused, strict=True):
+                    if exc is not None:
+                        self._refuse(conn, cmd, exc)
+                cmds = [cmd for cmd, exc in zip(cmds, refused, strict=True) if exc is None]
         started = _clock_ns() if self.timer is not None else 0
         if len(cmds) < 2 or not entry.executor.take_slot():
             # Nothing to share, or no free slot: one by one (queued, or SYSTEM_BUSY when full).
@@ -523,7 +534,7 @@ class Dispatcher:
                 conn, cmds, IllegalStateError(f"{len(responses)} answers to {len(cmds)} requests"), started
             )
             return
-        if self.hooks:  # the after-hooks see each answer: the general way
+        if self.after_hooks:  # the after-hooks see each answer: the general way
             for cmd, response in zip(cmds, responses, strict=True):
                 self._respond(conn, cmd, response, started)
             return
@@ -585,14 +596,18 @@ class Dispatcher:
         """Run the before-hooks; False when one refused the request (it is answered here)."""
         try:
             run_before(self.hooks, conn.remote_addr, cmd)
-        except RequestRefused as exc:  # a hook said no (ACL); the hook logged it
-            self._answer_now(conn, cmd, exc.code, exc.remark)
-            return False
-        except Exception as exc:  # Java: a hook that throws fails the request with SYSTEM_ERROR
-            response = self._error_response(conn, cmd, exc)
-            self._answer_now(conn, cmd, response.code, response.remark or "")
+        except Exception as exc:
+            self._refuse(conn, cmd, exc)
             return False
         return True
+
+    def _refuse(self, conn: Any, cmd: RemotingCommand, exc: Exception) -> None:
+        """Answer a request a before-hook raised `exc` on."""
+        if isinstance(exc, RequestRefused):  # a hook said no (ACL); the hook logged it
+            self._answer_now(conn, cmd, exc.code, exc.remark)
+        else:  # Java: a hook that throws fails the request with SYSTEM_ERROR
+            response = self._error_response(conn, cmd, exc)
+            self._answer_now(conn, cmd, response.code, response.remark or "")
 
     async def _run(self, entry: ProcessorEntry, conn: Any, cmd: RemotingCommand, started: int) -> None:
         """A job: the processor, then its answer or the error's."""
@@ -656,9 +671,9 @@ class Dispatcher:
                 elif cmd.flag & 2:  # oneway
                     timer.record((cmd.code, ResponseCode.SUCCESS, "oneway"), started)
                 # else: a held long-polling pull; the hold service answers it later, untimed
-        if self.hooks and response is not None:
+        if self.after_hooks and response is not None:
             try:
-                run_after(self.hooks, conn.remote_addr, cmd, response)
+                run_after(self.after_hooks, conn.remote_addr, cmd, response)
             except Exception:
                 log.exception("rpc hook failed after request code %s", cmd.code)
         self._send(conn, cmd, response)

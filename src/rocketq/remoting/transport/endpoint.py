@@ -25,7 +25,7 @@ from rocketq.remoting.transport.dispatch import (
     RequestProcessor,
     RequestTimer,
 )
-from rocketq.remoting.transport.hooks import RPCHook, run_after, run_before
+from rocketq.remoting.transport.hooks import RPCHook, has_after_response, run_after, run_before
 from rocketq.remoting.transport.response_table import Permits, ResponseFuture, ResponseTable
 
 log = logging.getLogger("rocketq.remoting")
@@ -64,8 +64,9 @@ class RemotingEndpoint:
         self.rpc_hooks: list[RPCHook] = []
         # Hooks around the requests the peer sends us only (ACL verification must not see our own).
         self.request_hooks: list[RPCHook] = []
+        self._request_after_hooks: list[RPCHook] = []  # those of request_hooks with after-response work
         self.listeners: list[ConnectionListener] = []
-        self.dispatcher = Dispatcher(self.registry, self.request_hooks)
+        self.dispatcher = Dispatcher(self.registry, self.request_hooks, after_hooks=self._request_after_hooks)
         self.responses: ResponseTable = None  # type: ignore[assignment]
         self._async_permits = Permits("async", async_permits)
         self._oneway_permits = Permits("oneway", oneway_permits)
@@ -83,11 +84,13 @@ class RemotingEndpoint:
     def register_rpc_hook(self, hook: RPCHook) -> None:
         """Run `hook` around every request, the ones we send and the ones we serve (Java's RPCHook)."""
         self.rpc_hooks.append(hook)
-        self.request_hooks.append(hook)
+        self.register_request_hook(hook)
 
     def register_request_hook(self, hook: RPCHook) -> None:
         """Run `hook` around the requests we serve only (a verifier, such as ACL's)."""
         self.request_hooks.append(hook)
+        if has_after_response(hook):
+            self._request_after_hooks.append(hook)
 
     def time_requests(self, timer: RequestTimer | None) -> None:
         """Time every request we serve with `timer` (rocketmq_rpc_latency); None stops timing."""

@@ -131,6 +131,63 @@ async def test_a_refused_request_leaves_the_run_and_a_full_executor_queues_one_b
     assert sorted(_answers(conn)) == sorted(cmd.opaque for cmd in first + second)
 
 
+async def test_hooks_see_a_run_together_or_one_by_one_and_after_response_hooks_only() -> None:
+    """A hook with do_before_requests gets the run in one call, the next hook only what it let
+    through; a hook saying after_response = False is not called after the answers (the run's answers
+    then take the dispatcher's fast path), the others are."""
+    calls: list[str] = []
+
+    class WholeRun:
+        after_response = False
+
+        def do_before_requests(
+            self, remote_addr: str, requests: list[RemotingCommand]
+        ) -> list[Exception | None] | None:
+            calls.append("run " + ",".join(r.body.decode() for r in requests))
+            return [
+                RequestRefused(ResponseCode.NO_PERMISSION, "no") if r.body == b"b" else None for r in requests
+            ]
+
+        def do_before_request(self, remote_addr: str, request: RemotingCommand) -> None:
+            raise AssertionError("a run goes whole")
+
+        def do_after_response(
+            self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
+        ) -> None:
+            raise AssertionError("after_response = False")
+
+    class EachOne:
+        def do_before_request(self, remote_addr: str, request: RemotingCommand) -> None:
+            calls.append("one " + request.body.decode())
+            if request.body == b"c":
+                raise ValueError("a hook that fails")
+
+        def do_after_response(
+            self, remote_addr: str, request: RemotingCommand, response: RemotingCommand
+        ) -> None:
+            calls.append("after " + request.body.decode())
+
+    processor = Together()
+    server = _server(processor)
+    server.register_request_hook(WholeRun())
+    server.register_rpc_hook(EachOne())
+    conn = FakeConnection()
+    cmds = _requests(b"a", b"b", b"c", b"d")
+    server.on_commands(conn, cmds)  # type: ignore[arg-type]
+    assert processor.runs == [[b"a", b"d"]]
+    assert calls == ["run a,b,c,d", "one a", "one c", "one d", "after a", "after d"]
+    answers = _answers(conn)
+    assert answers[cmds[1].opaque][0] == ResponseCode.NO_PERMISSION
+    assert answers[cmds[2].opaque][0] == ResponseCode.SYSTEM_ERROR
+    assert answers[cmds[0].opaque] == (0, b"a") and answers[cmds[3].opaque] == (0, b"d")
+    # with the after-response hook gone, the same run is answered without calling any hook after
+    calls.clear()
+    server.request_hooks.pop()
+    server._request_after_hooks.clear()
+    server.on_commands(conn, _requests(b"e", b"f"))  # type: ignore[arg-type]
+    assert calls == ["run e,f"] and processor.runs[-1] == [b"e", b"f"]
+
+
 async def test_a_run_that_raises_fails_each_of_its_requests_with_system_error() -> None:
     server = _server(Broken())
     conn = FakeConnection()
