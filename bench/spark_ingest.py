@@ -241,6 +241,13 @@ def plain_lazy_run(spark: SparkSession, args: argparse.Namespace) -> float:
     return plain_run(spark, args, columns=False)
 
 
+def partitions_of(mode: str, default: int) -> str:
+    """The maxPartitions a mode reads with, for its line of output."""
+    if mode in ("batch", "streaming"):
+        return str(default or "-")
+    return mode.removeprefix("batch/") if mode.startswith("batch/") and mode != "batch/queue" else "-"
+
+
 def measure(args: argparse.Namespace) -> None:
     if args.max_partitions is None:
         cores = args.master.removeprefix("local[").removesuffix("]")
@@ -278,7 +285,7 @@ def measure(args: argparse.Namespace) -> None:
             rate = args.messages / best
             print(
                 f"{name:11s} {args.messages} msgs x {args.body_size} B, {args.queues} queues, {args.master}, "
-                f"maxPartitions {args.max_partitions if name in ('batch', 'streaming') else '-'}: "
+                f"maxPartitions {partitions_of(name, args.max_partitions)}: "
                 f"best {rate:,.0f} msg/s = {rate / baseline:.2f}x plain ({best:.2f} s; "
                 f"runs {', '.join(f'{t:.2f}' for t in times[name])} s)"
             )
