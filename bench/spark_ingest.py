@@ -18,7 +18,8 @@ The reference ("plain") reads the same messages with the project's own pull clie
 column the Spark source outputs (topic, broker, queue id and offset, msg id, tags, keys, the property
 map, the body, both timestamps) into a tuple per message: the same data as a Spark row. "plain-lazy"
 only counts the pulled messages (their fields are decoded on first read, so it decodes none): the
-bound of the pulls alone. Spark reads with maxPartitions = the cores of a local[N] master
+bound of the pulls alone. Spark reads with maxPartitions = twice the cores of a local[N] master (two
+tasks per core: the free core takes the next task when the other is held by other work)
 (--max-partitions; 0 = one partition per queue, the Kafka source's layout, shown as batch/queue),
 and again with each maxPartitions of --other-partitions (default 0: batch/queue). The CPU each mode
 costs per row is read from /proc by kind of process (this driver process, Spark's JVM, the Python
@@ -60,7 +61,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--no-fill", action="store_true", help="read what the topic holds, send nothing")
     p.add_argument("--pull-batch-size", default="32")
     p.add_argument(
-        "--max-partitions", type=int, help="the source's maxPartitions (default: N of local[N]; 0 = none)"
+        "--max-partitions", type=int, help="the source's maxPartitions (default: 2N of local[N]; 0 = none)"
     )
     p.add_argument(
         "--other-partitions",
@@ -251,7 +252,7 @@ def partitions_of(mode: str, default: int) -> str:
 def measure(args: argparse.Namespace) -> None:
     if args.max_partitions is None:
         cores = args.master.removeprefix("local[").removesuffix("]")
-        args.max_partitions = int(cores) if cores.isdigit() else 0
+        args.max_partitions = 2 * int(cores) if cores.isdigit() else 0
     if not args.no_fill:
         fill(args.namesrv, args.topic, args.messages, args.body_size, args.queues)
     spark = session(args.master)
