@@ -126,7 +126,11 @@ KINDS = ("driver", "python", "jvm", "broker")
 def cpu_by_kind() -> dict[str, float]:
     """CPU seconds used so far by kind of process: this one (the driver's Python side, and the plain
     reads), Spark's JVM, the Python processes the JVM starts (executor workers, the stream reader's
-    runner; those already gone through their parent's reaped time) and the daemons started here."""
+    runner; those already gone through their parent's reaped time) and the daemons started here.
+
+    A worker forked by PySpark's daemon that ends (Spark stops workers idle for a minute) is counted
+    nowhere once gone: the daemon ignores SIGCHLD, so the kernel adds no child time to it. A mode
+    during which such a worker ends shows its whole past CPU as a negative Python figure."""
     me = os.getpid()
     out = dict.fromkeys(KINDS, 0.0)
     out["driver"] = process_cpu_seconds(me)[0]
