@@ -27,5 +27,6 @@ def test_the_first_read_freezes_what_the_worker_holds_and_later_ones_do_not(fres
     assert frozen > 1000  # the imported modules' objects, out of every later collection's walk
     made_later = [[i] for i in range(1000)]
     source._freeze_worker_heap()
-    assert gc.get_freeze_count() == frozen  # what a task makes stays collectable
+    # Not frozen again: what a task makes stays collectable (frozen objects freed meanwhile leave the count).
+    assert gc.get_freeze_count() <= frozen
     assert gc.is_tracked(made_later[0])
