@@ -18,8 +18,13 @@ The reference ("plain") reads the same messages with the project's own pull clie
 column the Spark source outputs (topic, broker, queue id and offset, msg id, tags, keys, the property
 map, the body, both timestamps) into a tuple per message: the same data as a Spark row. "plain-lazy"
 only counts the pulled messages (their fields are decoded on first read, so it decodes none): the
-bound of the pulls alone. Spark reads with maxPartitions = the cores of a local[N] master
-(--max-partitions; 0 = one partition per queue, the Kafka source's layout, shown as batch/queue).
+bound of the pulls alone. Spark reads with maxPartitions = twice the cores of a local[N] master (two
+tasks per core: the free core takes the next task when the other is held by other work)
+(--max-partitions; 0 = one partition per queue, the Kafka source's layout, shown as batch/queue),
+and again with each maxPartitions of --other-partitions (default 0: batch/queue). The CPU each mode
+costs per row is read from /proc by kind of process (this driver process, Spark's JVM, the Python
+processes the JVM starts, the broker); a streaming run also prints Spark's own progress: how long
+after start() its first trigger began, each trigger's durationMs and processedRowsPerSecond.
 """
 
 from __future__ import annotations
@@ -27,9 +32,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +46,7 @@ from pyspark.sql import SparkSession
 from rocketq.client.blocking import Admin, Message, Producer
 from rocketq.spark.client import SyncClient
 from rocketq.testing.cluster import LocalCluster
+from rocketq.testing.procinfo import children_of, process_cpu_seconds
 
 
 def parse_args() -> argparse.Namespace:
@@ -52,7 +61,16 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--no-fill", action="store_true", help="read what the topic holds, send nothing")
     p.add_argument("--pull-batch-size", default="32")
     p.add_argument(
-        "--max-partitions", type=int, help="the source's maxPartitions (default: N of local[N]; 0 = none)"
+        "--max-partitions", type=int, help="the source's maxPartitions (default: 2N of local[N]; 0 = none)"
+    )
+    p.add_argument(
+        "--other-partitions",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        default=[0],
+        help="comma list: batch reads with these maxPartitions too (0 = one partition per queue: batch/queue)",
+    )
+    p.add_argument(
+        "--modes", type=lambda v: v.split(","), help="comma list: only these modes (plain, batch, ...)"
     )
     return p.parse_args()
 
@@ -91,15 +109,54 @@ def session(master: str) -> SparkSession:
     return spark
 
 
-def reader(spark: SparkSession, args: argparse.Namespace, streaming: bool, *, packed: bool = True) -> Any:
+def reader(
+    spark: SparkSession, args: argparse.Namespace, streaming: bool, *, max_partitions: int | None = None
+) -> Any:
     source = spark.readStream if streaming else spark.read
     source = source.format("rocketq").option("namesrv", args.namesrv).option("topic", args.topic)
-    if packed and args.max_partitions:
-        source = source.option("maxPartitions", str(args.max_partitions))
+    packed = args.max_partitions if max_partitions is None else max_partitions
+    if packed:
+        source = source.option("maxPartitions", str(packed))
     return source.option("pullBatchSize", args.pull_batch_size).load()
 
 
-STREAM_PHASES: list[list[dict[str, int]]] = []
+KINDS = ("driver", "python", "jvm", "broker")
+
+
+def cpu_by_kind() -> dict[str, float]:
+    """CPU seconds used so far by kind of process: this one (the driver's Python side, and the plain
+    reads), Spark's JVM, the Python processes the JVM starts (executor workers, the stream reader's
+    runner; those already gone through their parent's reaped time) and the daemons started here.
+
+    A worker forked by PySpark's daemon that ends (Spark stops workers idle for a minute) is counted
+    nowhere once gone: the daemon ignores SIGCHLD, so the kernel adds no child time to it. A mode
+    during which such a worker ends shows its whole past CPU as a negative Python figure."""
+    me = os.getpid()
+    out = dict.fromkeys(KINDS, 0.0)
+    out["driver"] = process_cpu_seconds(me)[0]
+    children = children_of()
+    todo = [(pid, "") for pid in children.get(me, [])]
+    while todo:
+        pid, kind = todo.pop()
+        try:
+            own, reaped = process_cpu_seconds(pid)
+            java = Path(f"/proc/{pid}/comm").read_text().strip() == "java"
+        except OSError:
+            continue  # ended while we looked: its parent's reaped time has it next time
+        if not kind:  # a child of this process: Spark's JVM or a daemon of the cluster
+            kind = "jvm" if java else "broker"
+        if kind == "jvm":
+            out["jvm"] += own
+            out["python"] += reaped
+            kind = "python"  # what the JVM starts
+        else:
+            out[kind] += own + reaped
+        todo.extend((child, kind) for child in children.get(pid, []))
+    return out
+
+
+# Each streaming run's Spark progress reports, and its start -> first trigger -> end times (s).
+STREAM_PROGRESS: list[tuple[list[dict[str, Any]], float, float]] = []
 
 
 def batch_run(spark: SparkSession, args: argparse.Namespace) -> float:
@@ -108,15 +165,22 @@ def batch_run(spark: SparkSession, args: argparse.Namespace) -> float:
     return time.monotonic() - started
 
 
-def batch_per_queue_run(spark: SparkSession, args: argparse.Namespace) -> float:
-    started = time.monotonic()
-    reader(spark, args, False, packed=False).write.format("noop").mode("overwrite").save()
-    return time.monotonic() - started
+def batch_partitions_run(max_partitions: int) -> Callable[[SparkSession, argparse.Namespace], float]:
+    """A batch read with another maxPartitions (0: one partition per queue, the Kafka source's layout)."""
+
+    def run(spark: SparkSession, args: argparse.Namespace) -> float:
+        started = time.monotonic()
+        reader(spark, args, False, max_partitions=max_partitions).write.format("noop").mode(
+            "overwrite"
+        ).save()
+        return time.monotonic() - started
+
+    return run
 
 
 def stream_run(spark: SparkSession, args: argparse.Namespace) -> float:
     with tempfile.TemporaryDirectory() as checkpoint:
-        started = time.monotonic()
+        started = time.time()
         query = (
             reader(spark, args, True)
             .writeStream.format("noop")
@@ -125,13 +189,35 @@ def stream_run(spark: SparkSession, args: argparse.Namespace) -> float:
             .start()
         )
         query.awaitTermination()
-        elapsed = time.monotonic() - started
-        rows = sum(p["numInputRows"] for p in query.recentProgress)
-        # Where a stream's time goes besides its batch: Spark's own phases of each trigger (ms).
-        STREAM_PHASES.append([dict(p["durationMs"]) for p in query.recentProgress])
+        elapsed = time.time() - started
+        progress = [p for p in query.recentProgress if p["numInputRows"]]
+        rows = sum(p["numInputRows"] for p in progress)
     if rows != args.messages:
         raise SystemExit(f"the streaming run read {rows} rows, expected {args.messages}")
+    # Spark's own account of the query (what its UI and lastProgress show a streaming user): each
+    # trigger's durationMs and processedRowsPerSecond, and when the first trigger began after start().
+    first = datetime.fromisoformat(progress[0]["timestamp"].replace("Z", "+00:00")).timestamp()
+    STREAM_PROGRESS.append((progress, first - started, elapsed))
     return elapsed
+
+
+def stream_progress_lines(baseline: float) -> list[str]:
+    """Per streaming run: the time before the first trigger, the triggers (Spark's processedRowsPerSecond
+    over them, as a ratio of the plain read), the time after them, and each trigger's phases."""
+    lines = []
+    for i, (progress, before, elapsed) in enumerate(STREAM_PROGRESS):
+        rows = sum(p["numInputRows"] for p in progress)
+        trigger_s = sum(p["durationMs"]["triggerExecution"] for p in progress) / 1000
+        rate = rows / trigger_s
+        spark_rates = ", ".join(f"{p['processedRowsPerSecond']:,.0f}" for p in progress)
+        lines.append(
+            f"streaming run {i + 1}: start() -> first trigger {before:.2f} s, {len(progress)} trigger(s) "
+            f"{trigger_s:.2f} s = {rate:,.0f} rows/s (Spark's processedRowsPerSecond "
+            f"{spark_rates}) = {rate / baseline:.2f}x plain, "
+            f"then {elapsed - before - trigger_s:.2f} s to the end of awaitTermination(); wall {elapsed:.2f} s"
+        )
+        lines.extend(f"  trigger {p['batchId']} durationMs: {p['durationMs']}" for p in progress)
+    return lines
 
 
 def plain_run(spark: SparkSession, args: argparse.Namespace, *, columns: bool = True) -> float:
@@ -160,10 +246,17 @@ def plain_lazy_run(spark: SparkSession, args: argparse.Namespace) -> float:
     return plain_run(spark, args, columns=False)
 
 
+def partitions_of(mode: str, default: int) -> str:
+    """The maxPartitions a mode reads with, for its line of output."""
+    if mode in ("batch", "streaming"):
+        return str(default or "-")
+    return mode.removeprefix("batch/") if mode.startswith("batch/") and mode != "batch/queue" else "-"
+
+
 def measure(args: argparse.Namespace) -> None:
     if args.max_partitions is None:
         cores = args.master.removeprefix("local[").removesuffix("]")
-        args.max_partitions = int(cores) if cores.isdigit() else 0
+        args.max_partitions = 2 * int(cores) if cores.isdigit() else 0
     if not args.no_fill:
         fill(args.namesrv, args.topic, args.messages, args.body_size, args.queues)
     spark = session(args.master)
@@ -175,27 +268,47 @@ def measure(args: argparse.Namespace) -> None:
             raise SystemExit(f"the topic holds {count} messages, expected {args.messages}")
         args.messages = count
         modes = [("plain", plain_run), ("plain-lazy", plain_lazy_run), ("batch", batch_run)]
-        if args.max_partitions:
-            modes.append(("batch/queue", batch_per_queue_run))
+        for other in args.other_partitions:
+            if other != args.max_partitions:
+                modes.append(("batch/queue" if other == 0 else f"batch/{other}", batch_partitions_run(other)))
         modes.append(("streaming", stream_run))
+        if args.modes:
+            modes = [(name, run) for name, run in modes if name in args.modes]
         times: dict[str, list[float]] = {name: [] for name, _run in modes}
+        cpu: dict[str, list[dict[str, float]]] = {name: [] for name, _run in modes}
+        loads = [os.getloadavg()]
         for _round in range(args.runs):
             for name, run in modes:
+                before = cpu_by_kind()
                 times[name].append(run(spark, args))
+                after = cpu_by_kind()
+                cpu[name].append({k: after[k] - before[k] for k in KINDS})
+            loads.append(os.getloadavg())
         baseline = args.messages / min(times["plain"])
-        load = os.getloadavg()
         for name, _run in modes:
             best = min(times[name])
             rate = args.messages / best
             print(
                 f"{name:11s} {args.messages} msgs x {args.body_size} B, {args.queues} queues, {args.master}, "
-                f"maxPartitions {args.max_partitions if name in ('batch', 'streaming') else '-'}: "
+                f"maxPartitions {partitions_of(name, args.max_partitions)}: "
                 f"best {rate:,.0f} msg/s = {rate / baseline:.2f}x plain ({best:.2f} s; "
                 f"runs {', '.join(f'{t:.2f}' for t in times[name])} s)"
             )
-        for i, phases in enumerate(STREAM_PHASES):
-            print(f"streaming run {i + 1}, each trigger's durationMs: {phases}")
-        print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        print("CPU us per row by process kind, median of the runs (driver = this process: Spark's driver")
+        print("side and the plain reads; python = executor workers and the stream reader's runner):")
+        for name, _run in modes:
+            med = {k: statistics.median(c[k] for c in cpu[name]) * 1e6 / args.messages for k in KINDS}
+            print(
+                f"  {name:11s} "
+                + ", ".join(f"{k} {med[k]:.1f}" for k in KINDS)
+                + f", total {sum(med.values()):.1f}"
+            )
+        for line in stream_progress_lines(baseline):
+            print(line)
+        print(
+            "load average (1, 5, 15 min) at the start and after each round: "
+            + "; ".join(f"{a:.2f} {b:.2f} {c:.2f}" for a, b, c in loads)
+        )
     finally:
         spark.stop()
 

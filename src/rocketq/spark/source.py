@@ -15,6 +15,7 @@ resolves startingOffsets again when restarted; the default `earliest` is stable)
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Generator, Iterator, Sequence
@@ -68,6 +69,7 @@ SCHEMA_DDL = (
 # includeHeaders=true adds Kafka's headers column: the properties as (key, UTF-8 value) pairs.
 HEADERS_DDL = "headers array<struct<key:string,value:binary>>"
 ROWS_PER_ARROW_BATCH = 4096
+_HEAP_FROZEN: list[bool] = []  # non-empty once this process froze its heap (_freeze_worker_heap)
 
 
 # -- partitions and reading (executors) -------------------------------------------------------------
@@ -102,6 +104,7 @@ def read_partition(p: QueueRange | QueueRanges, schema: pa.Schema) -> Iterator[p
     # process (Spark's source runner, started with each query) plans and never reads.
     from rocketq.spark.arrow_batches import PulledRecords, batch_of_pulls
 
+    _freeze_worker_heap()
     ranges = p.ranges if isinstance(p, QueueRanges) else [p]
     with SyncClient(ranges[0].namesrv, group=ranges[0].group, timeout_ms=ranges[0].timeout_ms) as client:
         pending: list[PulledRecords] = []
@@ -120,6 +123,21 @@ def read_partition(p: QueueRange | QueueRanges, schema: pa.Schema) -> Iterator[p
                 pulls.close()  # pulls still in flight are cancelled while the client's loop is open
         if pending:
             yield batch_of_pulls(pending, schema)
+
+
+def _freeze_worker_heap() -> None:
+    """Once per Python worker: move what it holds now (pyspark, pyarrow and rocketq's modules, ~75,000
+    objects) out of the garbage collector's sight (gc.freeze).
+
+    PySpark's worker daemon runs a full gc.collect() after every task of a reused worker
+    (pyspark/daemon.py), and the reads' own allocations trigger full collections too: each one walks
+    every tracked object, 40 ms of CPU per task at local[2] for a collection that finds nothing among
+    the imported modules. Frozen, they are skipped (0.2 ms). What the freeze costs: a reference cycle
+    among objects alive now is never collected, the trade gc.freeze documents for pre-forked workers.
+    """
+    if not _HEAP_FROZEN:
+        gc.freeze()
+        _HEAP_FROZEN.append(True)
 
 
 def _pulls(

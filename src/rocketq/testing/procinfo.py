@@ -102,8 +102,19 @@ def _stat_fields(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace").rsplit(")", 1)[1].split()
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU time (user + system, all threads) of `pid` and its live descendants; 0 for a process gone meanwhile."""
+def process_cpu_seconds(pid: int) -> tuple[float, float]:
+    """(own, reaped) CPU seconds of `pid`: its user + system time, and that of the children it waited for.
+
+    A short-lived child (a Python worker, a per-query process) is gone before a benchmark looks, but its
+    CPU stays counted in its parent's reaped figure; OSError when `pid` is gone.
+    """
+    fields = _stat_fields(pid)
+    tick = os.sysconf("SC_CLK_TCK")  # utime, stime, cutime, cstime: fields 14-17, in clock ticks
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+
+
+def children_of() -> dict[int, list[int]]:
+    """Each live process's parent -> its children, from /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -111,6 +122,12 @@ def tree_cpu_seconds(pid: int) -> float:
                 children.setdefault(int(_stat_fields(int(entry))[1]), []).append(int(entry))  # field 4: ppid
             except OSError:
                 continue
+    return children
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) of `pid` and its live descendants; 0 for a process gone meanwhile."""
+    children = children_of()
     total, todo = 0, [pid]
     while todo:
         current = todo.pop()
