@@ -26,6 +26,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -85,6 +86,18 @@ def cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def thread_cpu_s() -> dict[str, float]:
+    """CPU seconds of each live Python thread by name (the loop, the flush thread, the allocator...)."""
+    out: dict[str, float] = {}
+    for thread in threading.enumerate():
+        try:
+            clock = time.pthread_getcpuclockid(thread.ident or 0)
+            out[thread.name] = out.get(thread.name, 0.0) + time.clock_gettime(clock)
+        except (OSError, ValueError):
+            continue  # ended meanwhile
+    return out
+
+
 async def serve(args: argparse.Namespace) -> None:
     from inprocess_broker import unstarted_broker
 
@@ -117,7 +130,7 @@ async def measure(args: argparse.Namespace, processor: Any) -> None:
             server.registry.batchable.clear()
             if mode == "runs":
                 server.registry.batchable.update(batchable)
-            t0, c0 = time.perf_counter(), cpu_s()
+            t0, c0, threads0 = time.perf_counter(), cpu_s(), thread_cpu_s()
             proc.stdin.write(b"go\n")
             await proc.stdin.drain()
             line = await proc.stdout.readline()
@@ -127,6 +140,11 @@ async def measure(args: argparse.Namespace, processor: Any) -> None:
                 figures[mode].append(1e6 * (cpu_s() - c0) / args.count)
                 wall = time.perf_counter() - t0
                 print(f"{mode:5}: {figures[mode][-1]:6.2f} us CPU per send, {args.count / wall:8.0f} msg/s")
+                if args.threads:
+                    spent = {n: c - threads0.get(n, 0.0) for n, c in thread_cpu_s().items()}
+                    print("       " + ", ".join(
+                        f"{n} {1e6 * c / args.count:.2f}" for n, c in sorted(spent.items(), key=lambda kv: -kv[1]) if c > 0
+                    ))  # fmt: skip
     finally:
         proc.stdin.close()
         await proc.wait()
@@ -147,6 +165,7 @@ if __name__ == "__main__":
     parser.add_argument(
         "--store", action="append", default=[], help="a store setting, key=value (repeatable)"
     )
+    parser.add_argument("--threads", action="store_true", help="also each thread's CPU per send")
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
