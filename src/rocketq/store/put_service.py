@@ -128,7 +128,9 @@ class PutService:
                 return bad
             kept = self._topic(topic)
         props_dict = msg.properties
-        props = encode_properties_bytes(props_dict)  # a None value is left out, as Java does
+        text = msg.properties_text
+        # A None value is left out, as Java does.
+        props = encode_properties_bytes(props_dict) if text is None else text.encode()
         if len(props) > MAX_PROPERTIES_BYTES:
             return illegal(
                 PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
