@@ -93,6 +93,9 @@ _REDIRECTING = frozenset((C.PROPERTY_DELAY_TIME_LEVEL, *TIMER_REQUEST_PROPERTIES
 _CLUSTER = C.PROPERTY_CLUSTER
 _RETRY_PREFIX = C.RETRY_GROUP_TOPIC_PREFIX
 _MSGPACK = SerializeType.MSGPACK
+_V1_CODES = frozenset(
+    (int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE))
+)  # long header names
 
 
 class SendRequest(NamedTuple):
@@ -114,7 +117,7 @@ class SendRequest(NamedTuple):
     @classmethod
     def of(cls, request: RemotingCommand) -> SendRequest:
         """Decode the header of a 10 / 310 / 320 / 324 / 325 request (SYSTEM_ERROR naming a missing field)."""
-        if request.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_REPLY_MESSAGE):
+        if request.code in _V1_CODES:
             h = decode_header(SendMessageRequestHeader, request)
             return cls(
                 h.topic, h.default_topic, h.default_topic_queue_nums, h.queue_id, h.sys_flag, h.born_timestamp,
