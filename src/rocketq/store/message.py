@@ -25,10 +25,6 @@ class BrokerMessage:
     store_host: tuple[str, int] = ("127.0.0.1", 0)
     reconsume_times: int = 0
     prepared_transaction_offset: int = 0
-    # encode_properties(properties) when the sender has it already (the send path cuts it from the
-    # request's own text); None: the store encodes `properties`. Whoever changes `properties` after
-    # setting it sets it back to None.
-    properties_text: str | None = None
     # Filled by the store on append:
     store_timestamp: int = 0
     commit_log_offset: int = 0

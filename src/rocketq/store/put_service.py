@@ -128,9 +128,7 @@ class PutService:
                 return bad
             kept = self._topic(topic)
         props_dict = msg.properties
-        text = msg.properties_text
-        # A None value is left out, as Java does.
-        props = encode_properties_bytes(props_dict) if text is None else text.encode()
+        props = encode_properties_bytes(props_dict)  # a None value is left out, as Java does
         if len(props) > MAX_PROPERTIES_BYTES:
             return illegal(
                 PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,

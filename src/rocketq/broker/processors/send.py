@@ -48,7 +48,6 @@ from rocketq.common.constants import MessageSysFlag, PermName
 from rocketq.common.message import decode_properties
 from rocketq.common.record.codec import decode_batch
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
-from rocketq.common.record.properties import properties_text_with
 from rocketq.common.tags import hash_of_tag
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
@@ -93,9 +92,8 @@ _REDIRECTING = frozenset((C.PROPERTY_DELAY_TIME_LEVEL, *TIMER_REQUEST_PROPERTIES
 _CLUSTER = C.PROPERTY_CLUSTER
 _RETRY_PREFIX = C.RETRY_GROUP_TOPIC_PREFIX
 _MSGPACK = SerializeType.MSGPACK
-_V1_CODES = frozenset(
-    (int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE))
-)  # long header names
+# The codes whose header has the long field names (SendMessageRequestHeader); as ints, read once.
+_V1_CODES = frozenset((int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE)))
 
 
 class SendRequest(NamedTuple):
@@ -336,8 +334,7 @@ class SendMessageProcessor(Processor):
         properties (RequestError when refused)."""
         config = self._check(conn, request, header)
         queue_id = self._pick_queue(header, config)
-        raw = header.properties
-        properties = decode_properties(raw) if raw else {}
+        properties = decode_properties(header.properties) if header.properties else {}
         sys_flag = header.sys_flag
         if config.topic_filter_type is _MULTI_TAG:
             sys_flag |= _MULTI_TAGS_FLAG
@@ -351,11 +348,8 @@ class SendMessageProcessor(Processor):
         if header.topic.startswith(_RETRY_PREFIX):
             self._handle_retry_and_dlq(request, header, msg)
         # WAIT is not worth storing (9 bytes a message); CLUSTER tells consumers where it was stored.
-        # The stored text is cut from the request's (the store then has no properties to encode).
-        cluster = self.ctx.broker_config.broker_cluster_name
-        text = properties_text_with(raw, properties, _WAIT, _CLUSTER, cluster) if raw else None
         properties.pop(_WAIT, None)
-        properties[_CLUSTER] = cluster
+        properties[_CLUSTER] = self.ctx.broker_config.broker_cluster_name
         prepared = properties.get(_PREPARED)
         if prepared is not None and prepared.lower() == "true":
             if self.ctx.broker_config.reject_transaction_message:
@@ -366,8 +360,6 @@ class SendMessageProcessor(Processor):
             msg = self.prepare_half_message(self.ctx, msg)
         elif not properties.keys().isdisjoint(_REDIRECTING):  # else nothing to redirect (one C call)
             self._redirect_delayed(msg)
-        else:  # the properties stay as they are now
-            msg.properties_text = text
         return msg, queue_id, properties
 
     def _redirect_delayed(self, msg: BrokerMessage) -> None:

@@ -31,31 +31,6 @@ def encode_properties_bytes(props: Mapping[str, str | None]) -> bytes:
     return encode_properties(props).encode("utf-8") if props else b""
 
 
-def properties_text_with(
-    text: str, decoded: Mapping[str, str], drop: str, name: str, value: str
-) -> str | None:
-    """encode_properties of `decoded` with `drop` removed and `name` = `value` added last, cut from `text`,
-    the string `decoded` was decoded from (no join over the entries: the broker's send path stores the
-    request's properties this way); None when that would not be exact: a segment of `text` that the
-    decode skipped or merged (no name, no value, a repeated name), or `name` already among them."""
-    if not text or text.count(_SEP) + 1 != len(decoded) or name in decoded:
-        return None
-    old = decoded.get(drop)
-    if old is not None:
-        # Every segment is a distinct "name U+0001 value" holding no U+0002: the one that starts the
-        # text, ends it or sits between two separators with this content is `drop`'s.
-        segment = f"{drop}{_KV}{old}"
-        if len(decoded) == 1:
-            text = ""
-        elif text.startswith(segment + _SEP):
-            text = text[len(segment) + 1 :]
-        elif text.endswith(_SEP + segment):
-            text = text[: -len(segment) - 1]
-        else:
-            text = text.replace(f"{_SEP}{segment}{_SEP}", _SEP, 1)
-    return f"{text}{_SEP}{name}{_KV}{value}" if text else f"{name}{_KV}{value}"
-
-
 def _decode_properties(text: str) -> dict[str, str]:
     """Java string2messageProperties: a segment counts only with >= 1 char each side of U+0001."""
     props: dict[str, str] = {}
