@@ -4,6 +4,7 @@
     .venv/bin/python bench/send_pipeline.py --flush SYNC_FLUSH   # group commit
     .venv/bin/python bench/send_pipeline.py --store warmMappedFileEnable=false
     ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_pipeline.py
+    .venv/bin/python bench/send_pipeline.py --mode runs --threads  # runs only, each thread's CPU too
 
 What bench/send_path.py leaves out is measured here too: the read, the frame decoder, the dispatcher
 (with its runs: consecutive sends of one read taken together, rocketq.remoting.transport.dispatch) and
@@ -125,8 +126,9 @@ async def measure(args: argparse.Namespace, processor: Any) -> None:
     assert proc.stdin is not None and proc.stdout is not None
     figures: dict[str, list[float]] = {"runs": [], "alone": []}
     try:
-        for i in range(args.rounds * 2 + 1):
-            mode = "runs" if i % 2 else "alone"
+        modes = ("alone", "runs") if args.mode == "both" else (args.mode,)
+        for i in range(args.rounds * len(modes) + 1):
+            mode = modes[i % len(modes)] if len(modes) == 1 else ("runs" if i % 2 else "alone")
             server.registry.batchable.clear()
             if mode == "runs":
                 server.registry.batchable.update(batchable)
@@ -151,6 +153,8 @@ async def measure(args: argparse.Namespace, processor: Any) -> None:
         await server.shutdown()
     load = os.getloadavg()[0]
     for mode, values in figures.items():
+        if not values:
+            continue
         print(
             f"{mode}: median {statistics.median(values):.2f} us CPU per send ({args.flush}, load {load:.1f})"
         )
@@ -166,6 +170,12 @@ if __name__ == "__main__":
         "--store", action="append", default=[], help="a store setting, key=value (repeatable)"
     )
     parser.add_argument("--threads", action="store_true", help="also each thread's CPU per send")
+    parser.add_argument(
+        "--mode",
+        choices=("both", "runs", "alone"),
+        default="both",
+        help="rounds of one mode only (callgrind)",
+    )
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
