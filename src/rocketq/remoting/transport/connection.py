@@ -395,9 +395,8 @@ class Connection(AdmissionControl):
         out = self._out
         high_water = self.settings.high_water
         for i, cmd in enumerate(cmds):
-            if (
-                self._closing
-            ):  # closed before or by an overflow check: the rest dropped, as send_response does
+            # Closed before or by an overflow check: the rest are dropped, as send_response drops them.
+            if self._closing:
                 for rest in cmds[i:]:
                     self.send_response(rest)
                 return
