@@ -4,6 +4,7 @@
     .venv/bin/python bench/send_pipeline.py --flush SYNC_FLUSH   # group commit
     .venv/bin/python bench/send_pipeline.py --store warmMappedFileEnable=false
     ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_pipeline.py
+    .venv/bin/python bench/send_pipeline.py --mode runs --threads  # runs only, each thread's CPU too
 
 What bench/send_path.py leaves out is measured here too: the read, the frame decoder, the dispatcher
 (with its runs: consecutive sends of one read taken together, rocketq.remoting.transport.dispatch) and
@@ -26,6 +27,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -85,6 +87,18 @@ def cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def thread_cpu_s() -> dict[str, float]:
+    """CPU seconds of each live Python thread by name (the loop, the flush thread, the allocator...)."""
+    out: dict[str, float] = {}
+    for thread in threading.enumerate():
+        try:
+            clock = time.pthread_getcpuclockid(thread.ident or 0)
+            out[thread.name] = out.get(thread.name, 0.0) + time.clock_gettime(clock)
+        except (OSError, ValueError):
+            continue  # ended meanwhile
+    return out
+
+
 async def serve(args: argparse.Namespace) -> None:
     from inprocess_broker import unstarted_broker
 
@@ -112,12 +126,13 @@ async def measure(args: argparse.Namespace, processor: Any) -> None:
     assert proc.stdin is not None and proc.stdout is not None
     figures: dict[str, list[float]] = {"runs": [], "alone": []}
     try:
-        for i in range(args.rounds * 2 + 1):
-            mode = "runs" if i % 2 else "alone"
+        modes = ("alone", "runs") if args.mode == "both" else (args.mode,)
+        for i in range(args.rounds * len(modes) + 1):
+            mode = modes[i % len(modes)] if len(modes) == 1 else ("runs" if i % 2 else "alone")
             server.registry.batchable.clear()
             if mode == "runs":
                 server.registry.batchable.update(batchable)
-            t0, c0 = time.perf_counter(), cpu_s()
+            t0, c0, threads0 = time.perf_counter(), cpu_s(), thread_cpu_s()
             proc.stdin.write(b"go\n")
             await proc.stdin.drain()
             line = await proc.stdout.readline()
@@ -127,12 +142,19 @@ async def measure(args: argparse.Namespace, processor: Any) -> None:
                 figures[mode].append(1e6 * (cpu_s() - c0) / args.count)
                 wall = time.perf_counter() - t0
                 print(f"{mode:5}: {figures[mode][-1]:6.2f} us CPU per send, {args.count / wall:8.0f} msg/s")
+                if args.threads:
+                    spent = {n: c - threads0.get(n, 0.0) for n, c in thread_cpu_s().items()}
+                    print("       " + ", ".join(
+                        f"{n} {1e6 * c / args.count:.2f}" for n, c in sorted(spent.items(), key=lambda kv: -kv[1]) if c > 0
+                    ))  # fmt: skip
     finally:
         proc.stdin.close()
         await proc.wait()
         await server.shutdown()
     load = os.getloadavg()[0]
     for mode, values in figures.items():
+        if not values:
+            continue
         print(
             f"{mode}: median {statistics.median(values):.2f} us CPU per send ({args.flush}, load {load:.1f})"
         )
@@ -146,6 +168,13 @@ if __name__ == "__main__":
     parser.add_argument("--flush", default="ASYNC_FLUSH", choices=("ASYNC_FLUSH", "SYNC_FLUSH"))
     parser.add_argument(
         "--store", action="append", default=[], help="a store setting, key=value (repeatable)"
+    )
+    parser.add_argument("--threads", action="store_true", help="also each thread's CPU per send")
+    parser.add_argument(
+        "--mode",
+        choices=("both", "runs", "alone"),
+        default="both",
+        help="rounds of one mode only (callgrind)",
     )
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

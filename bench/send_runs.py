@@ -3,6 +3,7 @@
     .venv/bin/python bench/send_runs.py                  # runs of 64 (a read of 64 pipelined sends)
     .venv/bin/python bench/send_runs.py --run 16
     ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_runs.py
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python bench/send_runs.py --runs-only 1088  # and 3136
 
 bench/send_path.py's work (decode each SEND_MESSAGE_V2 frame, the send processor over a real
 MessageStore, encode each answer), measured two ways in alternating rounds on the same store: each
@@ -65,15 +66,37 @@ async def main(round_size: int, run: int, rounds: int) -> None:
             )
 
 
+async def runs_only(count: int, run: int) -> None:
+    """The first `count` of 3,200 prebuilt frames in runs of `run`, untimed: for an instruction count
+    (callgrind), the difference of two counts divided by the difference of the messages."""
+    async with unstarted_broker() as broker:
+        proc = broker.processors["send"]
+        conn = Connection()
+        work = frames(3200)[:count]
+        await asyncio.sleep(0.3)  # the allocator's first reservations
+        await proc.process_requests(conn, [decode_frame_payload(f) for f in work[:run]])  # warm-up
+        for i in range(0, len(work), run):
+            for resp in await proc.process_requests(
+                conn, [decode_frame_payload(f) for f in work[i : i + run]]
+            ):
+                encode_frame(resp)  # type: ignore[arg-type]
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", type=int, default=64, help="requests taken together")
     parser.add_argument("--round", type=int, default=2560, dest="round_size")
     parser.add_argument("--rounds", type=int, default=8, help="rounds of each way")
+    parser.add_argument("--runs-only", type=int, metavar="N", help="only send N (<= 3200) in runs, untimed")
     args = parser.parse_args()
+    work = (
+        runs_only(args.runs_only, args.run)
+        if args.runs_only
+        else main(args.round_size, args.run, args.rounds)
+    )
     try:
         import uvloop
 
-        uvloop.run(main(args.round_size, args.run, args.rounds))
+        uvloop.run(work)
     except ImportError:
-        asyncio.run(main(args.round_size, args.run, args.rounds))
+        asyncio.run(work)

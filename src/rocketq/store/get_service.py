@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from mmap import mmap
 
 from rocketq.common import constants as C
 from rocketq.common.record.check import RecordCheck, check_record, unit_record_problem
@@ -105,13 +106,8 @@ class GetService:
                 return result
         return GetResult(status, nxt, min_offset, max_offset)
 
-    def _batch_full(
-        self, size: int, max_count: int, total: int, count: int, in_disk: bool, max_bytes: int | None
-    ) -> bool:
-        if total == 0 or count == 0:
-            return False
-        if count >= max_count:
-            return True
+    def _limits(self, in_disk: bool, max_bytes: int | None) -> tuple[int, int]:
+        """(bytes, count) a pull may carry from records in memory or on disk (Java isTheBatchFull)."""
         cfg = self.config
         if in_disk:
             limit_bytes, limit_count = (
@@ -123,9 +119,7 @@ class GetService:
                 cfg.max_transfer_bytes_on_message_in_memory,
                 cfg.max_transfer_count_on_message_in_memory,
             )
-        if max_bytes is not None:
-            limit_bytes = max_bytes
-        return total + size > limit_bytes or count > limit_count - 1
+        return (limit_bytes if max_bytes is None else max_bytes), limit_count
 
     def _collect(
         self,
@@ -137,9 +131,15 @@ class GetService:
         message_filter: MessageFilter | None,
         max_bytes: int | None,
     ) -> GetResult:
+        """The records of `units` a pull returns. The per-unit loop is the pull's hottest code: Java's
+        isTheBatchFull with its two limit pairs taken once per pull, and the commit-log file of the
+        previous record reused while the next one lies in its written part (CommitLog.read's checks,
+        without its look-up per record)."""
         commit_log = self.commit_log
         max_phy = commit_log.max_offset
         memory = self.memory_bytes
+        in_memory_limits = self._limits(False, max_bytes)
+        in_disk_limits = self._limits(True, max_bytes)
         status = GetMessageStatus.NO_MATCHED_MESSAGE
         records: list[bytes] = []
         offsets: list[int] = []
@@ -147,24 +147,42 @@ class GetService:
         next_file_start = -1
         max_phy_pulling = 0
         scanned = 0
+        file_start = file_end = 0  # the written part of the commit-log file last read (none yet)
+        mm: mmap | bytes = b""
         for phys, size, tags_code in CQ_UNIT.iter_unpack(units):
             max_phy_pulling = phys
             if next_file_start >= 0 and phys < next_file_start:
                 scanned += 1
                 continue
-            if self._batch_full(size, max_count, total, len(records), max_phy - phys > memory, max_bytes):
-                break
+            if total:  # Java isTheBatchFull (nothing found yet: never full)
+                count = len(records)
+                if count >= max_count:
+                    break
+                limit_bytes, limit_count = in_disk_limits if max_phy - phys > memory else in_memory_limits
+                if total + size > limit_bytes or count > limit_count - 1:
+                    break
             scanned += 1
             if size < FIXED_SIZE_V4:
                 continue  # a hole left by a crash (or a torn unit: no record is this small)
             if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
                 continue
-            record = commit_log.read(phys, size)
-            if record is None:
-                if total == 0:
-                    status = GetMessageStatus.MESSAGE_WAS_REMOVING
-                next_file_start = commit_log.roll_next_file(phys)
-                continue
+            if not file_start <= phys or phys + size > file_end:
+                mapped = commit_log.queue.find(phys)
+                if (
+                    mapped is None
+                    or mapped.closed
+                    or phys + size > mapped.file_from_offset + mapped.wrote_position
+                ):
+                    file_start = file_end = 0
+                    if total == 0:
+                        status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                    next_file_start = commit_log.roll_next_file(phys)
+                    continue
+                file_start = mapped.file_from_offset
+                file_end = file_start + mapped.wrote_position
+                mm = mapped.mm
+            pos = phys - file_start
+            record = mm[pos : pos + size]
             total_size, magic, rec_queue_id, rec_queue_offset, rec_phys = _HEAD_UNPACK(record)
             if (
                 magic != MESSAGE_MAGIC_CODE

@@ -17,7 +17,7 @@ from rocketq.remoting.protocol.bodies.heartbeat import (
 from rocketq.remoting.protocol.bodies.register import TopicConfig
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
+from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader
 from rocketq.store.message import BrokerMessage
 
 SUB = PullSysFlag.FLAG_SUBSCRIPTION
@@ -76,6 +76,9 @@ async def test_found_filters_by_tag_and_answers_all_headers() -> None:
     assert resp is not None and resp.code == ResponseCode.SUCCESS and resp.remark == "FOUND"
     assert resp.body == b"<a:0><c:2>"
     assert fields(resp) == {"suggestWhichBrokerId": 0, "nextBeginOffset": 3, "minOffset": 0, "maxOffset": 3}
+    # the answer's map is the response header's encoding: the same text, keys in the same order
+    expected = PullMessageResponseHeader(0, 3, 0, 3).to_ext_fields()
+    assert list((resp.ext_fields or {}).items()) == list(expected.items())
 
 
 async def test_status_table_and_next_offsets() -> None:

@@ -32,7 +32,7 @@ from rocketq.remoting.protocol.bodies import fastjson
 from rocketq.remoting.protocol.bodies.heartbeat import MessageModel, SubscriptionData
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader
+from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader
 from rocketq.store.message import BrokerMessage
 from rocketq.store.protocols import MessageFilter
 from rocketq.store.status import GetMessageStatus, GetResult
@@ -199,12 +199,15 @@ class PullMessageProcessor(Processor):
             )
         # A slave serves pulls whatever slaveReadEnable says (the consumers of a dead master read from it):
         # Java 4.9.8 sets PULL_RETRY_IMMEDIATELY there, then overwrites it with the code of the status.
-        ext = PullMessageResponseHeader(
-            suggest_which_broker_id=suggest,
-            next_begin_offset=result.next_begin_offset,
-            min_offset=result.min_offset,
-            max_offset=result.max_offset,
-        ).to_ext_fields()
+        # PullMessageResponseHeader(suggest, next_begin_offset, min_offset, max_offset).to_ext_fields(),
+        # written out (the same keys in the same order, every value an int as text): one dict per pull
+        # instead of a header object and its generic encoder.
+        ext = {
+            "suggestWhichBrokerId": str(suggest),
+            "nextBeginOffset": str(result.next_begin_offset),
+            "minOffset": str(result.min_offset),
+            "maxOffset": str(result.max_offset),
+        }
         if code == ResponseCode.SUCCESS:
             body = b"".join(result.records)
             ctx.stats.on_get(header.consumer_group, header.topic, len(result.records), len(body))

@@ -62,6 +62,7 @@ from rocketq.store.delay import redirect_to_schedule
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import PutMessageStatus, PutResult
 from rocketq.store.timer import TimerMessageIllegal, drop_timer_request, is_timer_request, redirect_to_timer
+from rocketq.store.timer.redirect import REQUEST_PROPERTIES as TIMER_REQUEST_PROPERTIES
 
 log = logging.getLogger("rocketq.broker.send")
 
@@ -84,8 +85,15 @@ _MULTI_TAG = TopicFilterType.MULTI_TAG
 _MULTI_TAGS_FLAG = int(MessageSysFlag.MULTI_TAGS_FLAG)
 _TAGS = C.PROPERTY_TAGS
 _DELAY = C.PROPERTY_DELAY_TIME_LEVEL
+_WAIT = C.PROPERTY_WAIT_STORE_MSG_OK
+_PREPARED = C.PROPERTY_TRANSACTION_PREPARED
+# A delay level or a timer time (is_timer_request's names): the properties that redirect a send.
+_REDIRECTING = frozenset((C.PROPERTY_DELAY_TIME_LEVEL, *TIMER_REQUEST_PROPERTIES))
+_CLUSTER = C.PROPERTY_CLUSTER
 _RETRY_PREFIX = C.RETRY_GROUP_TOPIC_PREFIX
 _MSGPACK = SerializeType.MSGPACK
+# The codes whose header has the long field names (SendMessageRequestHeader); as ints, read once.
+_V1_CODES = frozenset((int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE)))
 
 
 class SendRequest(NamedTuple):
@@ -107,7 +115,7 @@ class SendRequest(NamedTuple):
     @classmethod
     def of(cls, request: RemotingCommand) -> SendRequest:
         """Decode the header of a 10 / 310 / 320 / 324 / 325 request (SYSTEM_ERROR naming a missing field)."""
-        if request.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_REPLY_MESSAGE):
+        if request.code in _V1_CODES:
             h = decode_header(SendMessageRequestHeader, request)
             return cls(
                 h.topic, h.default_topic, h.default_topic_queue_nums, h.queue_id, h.sys_flag, h.born_timestamp,
@@ -340,16 +348,17 @@ class SendMessageProcessor(Processor):
         if header.topic.startswith(_RETRY_PREFIX):
             self._handle_retry_and_dlq(request, header, msg)
         # WAIT is not worth storing (9 bytes a message); CLUSTER tells consumers where it was stored.
-        properties.pop(C.PROPERTY_WAIT_STORE_MSG_OK, None)
-        properties[C.PROPERTY_CLUSTER] = self.ctx.broker_config.broker_cluster_name
-        if properties.get(C.PROPERTY_TRANSACTION_PREPARED, "").lower() == "true":
+        properties.pop(_WAIT, None)
+        properties[_CLUSTER] = self.ctx.broker_config.broker_cluster_name
+        prepared = properties.get(_PREPARED)
+        if prepared is not None and prepared.lower() == "true":
             if self.ctx.broker_config.reject_transaction_message:
                 raise RequestError(
                     ResponseCode.NO_PERMISSION,
                     f"the broker[{self.ctx.broker_config.broker_ip1}] sending transaction message is forbidden",
                 )
             msg = self.prepare_half_message(self.ctx, msg)
-        elif _DELAY in properties or is_timer_request(properties):  # else nothing to redirect
+        elif not properties.keys().isdisjoint(_REDIRECTING):  # else nothing to redirect (one C call)
             self._redirect_delayed(msg)
         return msg, queue_id, properties
 
@@ -455,12 +464,18 @@ class SendMessageProcessor(Processor):
         # and with the JSON text the JSON codec would write for them (EncodedExt; the region/trace tail
         # is formatted once per setting).
         msg_id, queue_text, offset_text = append.msg_id, str(queue_id), str(append.logical_offset)
-        ext = EncodedExt(msgId=msg_id, queueId=queue_text, queueOffset=offset_text)
         region, trace_on = cfg.region_id, cfg.trace_on
-        if region is not None:
-            dict.__setitem__(ext, "MSG_REGION", region)
-        if trace_on is not None:
-            dict.__setitem__(ext, "TRACE_ON", "true" if trace_on else "false")
+        if region is not None and trace_on is not None:  # the usual settings: the map in one call
+            ext = EncodedExt(
+                msgId=msg_id, queueId=queue_text, queueOffset=offset_text, MSG_REGION=region,
+                TRACE_ON="true" if trace_on else "false",
+            )  # fmt: skip
+        else:
+            ext = EncodedExt(msgId=msg_id, queueId=queue_text, queueOffset=offset_text)
+            if region is not None:
+                dict.__setitem__(ext, "MSG_REGION", region)
+            if trace_on is not None:
+                dict.__setitem__(ext, "TRACE_ON", "true" if trace_on else "false")
         if request.serialize_type is not _MSGPACK:  # a msgpack answer (our SDK) never reads the text
             tail = self._answer_tails.get((region, trace_on))
             if tail is None:

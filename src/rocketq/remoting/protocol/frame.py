@@ -58,7 +58,7 @@ def decode_frame_payload(payload: bytes | bytearray | memoryview) -> RemotingCom
     header_length = tag & 0xFFFFFF
     if header_length > len(payload) - 4:
         raise FrameError(f"header length {header_length} is beyond the frame ({len(payload) - 4} bytes left)")
-    codec = codec_for(tag >> 24)
+    codec = _codecs_get(tag >> 24) or codec_for(tag >> 24)  # the look-up inline; codec_for raises
     cmd = codec.decode(payload[4 : 4 + header_length])
     cmd.body = bytes(payload[4 + header_length :])
     return cmd

@@ -542,7 +542,8 @@ class Dispatcher:
         timer = self.timer if started else None
         version = self.version
         done = conn.request_done
-        send = conn.send_response
+        answers: list[RemotingCommand] = []
+        send = answers.append  # then queued together (Connection.send_responses)
         # The answers of a run leave together, so they share one elapsed time: consecutive answers with
         # the same (request code, response code) are recorded as one observation counted `same` times.
         code = answer = same = 0
@@ -559,6 +560,7 @@ class Dispatcher:
                     code, answer, same = cmd.code, response.code, 1
             _stamp(cmd, response, version)
             send(response)
+        conn.send_responses(answers)
         if same and timer is not None:
             timer.record_many((code, answer, "success"), started, same)
 

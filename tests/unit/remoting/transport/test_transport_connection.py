@@ -167,6 +167,31 @@ async def test_overflow_is_caught_at_each_answer_while_corked(
     assert conn._out_bytes == 0 and not conn._out
 
 
+async def test_a_run_of_answers_is_queued_as_send_response_queues_each(
+    conn: Connection, transport: MockTransport
+) -> None:
+    small = [c.make_response(0, body=b"r") for c in _cmds(3)]
+    conn.cork()
+    conn.send_responses(small)
+    assert transport.write_calls == 0
+    conn.uncork()
+    assert transport.write_calls == 1
+    assert [c.opaque for c in _decode_all(transport.data)] == [r.opaque for r in small]
+    conn.send_responses(small)  # not corked: each the way send_response takes it (then coalesced)
+    await asyncio.sleep(0)
+    assert len(_decode_all(transport.data)) == 6
+
+
+async def test_a_run_of_answers_stops_at_the_answer_that_overflows(
+    conn: Connection, transport: MockTransport
+) -> None:
+    big = RemotingCommand.request(10, None, b"x" * 2000)
+    conn.cork()
+    conn.send_responses([big, big, big, big])  # the third passes the bound (5000): closed there
+    assert transport.aborted and conn.close_reason == "write buffer overflow"
+    assert conn._out_bytes == 0 and not conn._out  # the fourth dropped, not queued
+
+
 async def test_connection_lost_reports_and_fails_drain_waiters(conn: Connection, owner: FakeOwner) -> None:
     conn.pause_writing()
     waiter = asyncio.ensure_future(conn.drain())

@@ -149,6 +149,9 @@ class FakeConnection:
         self.sent.append(cmd)
         return True
 
+    def send_responses(self, cmds: list[RemotingCommand]) -> None:
+        self.sent.extend(cmds)
+
     def admit(self, cmd: RemotingCommand) -> bool:
         return True
 
