@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import os
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +109,31 @@ class BrokerMetrics:
         average = size / msgs if msgs > 1 else size  # 5.x records one size per request: the average
         row[_SIZE_BUCKETS_AT + bisect_left(MESSAGE_SIZE_BUCKETS, average)] += 1
         row[-1] += average
+
+    def on_put_many(
+        self, topics: Sequence[str], properties: Sequence[Mapping[str, str]], results: Sequence[PutResult]
+    ) -> None:
+        """The puts of one run of single messages (SendMessageProcessor.process_requests), counted as
+        `on_put` counts each: the i-th message went to topics[i] with properties[i] and ended as results[i].
+
+        A run is usually one topic's normal messages: then one C-level pass over every property name of
+        the run tells that none makes a message typed, and the written sizes join the topic's list in
+        one extend (about half the instructions of an on_put per message, docs/observability.md);
+        anything else goes message by message.
+        """
+        if not topics:
+            return
+        topic, names = topics[0], chain.from_iterable(properties)
+        if topics.count(topic) != len(topics) or not _TYPED_PROPERTIES.isdisjoint(names):
+            for args in zip(topics, properties, results, strict=True):
+                self.on_put(*args)
+            return
+        sizes = self._normal_sizes.get(topic)
+        if sizes is None:
+            sizes = self._normal_sizes[topic] = []
+        sizes += [append.wrote_bytes for result in results if (append := result.append) is not None]
+        if len(sizes) >= PENDING_FOLD_AT:
+            self._fold_normal(topic, sizes)
 
     def _row_in(self, topic: str, kind: str) -> list[float]:
         row = self.messages_in.get((topic, kind))

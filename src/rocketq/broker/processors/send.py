@@ -300,13 +300,14 @@ class SendMessageProcessor(Processor):
             started = perf_counter_ns()
             results = await self.ctx.store.put_message_list(msgs)
             elapsed = perf_counter_ns() - started
-            count = self._count
-            for (i, request, header, queue_id, properties), result in zip(stored, results, strict=True):
-                count(header.topic, properties, result, elapsed)
+            count = self.ctx.stats.on_put
+            for (i, request, header, queue_id, _properties), result in zip(stored, results, strict=True):
+                count(header.topic, result, elapsed)
                 try:
                     answers[i] = self._answer(request, result, queue_id)
                 except RequestError as err:
                     answers[i] = self._refused(conn, request, err)
+            self._count_run(stored, results)
         if topics.changes != changes:  # as `send`: topics.json is durable before the answers
             await topics.persist_changes()
         return answers
@@ -448,6 +449,16 @@ class SendMessageProcessor(Processor):
         metrics = self.ctx.metrics
         if metrics is not None:
             metrics.on_put(topic, properties, result)
+
+    def _count_run(
+        self,
+        stored: list[tuple[int, RemotingCommand, SendRequest, int, dict[str, str]]],
+        results: list[PutResult],
+    ) -> None:
+        """The puts of a run into BrokerMetrics with one call (the statistics count each put as `_count`)."""
+        metrics = self.ctx.metrics
+        if metrics is not None:
+            metrics.on_put_many([put[2].topic for put in stored], [put[4] for put in stored], results)
 
     # -- the answer -------------------------------------------------------------------------------------
     def _answer(self, request: RemotingCommand, result: PutResult, queue_id: int) -> RemotingCommand:
