@@ -23,9 +23,16 @@ _OPTIONAL_HOOK = (
     "a registered processor is any object with process_request; reject_request is an optional hook"
     " (Java NettyRequestProcessor#rejectRequest)"
 )
+_OPTIONAL_RPC_HOOK = (
+    "an RPC hook is any object with do_before_request / do_after_response (Java's RPCHook);"
+    " do_before_requests (a run verified in one call) and after_response = False (nothing to do after"
+    " an answer) are optional"
+)
 
 # (module path under src/rocketq, the call as ast.unparse writes it) -> why the object is foreign.
 ALLOWED: dict[tuple[str, str], str] = {
+    ("remoting/transport/hooks.py", "getattr(hook, 'after_response', True)"): _OPTIONAL_RPC_HOOK,
+    ("remoting/transport/hooks.py", "getattr(hook, 'do_before_requests', None)"): _OPTIONAL_RPC_HOOK,
     ("client/admin_cli/__init__.py", "getattr(args, 'json', False)"): _ARGPARSE,
     ("client/admin_cli/__init__.py", "getattr(args, 'namesrv_addr', None)"): _ARGPARSE,
     ("client/admin_cli/core.py", "getattr(args, 'access_key', None)"): _ARGPARSE,
