@@ -44,6 +44,32 @@ def test_refused_puts_and_the_stats_topics_themselves_are_not_counted(clock: Man
     assert stats.window.topics == {"A": [1, 100]}
 
 
+def test_a_run_of_puts_counts_as_its_puts_one_by_one(clock: ManualClock) -> None:
+    topics = ["A", "B", "A", "A", min(C.BROKER_STATS_TOPICS)]  # the last one is never counted
+    results = [
+        stored(1, 100),
+        stored(1, 50),
+        PutResult(PutMessageStatus.SERVICE_NOT_AVAILABLE),
+        stored(1, 70, PutMessageStatus.FLUSH_DISK_TIMEOUT),
+        stored(),
+    ]
+    one_by_one, run = BrokerStatsManager(clock), BrokerStatsManager(clock)
+    for topic, result in zip(topics, results, strict=True):
+        one_by_one.on_put(topic, result, 2_500_000)
+    run.on_put_run(topics, results, 2_500_000)
+    assert run.window.topics == one_by_one.window.topics == {"A": [2, 170], "B": [1, 50]}
+    mine, theirs = run.window.put_latency, one_by_one.window.put_latency
+    assert (mine.counts, mine.count, mine.sum_us, mine.max_us) == (
+        theirs.counts,
+        theirs.count,
+        theirs.sum_us,
+        theirs.max_us,
+    )
+    assert mine.count == 3
+    run.on_put_run(["A"], [PutResult(PutMessageStatus.MESSAGE_ILLEGAL)], 9_000_000)
+    assert run.window.put_latency.count == 3  # nothing stored, no latency sample
+
+
 def test_gets_and_send_backs_count_per_group_and_topic(clock: ManualClock) -> None:
     stats = BrokerStatsManager(clock)
     stats.on_get("g1", "A", 32, 3200)

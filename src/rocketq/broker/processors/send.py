@@ -300,14 +300,14 @@ class SendMessageProcessor(Processor):
             started = perf_counter_ns()
             results = await self.ctx.store.put_message_list(msgs)
             elapsed = perf_counter_ns() - started
-            count = self.ctx.stats.on_put
-            for (i, request, header, queue_id, _properties), result in zip(stored, results, strict=True):
-                count(header.topic, result, elapsed)
+            run_topics = [put[2].topic for put in stored]
+            self.ctx.stats.on_put_run(run_topics, results, elapsed)
+            for (i, request, _header, queue_id, _properties), result in zip(stored, results, strict=True):
                 try:
                     answers[i] = self._answer(request, result, queue_id)
                 except RequestError as err:
                     answers[i] = self._refused(conn, request, err)
-            self._count_run(stored, results)
+            self._count_run(run_topics, stored, results)
         if topics.changes != changes:  # as `send`: topics.json is durable before the answers
             await topics.persist_changes()
         return answers
@@ -452,13 +452,14 @@ class SendMessageProcessor(Processor):
 
     def _count_run(
         self,
+        topics: list[str],
         stored: list[tuple[int, RemotingCommand, SendRequest, int, dict[str, str]]],
         results: list[PutResult],
     ) -> None:
-        """The puts of a run into BrokerMetrics with one call (the statistics count each put as `_count`)."""
+        """The puts of a run into BrokerMetrics with one call (the statistics took them with on_put_run)."""
         metrics = self.ctx.metrics
         if metrics is not None:
-            metrics.on_put_many([put[2].topic for put in stored], [put[4] for put in stored], results)
+            metrics.on_put_many(topics, [put[4] for put in stored], results)
 
     # -- the answer -------------------------------------------------------------------------------------
     def _answer(self, request: RemotingCommand, result: PutResult, queue_id: int) -> RemotingCommand:

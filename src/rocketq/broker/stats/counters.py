@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rocketq.common import constants as C
@@ -61,11 +61,12 @@ class LatencyHistogram:
         self.sum_us = 0
         self.max_us = 0
 
-    def record(self, elapsed_ns: int) -> None:
+    def record(self, elapsed_ns: int, times: int = 1) -> None:
+        """`times` observations of `elapsed_ns` (the puts of one run share one store call's time)."""
         us = elapsed_ns // 1000
-        self.counts[bisect_left(LATENCY_BUCKETS_US, us)] += 1
-        self.count += 1
-        self.sum_us += us
+        self.counts[bisect_left(LATENCY_BUCKETS_US, us)] += times
+        self.count += times
+        self.sum_us += us * times
         if us > self.max_us:
             self.max_us = us
 
@@ -191,6 +192,25 @@ class BrokerStatsManager:
         counters[PUT_MSGS] += append.msg_num
         counters[PUT_BYTES] += append.wrote_bytes
         window.put_latency.record(elapsed_ns)
+
+    def on_put_run(self, topics: Sequence[str], results: Sequence[PutResult], elapsed_ns: int) -> None:
+        """on_put for each (topic, result) of a run of sends stored by one store call, which all took
+        `elapsed_ns`: the same counts, the latency recorded once for the run's stored puts."""
+        window = self._window
+        excluded = self.excluded_topics
+        counted = 0
+        for topic, result in zip(topics, results, strict=True):
+            append = result.append
+            if append is None or result.status not in _STORED or topic in excluded:
+                continue
+            counters = window.topics.get(topic)
+            if counters is None:
+                counters = window.topics[topic] = [0, 0]
+            counters[PUT_MSGS] += append.msg_num
+            counters[PUT_BYTES] += append.wrote_bytes
+            counted += 1
+        if counted:
+            window.put_latency.record(elapsed_ns, counted)
 
     def on_get(self, group: str, topic: str, messages: int, size: int) -> None:
         """A pull of `group` found `messages` records of `topic`, `size` bytes stored."""
