@@ -15,19 +15,24 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.dict cimport PyDict_Next, PyDict_SetItem
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
-API_VERSION = 2
+API_VERSION = 3
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    int PyUnicode_IS_ASCII(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    void* PyUnicode_DATA(object text)
 
 # Set by configure(): the pure functions (the fallback), the command class and the enum tables.
 cdef object _pure_encode = None
 cdef object _pure_decode = None
 cdef object _command = None
+cdef SlotBuilder _command_builder = None  # RemotingCommand without its Python __init__, when it qualifies
 cdef object _languages_get = None
 cdef object _other = None
 cdef object _msgpack_type = None
@@ -36,8 +41,86 @@ cdef object _EMPTY = b""
 
 def configure(pure_encode, pure_decode, command, languages, other, msgpack_type):
     global _pure_encode, _pure_decode, _command, _languages_get, _other, _msgpack_type
+    global _command_builder
     _pure_encode, _pure_decode, _command = pure_encode, pure_decode, command
     _languages_get, _other, _msgpack_type = languages.get, other, msgpack_type
+    _command_builder = slot_builder(command)
+
+
+# -- instances of slotted dataclasses without their Python __init__ -------------------------------------
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char* name
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    object PyType_GenericAlloc(type t, Py_ssize_t n)
+
+cdef extern from "structmember.h":
+    int T_OBJECT_EX
+
+cdef enum:
+    MAX_SLOTS = 16
+
+
+cdef class SlotBuilder:
+    """`builder(*values)`: an instance of a slotted dataclass with every field given, in field order, exactly
+    what `cls(*values)` makes, without running the generated Python `__init__` (about half a microsecond
+    for the ten fields of a RemotingCommand): the object is allocated as object.__new__ does and each value
+    stored in its slot. Only made by slot_builder() for classes whose __init__ does nothing else."""
+
+    cdef type cls
+    cdef Py_ssize_t n
+    cdef Py_ssize_t offsets[MAX_SLOTS]
+
+    cdef object fill(self, tuple values):
+        cdef Py_ssize_t i
+        cdef PyObject* value
+        obj = PyType_GenericAlloc(self.cls, 0)  # zeroed slots, tracked by the GC as object.__new__'s
+        cdef char* base = <char*><PyObject*>obj
+        for i in range(self.n):
+            value = <PyObject*>values[i]
+            Py_INCREF(<object>value)
+            (<PyObject**>(base + self.offsets[i]))[0] = value
+        return obj
+
+    def __call__(self, *values):
+        if len(values) != self.n:
+            raise TypeError(f"{self.cls.__name__} builder takes {self.n} values, got {len(values)}")
+        return self.fill(values)
+
+
+def slot_builder(cls):
+    """A SlotBuilder for the dataclass `cls`, or None when `cls` is not one it can build exactly: a direct
+    subclass of object with __slots__ holding exactly its fields (object slots), no __post_init__, no
+    custom __new__, no default factories (frozen classes qualify: their __init__ stores each field through
+    object.__setattr__, as the builder stores it)."""
+    import dataclasses
+    import types
+
+    if type(cls) is not type or cls.__bases__ != (object,) or cls.__new__ is not object.__new__:
+        return None
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return None
+    names = [f.name for f in dataclasses.fields(cls)]
+    if tuple(cls.__dict__.get("__slots__", ())) != tuple(names) or not 0 < len(names) <= MAX_SLOTS:
+        return None
+    if any(f.default_factory is not dataclasses.MISSING or not f.init for f in dataclasses.fields(cls)):
+        return None
+    cdef SlotBuilder builder = SlotBuilder.__new__(SlotBuilder)
+    builder.cls = cls
+    builder.n = len(names)
+    cdef PyMemberDescrObject* descr
+    for i, name in enumerate(names):
+        member = cls.__dict__.get(name)
+        if type(member) is not types.MemberDescriptorType:
+            return None
+        descr = <PyMemberDescrObject*><PyObject*>member
+        if descr.d_member.type != T_OBJECT_EX:
+            return None
+        builder.offsets[i] = descr.d_member.offset
+    return builder
 
 
 class _Fallback(Exception):
@@ -80,6 +163,13 @@ cdef Py_ssize_t _map_len(Reader* r) except -1:
     raise _Fallback()
 
 
+cdef enum:
+    CACHED_MAX = 24  # the longest str the decoder keeps (ext keys are short; msg ids are 32 chars)
+    CACHE_SLOTS = 256  # a power of 2
+
+cdef PyObject* _strings[CACHE_SLOTS]  # ASCII strs by a hash of their bytes; NULL: empty (static: zeroed)
+
+
 cdef object _str(Reader* r):
     """A msgpack str (fixstr, str8/16/32) as a Python str; anything else is outside the subset."""
     _need(r, 1)
@@ -97,11 +187,26 @@ cdef object _str(Reader* r):
     else:
         raise _Fallback()
     _need(r, n)
+    cdef const uint8_t* s = r.p + r.pos
+    cdef Py_ssize_t slot = -1
+    cdef PyObject* known
+    if 0 < n <= CACHED_MAX:
+        # Keys and the short values that repeat (names, flags, "DefaultRegion") come back from the cache
+        # instead of a new str each: the same text, so the same value to every reader.
+        slot = (n * 31 + s[0] * 7 + s[n - 1] * 3 + s[n >> 1]) & (CACHE_SLOTS - 1)
+        known = _strings[slot]
+        if known is not NULL and PyUnicode_GET_LENGTH(<object>known) == n and memcmp(PyUnicode_DATA(<object>known), s, n) == 0:
+            r.pos += n
+            return <object>known
     try:
-        text = PyUnicode_DecodeUTF8(<const char*>(r.p + r.pos), n, NULL)
+        text = PyUnicode_DecodeUTF8(<const char*>s, n, NULL)
     except UnicodeDecodeError:
         raise _Fallback()
     r.pos += n
+    if slot >= 0 and PyUnicode_IS_ASCII(text):  # ASCII: its length in chars is n, its data the n bytes
+        Py_XDECREF(_strings[slot])
+        Py_INCREF(text)
+        _strings[slot] = <PyObject*>text
     return text
 
 
@@ -175,7 +280,10 @@ cdef object _decode(const uint8_t* p, Py_ssize_t n):
         or (remark is not None and type(remark) is not str)
     ):
         raise _Fallback()
-    return _command(code, _languages_get(language, _other), version, opaque, flag, remark, ext, _EMPTY, _msgpack_type, n)
+    values = (code, _languages_get(language, _other), version, opaque, flag, remark, ext, _EMPTY, _msgpack_type, n)
+    if _command_builder is not None:
+        return _command_builder.fill(values)
+    return _command(*values)
 
 
 def decode(data):
@@ -364,9 +472,6 @@ def encode(cmd):
 # -- typed header fields ---------------------------------------------------------------------------------
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
-    int PyUnicode_IS_ASCII(object text)
-    Py_ssize_t PyUnicode_GET_LENGTH(object text)
-    void* PyUnicode_DATA(object text)
 
 cdef int _STR = 0, _INT = 1, _BOOL = 2
 

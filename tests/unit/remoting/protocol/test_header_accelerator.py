@@ -179,3 +179,83 @@ def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(
         return tuple(getattr(h, name) for name in fields)
 
     assert decoded(compiled, ext) == decoded(typed, ext)
+
+
+def _every_field(obj: Any) -> tuple[Any, ...]:
+    import dataclasses
+
+    return tuple(getattr(obj, f.name) for f in dataclasses.fields(obj))
+
+
+@given(commands(), st.integers(0, 2**20))
+def test_the_slot_builder_makes_what_the_dataclass_makes(cmd: RemotingCommand, header_length: int) -> None:
+    import gc
+
+    builder = cheader.slot_builder(RemotingCommand)
+    assert builder is not None
+    values = (*_every_field(cmd)[:-1], header_length)
+    built, made = builder(*values), RemotingCommand(*values)
+    assert type(built) is RemotingCommand and built == made
+    assert _every_field(built) == _every_field(made)  # header_length too (not compared by ==)
+    assert all(a is b for a, b in zip(_every_field(built), values, strict=True))
+    assert gc.is_tracked(built)
+    built.opaque = 7  # an ordinary instance: its slots take new values
+    assert built.opaque == 7
+
+
+def test_the_slot_builder_keeps_its_values_alive_and_checks_its_arguments() -> None:
+    import sys
+
+    from rocketq.client.model import SendResult, SendStatus
+    from rocketq.common.message import MessageQueue
+
+    builder = cheader.slot_builder(SendResult)
+    ext = {"k": "v"}
+    before = sys.getrefcount(ext)
+    result = builder(SendStatus.SEND_OK, "id", "off", MessageQueue("t", "b", 1), 5, ext, "r", True)
+    assert sys.getrefcount(ext) == before + 1
+    del result
+    assert sys.getrefcount(ext) == before
+    with pytest.raises(TypeError, match="takes 8 values, got 2"):
+        builder(SendStatus.SEND_OK, "id")
+
+
+def test_classes_the_slot_builder_cannot_make_exactly_are_refused() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass
+    class NoSlots:
+        a: int
+
+    @dataclasses.dataclass(slots=True)
+    class PostInit:
+        a: int
+
+        def __post_init__(self) -> None:
+            self.a += 1
+
+    @dataclasses.dataclass(slots=True)
+    class Factory:
+        a: list[int] = dataclasses.field(default_factory=list)
+
+    @dataclasses.dataclass(slots=True)
+    class Base:
+        a: int
+
+    @dataclasses.dataclass(slots=True)
+    class Derived(Base):
+        b: int
+
+    for cls in (NoSlots, PostInit, Factory, Derived, int):
+        assert cheader.slot_builder(cls) is None, cls
+
+
+def test_short_strings_kept_by_the_decoder_come_back_right() -> None:
+    # Texts of one length sharing their first, middle and last bytes land in one slot of the decoder's
+    # string cache: each must still decode to itself, whichever was kept before.
+    texts = [f"a{c}{d}a" for c in "bcdefgh" for d in "xyz"] + ["é", "a", "ab", "x" * 24, "x" * 25]
+    for _ in range(3):
+        for text in texts:
+            cmd = RemotingCommand(1, ext_fields={text: text, "k": text}, serialize_type=SerializeType.MSGPACK)
+            back = cheader.decode(pure_encode(cmd))
+            assert back.ext_fields == {text: text, "k": text}
