@@ -24,6 +24,7 @@ API_VERSION = 3
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    long long PyLong_AsLongLongAndOverflow(object v, int* overflow) except? -1
     int PyUnicode_IS_ASCII(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
     void* PyUnicode_DATA(object text)
@@ -37,6 +38,9 @@ cdef object _languages_get = None
 cdef object _other = None
 cdef object _msgpack_type = None
 cdef object _EMPTY = b""
+cdef int _MSGPACK_TAG = 0x4D  # SerializeType.MSGPACK, the frame's serialize type byte
+# RemotingCommand's fields in order (SlotBuilder offsets are in this order).
+cdef tuple _COMMAND_FIELDS = ("code", "language", "version", "opaque", "flag", "remark", "ext_fields", "body", "serialize_type", "header_length")
 
 
 def configure(pure_encode, pure_decode, command, languages, other, msgpack_type):
@@ -395,31 +399,39 @@ cdef inline long long _small_int(object v) except? -1:
     # bool is an int the Packer writes as true/false: the pure path's business.
     if type(v) is not int and (not isinstance(v, int) or type(v) is bool):
         raise _Fallback()
-    cdef long long x
-    try:
-        x = v
-    except OverflowError:
-        raise _Fallback()
-    if not (-0x80000000 <= x < 0x100000000):
+    cdef int overflow = 0
+    cdef long long x = PyLong_AsLongLongAndOverflow(v, &overflow)
+    if overflow or not (-0x80000000 <= x < 0x100000000):
         raise _Fallback()
     return x
 
 
-cdef object _encode(cmd):
+cdef inline object _field(object cmd, Py_ssize_t i):
+    """Field i of a RemotingCommand (slot offsets from its SlotBuilder: no attribute lookup), or of
+    anything else that has the fields, by name."""
+    cdef PyObject* value
+    if type(cmd) is _command and _command_builder is not None:
+        value = (<PyObject**>((<char*><PyObject*>cmd) + _command_builder.offsets[i]))[0]
+        if value is not NULL:
+            return <object>value
+    return getattr(cmd, _COMMAND_FIELDS[i])  # a deleted slot: AttributeError, as the pure path's
+
+
+cdef object _encode(cmd, bint frame):
+    """The header; with `frame`, the whole frame: length, serialize type and header length, header, body."""
     cdef long long ints[5]
-    ints[0] = _small_int(cmd.code)
-    ints[1] = _small_int(cmd.language)
-    ints[2] = _small_int(cmd.version)
-    ints[3] = _small_int(cmd.opaque)
-    ints[4] = _small_int(cmd.flag)
-    remark = cmd.remark
-    ext = cmd.ext_fields
-    cdef Py_ssize_t size = 1 + 5 * 2, n, pos = 0, remark_n = 0, entries = 0
+    cdef int i
+    for i in range(5):  # code, language, version, opaque, flag
+        ints[i] = _small_int(_field(cmd, i))
+    remark = _field(cmd, 5)
+    ext = _field(cmd, 6)
+    cdef Py_ssize_t size = 1 + 5 * 2, n, pos = 0, remark_n = 0, entries = 0, body_n = 0
+    cdef Py_buffer body
+    cdef bint has_body = False
     cdef const char* remark_s = NULL
     cdef const char* s
     cdef PyObject* k
     cdef PyObject* v
-    cdef int i
     for i in range(5):
         size += _int_size(ints[i])
     if remark is not None:
@@ -439,8 +451,42 @@ cdef object _encode(cmd):
             size += _str_size(n)
             PyUnicode_AsUTF8AndSize(<object>v, &n)
             size += _str_size(n)
-    out_obj = PyBytes_FromStringAndSize(NULL, size)
-    cdef uint8_t* out = <uint8_t*>PyBytes_AS_STRING(out_obj)
+    if not frame:
+        out_obj = PyBytes_FromStringAndSize(NULL, size)
+        return _write(cmd, <uint8_t*>PyBytes_AS_STRING(out_obj), ints, remark, remark_s, remark_n, ext, entries, out_obj)
+    if size > 0xFFFFFF:  # the header length's 3 bytes
+        raise _Fallback()
+    body_obj = _field(cmd, 7)
+    if body_obj:  # as encode_frame's `if body`
+        try:
+            PyObject_GetBuffer(body_obj, &body, PyBUF_SIMPLE)
+        except Exception:  # not a contiguous buffer: the pure path says what is wrong
+            raise _Fallback()
+        has_body = True
+        body_n = body.len
+    try:
+        if 4 + size + body_n > 0x7FFFFFFF:
+            raise _Fallback()
+        out_obj = PyBytes_FromStringAndSize(NULL, 8 + size + body_n)
+        out = <uint8_t*>PyBytes_AS_STRING(out_obj)
+        _put_be(out, 4 + size + body_n, 4)
+        _put_be(out + 4, (<uint64_t>_MSGPACK_TAG << 24) | <uint64_t>size, 4)
+        _write(cmd, out + 8, ints, remark, remark_s, remark_n, ext, entries, out_obj)
+        if body_n:
+            memcpy(out + 8 + size, body.buf, body_n)
+    finally:
+        if has_body:
+            PyBuffer_Release(&body)
+    return out_obj
+
+
+cdef object _write(cmd, uint8_t* out, long long* ints, remark, const char* remark_s, Py_ssize_t remark_n,
+                   ext, Py_ssize_t entries, out_obj):
+    cdef Py_ssize_t n, pos = 0
+    cdef const char* s
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef int i
     out = _put_map(out, 5 + (remark is not None) + (ext is not None))
     cdef const char* names = b"clvof"
     for i in range(5):
@@ -452,7 +498,6 @@ cdef object _encode(cmd):
     if ext is not None:
         out = _put_str(out, b"x", 1)
         out = _put_map(out, entries)
-        pos = 0
         while PyDict_Next(ext, &pos, &k, &v):
             s = PyUnicode_AsUTF8AndSize(<object>k, &n)
             out = _put_str(out, s, n)
@@ -464,9 +509,19 @@ cdef object _encode(cmd):
 def encode(cmd):
     """MsgpackHeaderCodec.encode: the header bytes, exactly what msgpack's Packer writes for the map."""
     try:
-        return _encode(cmd)
+        return _encode(cmd, False)
     except (_Fallback, UnicodeEncodeError):
         return _pure_encode(cmd)
+
+
+def encode_frame(cmd):
+    """The whole frame of a command with a msgpack header (frame.encode_frame's bytes: length, type and
+    header length, header, body) in one buffer; None when the header is outside the compiled subset
+    (frame.encode_frame then builds it with the pure encoder)."""
+    try:
+        return _encode(cmd, True)
+    except (_Fallback, UnicodeEncodeError):
+        return None
 
 
 # -- typed header fields ---------------------------------------------------------------------------------

@@ -259,3 +259,42 @@ def test_short_strings_kept_by_the_decoder_come_back_right() -> None:
             cmd = RemotingCommand(1, ext_fields={text: text, "k": text}, serialize_type=SerializeType.MSGPACK)
             back = cheader.decode(pure_encode(cmd))
             assert back.ext_fields == {text: text, "k": text}
+
+
+@given(
+    commands(),
+    st.one_of(st.just(b""), st.binary(max_size=64), st.sampled_from([b"x" * 70000, "not bytes", None])),
+)
+def test_the_compiled_frame_is_the_frame_of_the_pure_encoder(cmd: RemotingCommand, body: Any) -> None:
+    import struct
+
+    from rocketq.remoting.protocol.frame import encode_frame
+
+    cmd.body = body
+    expected = outcome(pure_encode, cmd)
+    if expected[0] == "ok":
+        header = expected[1]
+        payload = body if isinstance(body, bytes) else b""
+        if len(header) <= 0xFFFFFF and not isinstance(body, str):
+            expected = (
+                "ok",
+                struct.pack(">iI", 4 + len(header) + len(payload), 0x4D << 24 | len(header))
+                + header
+                + payload,
+            )
+    compiled = cheader.encode_frame(cmd)
+    if compiled is not None:
+        assert ("ok", compiled) == expected
+    if expected[0] == "ok" and not isinstance(body, str):
+        assert encode_frame(cmd) == expected[1]  # the compiled frame or, outside its subset, the pure one
+    assert compiled is None or not isinstance(body, str)  # a body that is no buffer: the pure path's error
+
+
+def test_a_frame_reads_the_fields_of_any_command_object() -> None:
+    # A RemotingCommand's fields are read from their slots; a deleted one fails as the attribute would.
+    cmd = RemotingCommand(1, ext_fields={"a": "b"}, body=b"xy", serialize_type=SerializeType.MSGPACK)
+    frame = cheader.encode_frame(cmd)
+    assert frame == cheader.encode_frame(RemotingCommand(*_every_field(cmd)))
+    del cmd.remark
+    with pytest.raises(AttributeError):
+        cheader.encode_frame(cmd)
