@@ -114,6 +114,11 @@ class EncodedExt(dict[str, str]):
 
     json: str | None = None  # set by the builder once the map is complete
 
+    def holds_plain_strings(self) -> bool:
+        """True while the builder's promise holds (no change through the mapping's methods since): every
+        key and value a plain str, so a codec may skip checking them."""
+        return self.json is not None
+
     def __setitem__(self, key: str, value: str) -> None:
         self.json = None
         super().__setitem__(key, value)
@@ -156,6 +161,11 @@ class DeferredJsonExt(EncodedExt):
 
     def defer(self, make: Callable[..., str], *args: Any) -> None:
         self.__dict__["_make"] = (make, args)
+
+    def holds_plain_strings(self) -> bool:
+        # Without formatting the text: a mutator sets both to None.
+        state = self.__dict__
+        return state.get("_make") is not None or state.get("_text") is not None
 
     @property
     def json(self) -> str | None:

@@ -89,9 +89,10 @@ class MsgpackHeaderCodec:
         if type(language) is not LanguageCode and type(language) is not int:
             language = int(language)
         ext = cmd.ext_fields
-        # An EncodedExt with its text set holds plain str keys and values (its builder's promise): the
-        # check of every entry is skipped, as the JSON codec skips it (the producer's send header).
-        if ext is not None and not (type(ext) is EncodedExt and ext.json is not None):
+        # An EncodedExt with its text set (or deferred) holds plain str keys and values (its builder's
+        # promise): the check of every entry is skipped, as the JSON codec skips it (the producer's send
+        # header, whose JSON text is never formatted on a connection that agreed on msgpack).
+        if ext is not None and not (isinstance(ext, EncodedExt) and ext.holds_plain_strings()):
             for key, value in ext.items():  # ext_is_clean, inlined
                 if type(value) is not str or type(key) is not str:
                     ext = stringify_ext(ext)
