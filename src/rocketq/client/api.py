@@ -105,13 +105,9 @@ def pull_all_header(group: str, mq: MessageQueue, offset: int, max_nums: int) ->
     )
 
 
-def _fields(*values: Any) -> tuple[Any, ...]:
-    return values
-
-
 # SendMessageResponseHeader's rules (the same errors), its fields as a tuple: one object less per send.
 _decode_send_response = SendMessageResponseHeader.compile_decoder_into(
-    _fields, ("msg_id", "queue_id", "queue_offset", "transaction_id", "msg_region", "trace_on")
+    tuple, ("msg_id", "queue_id", "queue_offset", "transaction_id", "msg_region", "trace_on")
 )
 
 

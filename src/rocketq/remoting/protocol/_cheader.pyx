@@ -20,7 +20,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
-API_VERSION = 3
+API_VERSION = 4
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
@@ -594,4 +594,7 @@ cdef class FieldDecoder:
                     return self.fallback(ext)
                 number = number * 10 + (chars[j] - 48)
             values[i] = number
-        return self.build(*[values[k] for k in self.pick])
+        picked = [values[k] for k in self.pick]
+        if self.build is tuple:  # the values themselves (compile_decoder_into's `tuple`)
+            return tuple(picked)
+        return self.build(*picked)

@@ -167,6 +167,7 @@ def decoded(fn: Any, ext: Any) -> tuple[str, Any]:
 def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(
     ext: dict[str, Any] | None,
 ) -> None:
+    from rocketq.remoting.protocol.headers import base as header_base
     from rocketq.remoting.protocol.headers.send import SendMessageResponseHeader
 
     fields = ("msg_id", "queue_id", "queue_offset", "transaction_id", "msg_region", "trace_on")
@@ -179,6 +180,12 @@ def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(
         return tuple(getattr(h, name) for name in fields)
 
     assert decoded(compiled, ext) == decoded(typed, ext)
+    # `tuple` as the builder: the values themselves, compiled and pure alike.
+    as_tuple = SendMessageResponseHeader.compile_decoder_into(tuple, fields)
+    pure = header_base._compile_decoder(
+        SendMessageResponseHeader, SendMessageResponseHeader._codec().specs, (tuple, fields)
+    )
+    assert decoded(as_tuple, ext) == decoded(typed, ext) == decoded(lambda e: pure({} if e is None else e), ext)
 
 
 def _every_field(obj: Any) -> tuple[Any, ...]:
