@@ -185,7 +185,9 @@ def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(
     pure = header_base._compile_decoder(
         SendMessageResponseHeader, SendMessageResponseHeader._codec().specs, (tuple, fields)
     )
-    assert decoded(as_tuple, ext) == decoded(typed, ext) == decoded(lambda e: pure({} if e is None else e), ext)
+    assert (
+        decoded(as_tuple, ext) == decoded(typed, ext) == decoded(lambda e: pure({} if e is None else e), ext)
+    )
 
 
 def _every_field(obj: Any) -> tuple[Any, ...]:
