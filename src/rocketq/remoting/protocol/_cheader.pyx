@@ -15,29 +15,116 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.dict cimport PyDict_Next, PyDict_SetItem
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
-API_VERSION = 2
+API_VERSION = 4
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    long long PyLong_AsLongLongAndOverflow(object v, int* overflow) except? -1
+    int PyUnicode_IS_ASCII(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    void* PyUnicode_DATA(object text)
 
 # Set by configure(): the pure functions (the fallback), the command class and the enum tables.
 cdef object _pure_encode = None
 cdef object _pure_decode = None
 cdef object _command = None
+cdef SlotBuilder _command_builder = None  # RemotingCommand without its Python __init__, when it qualifies
 cdef object _languages_get = None
 cdef object _other = None
 cdef object _msgpack_type = None
 cdef object _EMPTY = b""
+cdef int _MSGPACK_TAG = 0x4D  # SerializeType.MSGPACK, the frame's serialize type byte
+# RemotingCommand's fields in order (SlotBuilder offsets are in this order).
+cdef tuple _COMMAND_FIELDS = ("code", "language", "version", "opaque", "flag", "remark", "ext_fields", "body", "serialize_type", "header_length")
 
 
 def configure(pure_encode, pure_decode, command, languages, other, msgpack_type):
     global _pure_encode, _pure_decode, _command, _languages_get, _other, _msgpack_type
+    global _command_builder
     _pure_encode, _pure_decode, _command = pure_encode, pure_decode, command
     _languages_get, _other, _msgpack_type = languages.get, other, msgpack_type
+    _command_builder = slot_builder(command)
+
+
+# -- instances of slotted dataclasses without their Python __init__ -------------------------------------
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char* name
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    object PyType_GenericAlloc(type t, Py_ssize_t n)
+
+cdef extern from "structmember.h":
+    int T_OBJECT_EX
+
+cdef enum:
+    MAX_SLOTS = 16
+
+
+cdef class SlotBuilder:
+    """`builder(*values)`: an instance of a slotted dataclass with every field given, in field order, exactly
+    what `cls(*values)` makes, without running the generated Python `__init__` (about half a microsecond
+    for the ten fields of a RemotingCommand): the object is allocated as object.__new__ does and each value
+    stored in its slot. Only made by slot_builder() for classes whose __init__ does nothing else."""
+
+    cdef type cls
+    cdef Py_ssize_t n
+    cdef Py_ssize_t offsets[MAX_SLOTS]
+
+    cdef object fill(self, tuple values):
+        cdef Py_ssize_t i
+        cdef PyObject* value
+        obj = PyType_GenericAlloc(self.cls, 0)  # zeroed slots, tracked by the GC as object.__new__'s
+        cdef char* base = <char*><PyObject*>obj
+        for i in range(self.n):
+            value = <PyObject*>values[i]
+            Py_INCREF(<object>value)
+            (<PyObject**>(base + self.offsets[i]))[0] = value
+        return obj
+
+    def __call__(self, *values):
+        if len(values) != self.n:
+            raise TypeError(f"{self.cls.__name__} builder takes {self.n} values, got {len(values)}")
+        return self.fill(values)
+
+
+def slot_builder(cls):
+    """A SlotBuilder for the dataclass `cls`, or None when `cls` is not one it can build exactly: a direct
+    subclass of object with __slots__ holding exactly its fields (object slots), no __post_init__, no
+    custom __new__, no default factories (frozen classes qualify: their __init__ stores each field through
+    object.__setattr__, as the builder stores it)."""
+    import dataclasses
+    import types
+
+    if type(cls) is not type or cls.__bases__ != (object,) or cls.__new__ is not object.__new__:
+        return None
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return None
+    names = [f.name for f in dataclasses.fields(cls)]
+    if tuple(cls.__dict__.get("__slots__", ())) != tuple(names) or not 0 < len(names) <= MAX_SLOTS:
+        return None
+    if any(f.default_factory is not dataclasses.MISSING or not f.init for f in dataclasses.fields(cls)):
+        return None
+    cdef SlotBuilder builder = SlotBuilder.__new__(SlotBuilder)
+    builder.cls = cls
+    builder.n = len(names)
+    cdef PyMemberDescrObject* descr
+    for i, name in enumerate(names):
+        member = cls.__dict__.get(name)
+        if type(member) is not types.MemberDescriptorType:
+            return None
+        descr = <PyMemberDescrObject*><PyObject*>member
+        if descr.d_member.type != T_OBJECT_EX:
+            return None
+        builder.offsets[i] = descr.d_member.offset
+    return builder
 
 
 class _Fallback(Exception):
@@ -80,6 +167,13 @@ cdef Py_ssize_t _map_len(Reader* r) except -1:
     raise _Fallback()
 
 
+cdef enum:
+    CACHED_MAX = 24  # the longest str the decoder keeps (ext keys are short; msg ids are 32 chars)
+    CACHE_SLOTS = 256  # a power of 2
+
+cdef PyObject* _strings[CACHE_SLOTS]  # ASCII strs by a hash of their bytes; NULL: empty (static: zeroed)
+
+
 cdef object _str(Reader* r):
     """A msgpack str (fixstr, str8/16/32) as a Python str; anything else is outside the subset."""
     _need(r, 1)
@@ -97,11 +191,26 @@ cdef object _str(Reader* r):
     else:
         raise _Fallback()
     _need(r, n)
+    cdef const uint8_t* s = r.p + r.pos
+    cdef Py_ssize_t slot = -1
+    cdef PyObject* known
+    if 0 < n <= CACHED_MAX:
+        # Keys and the short values that repeat (names, flags, "DefaultRegion") come back from the cache
+        # instead of a new str each: the same text, so the same value to every reader.
+        slot = (n * 31 + s[0] * 7 + s[n - 1] * 3 + s[n >> 1]) & (CACHE_SLOTS - 1)
+        known = _strings[slot]
+        if known is not NULL and PyUnicode_GET_LENGTH(<object>known) == n and memcmp(PyUnicode_DATA(<object>known), s, n) == 0:
+            r.pos += n
+            return <object>known
     try:
-        text = PyUnicode_DecodeUTF8(<const char*>(r.p + r.pos), n, NULL)
+        text = PyUnicode_DecodeUTF8(<const char*>s, n, NULL)
     except UnicodeDecodeError:
         raise _Fallback()
     r.pos += n
+    if slot >= 0 and PyUnicode_IS_ASCII(text):  # ASCII: its length in chars is n, its data the n bytes
+        Py_XDECREF(_strings[slot])
+        Py_INCREF(text)
+        _strings[slot] = <PyObject*>text
     return text
 
 
@@ -175,7 +284,10 @@ cdef object _decode(const uint8_t* p, Py_ssize_t n):
         or (remark is not None and type(remark) is not str)
     ):
         raise _Fallback()
-    return _command(code, _languages_get(language, _other), version, opaque, flag, remark, ext, _EMPTY, _msgpack_type, n)
+    values = (code, _languages_get(language, _other), version, opaque, flag, remark, ext, _EMPTY, _msgpack_type, n)
+    if _command_builder is not None:
+        return _command_builder.fill(values)
+    return _command(*values)
 
 
 def decode(data):
@@ -287,31 +399,39 @@ cdef inline long long _small_int(object v) except? -1:
     # bool is an int the Packer writes as true/false: the pure path's business.
     if type(v) is not int and (not isinstance(v, int) or type(v) is bool):
         raise _Fallback()
-    cdef long long x
-    try:
-        x = v
-    except OverflowError:
-        raise _Fallback()
-    if not (-0x80000000 <= x < 0x100000000):
+    cdef int overflow = 0
+    cdef long long x = PyLong_AsLongLongAndOverflow(v, &overflow)
+    if overflow or not (-0x80000000 <= x < 0x100000000):
         raise _Fallback()
     return x
 
 
-cdef object _encode(cmd):
+cdef inline object _field(object cmd, Py_ssize_t i):
+    """Field i of a RemotingCommand (slot offsets from its SlotBuilder: no attribute lookup), or of
+    anything else that has the fields, by name."""
+    cdef PyObject* value
+    if type(cmd) is _command and _command_builder is not None:
+        value = (<PyObject**>((<char*><PyObject*>cmd) + _command_builder.offsets[i]))[0]
+        if value is not NULL:
+            return <object>value
+    return getattr(cmd, _COMMAND_FIELDS[i])  # a deleted slot: AttributeError, as the pure path's
+
+
+cdef object _encode(cmd, bint frame):
+    """The header; with `frame`, the whole frame: length, serialize type and header length, header, body."""
     cdef long long ints[5]
-    ints[0] = _small_int(cmd.code)
-    ints[1] = _small_int(cmd.language)
-    ints[2] = _small_int(cmd.version)
-    ints[3] = _small_int(cmd.opaque)
-    ints[4] = _small_int(cmd.flag)
-    remark = cmd.remark
-    ext = cmd.ext_fields
-    cdef Py_ssize_t size = 1 + 5 * 2, n, pos = 0, remark_n = 0, entries = 0
+    cdef int i
+    for i in range(5):  # code, language, version, opaque, flag
+        ints[i] = _small_int(_field(cmd, i))
+    remark = _field(cmd, 5)
+    ext = _field(cmd, 6)
+    cdef Py_ssize_t size = 1 + 5 * 2, n, pos = 0, remark_n = 0, entries = 0, body_n = 0
+    cdef Py_buffer body
+    cdef bint has_body = False
     cdef const char* remark_s = NULL
     cdef const char* s
     cdef PyObject* k
     cdef PyObject* v
-    cdef int i
     for i in range(5):
         size += _int_size(ints[i])
     if remark is not None:
@@ -331,8 +451,42 @@ cdef object _encode(cmd):
             size += _str_size(n)
             PyUnicode_AsUTF8AndSize(<object>v, &n)
             size += _str_size(n)
-    out_obj = PyBytes_FromStringAndSize(NULL, size)
-    cdef uint8_t* out = <uint8_t*>PyBytes_AS_STRING(out_obj)
+    if not frame:
+        out_obj = PyBytes_FromStringAndSize(NULL, size)
+        return _write(cmd, <uint8_t*>PyBytes_AS_STRING(out_obj), ints, remark, remark_s, remark_n, ext, entries, out_obj)
+    if size > 0xFFFFFF:  # the header length's 3 bytes
+        raise _Fallback()
+    body_obj = _field(cmd, 7)
+    if body_obj:  # as encode_frame's `if body`
+        try:
+            PyObject_GetBuffer(body_obj, &body, PyBUF_SIMPLE)
+        except Exception:  # not a contiguous buffer: the pure path says what is wrong
+            raise _Fallback()
+        has_body = True
+        body_n = body.len
+    try:
+        if 4 + size + body_n > 0x7FFFFFFF:
+            raise _Fallback()
+        out_obj = PyBytes_FromStringAndSize(NULL, 8 + size + body_n)
+        out = <uint8_t*>PyBytes_AS_STRING(out_obj)
+        _put_be(out, 4 + size + body_n, 4)
+        _put_be(out + 4, (<uint64_t>_MSGPACK_TAG << 24) | <uint64_t>size, 4)
+        _write(cmd, out + 8, ints, remark, remark_s, remark_n, ext, entries, out_obj)
+        if body_n:
+            memcpy(out + 8 + size, body.buf, body_n)
+    finally:
+        if has_body:
+            PyBuffer_Release(&body)
+    return out_obj
+
+
+cdef object _write(cmd, uint8_t* out, long long* ints, remark, const char* remark_s, Py_ssize_t remark_n,
+                   ext, Py_ssize_t entries, out_obj):
+    cdef Py_ssize_t n, pos = 0
+    cdef const char* s
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef int i
     out = _put_map(out, 5 + (remark is not None) + (ext is not None))
     cdef const char* names = b"clvof"
     for i in range(5):
@@ -344,7 +498,6 @@ cdef object _encode(cmd):
     if ext is not None:
         out = _put_str(out, b"x", 1)
         out = _put_map(out, entries)
-        pos = 0
         while PyDict_Next(ext, &pos, &k, &v):
             s = PyUnicode_AsUTF8AndSize(<object>k, &n)
             out = _put_str(out, s, n)
@@ -356,17 +509,24 @@ cdef object _encode(cmd):
 def encode(cmd):
     """MsgpackHeaderCodec.encode: the header bytes, exactly what msgpack's Packer writes for the map."""
     try:
-        return _encode(cmd)
+        return _encode(cmd, False)
     except (_Fallback, UnicodeEncodeError):
         return _pure_encode(cmd)
+
+
+def encode_frame(cmd):
+    """The whole frame of a command with a msgpack header (frame.encode_frame's bytes: length, type and
+    header length, header, body) in one buffer; None when the header is outside the compiled subset
+    (frame.encode_frame then builds it with the pure encoder)."""
+    try:
+        return _encode(cmd, True)
+    except (_Fallback, UnicodeEncodeError):
+        return None
 
 
 # -- typed header fields ---------------------------------------------------------------------------------
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
-    int PyUnicode_IS_ASCII(object text)
-    Py_ssize_t PyUnicode_GET_LENGTH(object text)
-    void* PyUnicode_DATA(object text)
 
 cdef int _STR = 0, _INT = 1, _BOOL = 2
 
@@ -434,4 +594,7 @@ cdef class FieldDecoder:
                     return self.fallback(ext)
                 number = number * 10 + (chars[j] - 48)
             values[i] = number
-        return self.build(*[values[k] for k in self.pick])
+        picked = [values[k] for k in self.pick]
+        if self.build is tuple:  # the values themselves (compile_decoder_into's `tuple`)
+            return tuple(picked)
+        return self.build(*picked)

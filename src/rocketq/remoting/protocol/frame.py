@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import struct
 
+from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.compiled import cheader
 from rocketq.remoting.protocol.errors import FrameError
 from rocketq.remoting.protocol.header_codec import HEADER_CODECS, codec_for
 from rocketq.remoting.protocol.large_frame import COLLECT_ABOVE_BYTES, PREFIX_BYTES, LargeFrame
@@ -27,6 +29,10 @@ _codecs_get = HEADER_CODECS.get
 _pack_head = _HEAD.pack
 _unpack_head = _HEAD.unpack_from
 _join = b"".join
+_MSGPACK = SerializeType.MSGPACK
+# The compiled whole-frame writer for msgpack headers (None without the accelerator): length, tag,
+# header and body written into one buffer, the header's fields read from the command's slots.
+_compiled_frame = None if cheader is None else cheader.encode_frame
 
 
 def encode_frame_parts(cmd: RemotingCommand) -> tuple[bytes, bytes]:
@@ -43,6 +49,10 @@ def encode_frame(cmd: RemotingCommand) -> bytes:
     One buffer, built with one copy of the header and body (no intermediate prefix+header object).
     """
     st = cmd.serialize_type
+    if st == _MSGPACK and _compiled_frame is not None:
+        frame: bytes | None = _compiled_frame(cmd)
+        if frame is not None:
+            return frame
     header = (_codecs_get(st) or codec_for(st)).encode(cmd)
     body = cmd.body
     if body:

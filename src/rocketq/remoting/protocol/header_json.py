@@ -23,6 +23,7 @@ from typing import Any
 
 from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.compiled import constructor
 from rocketq.remoting.protocol.errors import HeaderDecodeError
 
 Buffer = bytes | bytearray | memoryview
@@ -63,6 +64,8 @@ _decode_json: Callable[[str], Any] = _JSON_DECODER.decode
 _scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_JSON_DECODER)  # type: ignore[arg-type]
 
 _JSON = SerializeType.JSON  # an enum member read through its class costs a descriptor call
+# Every field given: without the dataclass's Python __init__ when compiled (rocketq.remoting.protocol.compiled).
+_new_command = constructor(RemotingCommand)
 _LANGUAGE_NAMES: dict[int, str] = {member: member.name for member in LanguageCode}
 _LANGUAGE_BY_NAME: dict[str, LanguageCode] = {member.name: member for member in LanguageCode}
 
@@ -111,6 +114,11 @@ class EncodedExt(dict[str, str]):
 
     json: str | None = None  # set by the builder once the map is complete
 
+    def holds_plain_strings(self) -> bool:
+        """True while the builder's promise holds (no change through the mapping's methods since): every
+        key and value a plain str, so a codec may skip checking them."""
+        return self.json is not None
+
     def __setitem__(self, key: str, value: str) -> None:
         self.json = None
         super().__setitem__(key, value)
@@ -153,6 +161,11 @@ class DeferredJsonExt(EncodedExt):
 
     def defer(self, make: Callable[..., str], *args: Any) -> None:
         self.__dict__["_make"] = (make, args)
+
+    def holds_plain_strings(self) -> bool:
+        # Without formatting the text: a mutator sets both to None.
+        state = self.__dict__
+        return state.get("_make") is not None or state.get("_text") is not None
 
     @property
     def json(self) -> str | None:
@@ -247,7 +260,7 @@ class JsonHeaderCodec:
                 raise HeaderDecodeError("JSON header field 'extFields' is not an object")
             if not ext_is_clean(ext):
                 ext = stringify_ext(ext)
-        return RemotingCommand(code, language, version, opaque, flag, remark, ext, b"", _JSON, len(data))
+        return _new_command(code, language, version, opaque, flag, remark, ext, b"", _JSON, len(data))
 
 
 JSON_CODEC = JsonHeaderCodec()

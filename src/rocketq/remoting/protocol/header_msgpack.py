@@ -27,9 +27,9 @@ from typing import Any
 
 import msgpack
 
-from rocketq.common.record.accel import load_extension
 from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.compiled import cheader
 from rocketq.remoting.protocol.errors import HeaderDecodeError
 from rocketq.remoting.protocol.header_json import EncodedExt, ext_is_clean, ext_value_to_str, stringify_ext
 
@@ -89,9 +89,10 @@ class MsgpackHeaderCodec:
         if type(language) is not LanguageCode and type(language) is not int:
             language = int(language)
         ext = cmd.ext_fields
-        # An EncodedExt with its text set holds plain str keys and values (its builder's promise): the
-        # check of every entry is skipped, as the JSON codec skips it (the producer's send header).
-        if ext is not None and not (type(ext) is EncodedExt and ext.json is not None):
+        # An EncodedExt with its text set (or deferred) holds plain str keys and values (its builder's
+        # promise): the check of every entry is skipped, as the JSON codec skips it (the producer's send
+        # header, whose JSON text is never formatted on a connection that agreed on msgpack).
+        if ext is not None and not (isinstance(ext, EncodedExt) and ext.holds_plain_strings()):
             for key, value in ext.items():  # ext_is_clean, inlined
                 if type(value) is not str or type(key) is not str:
                     ext = stringify_ext(ext)
@@ -165,13 +166,8 @@ class MsgpackHeaderCodec:
 
 encode_py = MsgpackHeaderCodec.encode
 decode_py = MsgpackHeaderCodec.decode
-CHEADER_API_VERSION = 2  # _cheader.pyx's, raised when its functions change
-
-
-def _load_compiled() -> Any:
-    """The compiled twin (_cheader, built from _cheader.pyx), unless ROCKETQ_NO_EXTENSIONS is set or it
-    was not built."""
-    return load_extension("rocketq.remoting.protocol._cheader", CHEADER_API_VERSION)
+# The compiled twin (_cheader, built from _cheader.pyx), unless ROCKETQ_NO_EXTENSIONS is set or it was not built.
+compiled = cheader
 
 
 MSGPACK_CODEC = MsgpackHeaderCodec()
@@ -186,7 +182,6 @@ def configure_compiled(module: Any) -> None:
     )  # fmt: skip
 
 
-compiled = _load_compiled()
 if compiled is not None:
     configure_compiled(compiled)
     MsgpackHeaderCodec.encode = staticmethod(compiled.encode)  # type: ignore[method-assign]

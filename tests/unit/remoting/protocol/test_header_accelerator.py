@@ -167,6 +167,7 @@ def decoded(fn: Any, ext: Any) -> tuple[str, Any]:
 def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(
     ext: dict[str, Any] | None,
 ) -> None:
+    from rocketq.remoting.protocol.headers import base as header_base
     from rocketq.remoting.protocol.headers.send import SendMessageResponseHeader
 
     fields = ("msg_id", "queue_id", "queue_offset", "transaction_id", "msg_region", "trace_on")
@@ -179,3 +180,130 @@ def test_the_compiled_field_decoder_gives_the_typed_headers_values_and_errors(
         return tuple(getattr(h, name) for name in fields)
 
     assert decoded(compiled, ext) == decoded(typed, ext)
+    # `tuple` as the builder: the values themselves, compiled and pure alike.
+    as_tuple = SendMessageResponseHeader.compile_decoder_into(tuple, fields)
+    pure = header_base._compile_decoder(
+        SendMessageResponseHeader, SendMessageResponseHeader._codec().specs, (tuple, fields)
+    )
+    assert (
+        decoded(as_tuple, ext) == decoded(typed, ext) == decoded(lambda e: pure({} if e is None else e), ext)
+    )
+
+
+def _every_field(obj: Any) -> tuple[Any, ...]:
+    import dataclasses
+
+    return tuple(getattr(obj, f.name) for f in dataclasses.fields(obj))
+
+
+@given(commands(), st.integers(0, 2**20))
+def test_the_slot_builder_makes_what_the_dataclass_makes(cmd: RemotingCommand, header_length: int) -> None:
+    import gc
+
+    builder = cheader.slot_builder(RemotingCommand)
+    assert builder is not None
+    values = (*_every_field(cmd)[:-1], header_length)
+    built, made = builder(*values), RemotingCommand(*values)
+    assert type(built) is RemotingCommand and built == made
+    assert _every_field(built) == _every_field(made)  # header_length too (not compared by ==)
+    assert all(a is b for a, b in zip(_every_field(built), values, strict=True))
+    assert gc.is_tracked(built)
+    built.opaque = 7  # an ordinary instance: its slots take new values
+    assert built.opaque == 7
+
+
+def test_the_slot_builder_keeps_its_values_alive_and_checks_its_arguments() -> None:
+    import sys
+
+    from rocketq.client.model import SendResult, SendStatus
+    from rocketq.common.message import MessageQueue
+
+    builder = cheader.slot_builder(SendResult)
+    ext = {"k": "v"}
+    before = sys.getrefcount(ext)
+    result = builder(SendStatus.SEND_OK, "id", "off", MessageQueue("t", "b", 1), 5, ext, "r", True)
+    assert sys.getrefcount(ext) == before + 1
+    del result
+    assert sys.getrefcount(ext) == before
+    with pytest.raises(TypeError, match="takes 8 values, got 2"):
+        builder(SendStatus.SEND_OK, "id")
+
+
+def test_classes_the_slot_builder_cannot_make_exactly_are_refused() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass
+    class NoSlots:
+        a: int
+
+    @dataclasses.dataclass(slots=True)
+    class PostInit:
+        a: int
+
+        def __post_init__(self) -> None:
+            self.a += 1
+
+    @dataclasses.dataclass(slots=True)
+    class Factory:
+        a: list[int] = dataclasses.field(default_factory=list)
+
+    @dataclasses.dataclass(slots=True)
+    class Base:
+        a: int
+
+    @dataclasses.dataclass(slots=True)
+    class Derived(Base):
+        b: int
+
+    for cls in (NoSlots, PostInit, Factory, Derived, int):
+        assert cheader.slot_builder(cls) is None, cls
+
+
+def test_short_strings_kept_by_the_decoder_come_back_right() -> None:
+    # Texts of one length sharing their first, middle and last bytes land in one slot of the decoder's
+    # string cache: each must still decode to itself, whichever was kept before.
+    texts = [f"a{c}{d}a" for c in "bcdefgh" for d in "xyz"] + ["é", "a", "ab", "x" * 24, "x" * 25]
+    for _ in range(3):
+        for text in texts:
+            cmd = RemotingCommand(1, ext_fields={text: text, "k": text}, serialize_type=SerializeType.MSGPACK)
+            back = cheader.decode(pure_encode(cmd))
+            assert back.ext_fields == {text: text, "k": text}
+
+
+@given(
+    commands(),
+    st.one_of(st.just(b""), st.binary(max_size=64), st.sampled_from([b"x" * 70000, "not bytes", None])),
+)
+def test_the_compiled_frame_is_the_frame_of_the_pure_encoder(cmd: RemotingCommand, body: Any) -> None:
+    import struct
+
+    from rocketq.remoting.protocol.frame import encode_frame
+
+    cmd.body = body
+    expected = outcome(pure_encode, cmd)
+    if expected[0] == "ok":
+        header = expected[1]
+        payload = body if isinstance(body, bytes) else b""
+        if len(header) <= 0xFFFFFF and not isinstance(body, str):
+            expected = (
+                "ok",
+                struct.pack(">iI", 4 + len(header) + len(payload), 0x4D << 24 | len(header))
+                + header
+                + payload,
+            )
+    compiled = cheader.encode_frame(cmd)
+    if compiled is not None:
+        assert ("ok", compiled) == expected
+    if expected[0] == "ok" and not isinstance(body, str):
+        assert encode_frame(cmd) == expected[1]  # the compiled frame or, outside its subset, the pure one
+    assert compiled is None or not isinstance(body, str)  # a body that is no buffer: the pure path's error
+
+
+def test_a_frame_reads_the_fields_of_any_command_object() -> None:
+    # A RemotingCommand's fields are read from their slots; a deleted one fails as the attribute would.
+    cmd = RemotingCommand(1, ext_fields={"a": "b"}, body=b"xy", serialize_type=SerializeType.MSGPACK)
+    frame = cheader.encode_frame(cmd)
+    assert frame == cheader.encode_frame(RemotingCommand(*_every_field(cmd)))
+    del cmd.remark
+    with pytest.raises(AttributeError):
+        cheader.encode_frame(cmd)

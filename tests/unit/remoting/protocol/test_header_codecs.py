@@ -344,3 +344,26 @@ def test_random_garbage_only_ever_raises_header_decode_error(serialize_type: Ser
             cmd.ext_fields is None
             or all(isinstance(k, str) and isinstance(v, str) for k, v in cmd.ext_fields.items())
         )
+
+
+def test_msgpack_packs_a_deferred_json_header_without_formatting_its_text() -> None:
+    from rocketq.remoting.protocol import header_msgpack
+    from rocketq.remoting.protocol.header_json import DeferredJsonExt
+
+    made: list[int] = []
+
+    def make() -> str:
+        made.append(1)
+        return '{"a":"1"}'
+
+    ext = DeferredJsonExt({"a": "1", "b": "x"})
+    ext.defer(make)
+    assert ext.holds_plain_strings()
+    cmd = RemotingCommand(10, ext_fields=ext, serialize_type=SerializeType.MSGPACK)
+    plain = RemotingCommand(10, ext_fields={"a": "1", "b": "x"}, serialize_type=SerializeType.MSGPACK)
+    codec = header_msgpack.MSGPACK_CODEC
+    assert header_msgpack.encode_py(codec, cmd) == header_msgpack.encode_py(codec, plain)
+    assert codec.encode(cmd) == codec.encode(plain) and made == []
+    ext["c"] = 5  # type: ignore[assignment]  # a change through the mapping: every value checked again
+    assert not ext.holds_plain_strings()
+    assert msgpack.unpackb(header_msgpack.encode_py(codec, cmd))["x"] == {"a": "1", "b": "x", "c": "5"}

@@ -201,7 +201,9 @@ def _compile_decoder(
     else:  # hand the chosen values to `build` instead of constructing the header
         env["build"] = build[0]
         by_attr = {spec.attr: value for spec, value in zip(specs, values, strict=True)}
-        lines.append(f"    return build({', '.join(by_attr[attr] for attr in build[1])})")
+        picked = ", ".join(by_attr[attr] for attr in build[1])
+        # build `tuple`: the values themselves, as a tuple (no call)
+        lines.append(f"    return ({picked},)" if build[0] is tuple else f"    return build({picked})")
     exec("\n".join(lines), env)  # generated from the class's own field specs
     return typing.cast(Callable[[Mapping[str, str]], Any], env["decode"])
 
@@ -280,7 +282,8 @@ class CommandHeader:
     ) -> Callable[[Mapping[str, str] | None], T]:
         """A decoder with this header's rules (required fields, parsers, the same errors, checked in field
         order) that returns `build(*values of attrs)` instead of a header instance: for a hot path that
-        keeps its own record of a few fields (one object built instead of two)."""
+        keeps its own record of a few fields (one object built instead of two). `build` may be `tuple`:
+        the values of attrs as a tuple, made without a call."""
         unknown = set(attrs) - {spec.attr for spec in cls._codec().specs}
         if unknown:
             raise TypeError(f"{cls.__name__} has no fields {sorted(unknown)}")
