@@ -20,6 +20,7 @@ with. Deviations, so that a burst of puts cannot fill the disk between two check
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -47,12 +48,22 @@ NEAR_CHECK_INTERVAL_S = 0.01
 
 
 def disk_used_ratio(path: Path) -> float:
-    """Used / total of the file system holding `path` (0.0 - 1.0); -1 when it cannot be read."""
+    """How full the file system holding `path` is (0.0 - 1.0), as Java counts it; -1 when unknown.
+
+    Java's UtilAll.getDiskPartitionSpaceUsedPercent: used / (used + usable), with used = total - free
+    (File.getFreeSpace, statvfs f_bfree) and usable = File.getUsableSpace (f_bavail): the Use% of `df`.
+    Blocks reserved for root count neither as used nor as usable. (total - usable) / total instead counts
+    them as used: 5 points fuller on a default ext4, and far more on a file system whose reserve is large,
+    where the cleanup's forcible ratio (85 %) then deletes commit-log files that Java would keep. Java
+    also rounds up to whole percents; the ratio here is not rounded.
+    """
     try:
-        usage = shutil.disk_usage(path)
+        st = os.statvfs(path)
     except OSError:
         return -1.0
-    return (usage.total - usage.free) / usage.total if usage.total else -1.0
+    used = (st.f_blocks - st.f_bfree) * st.f_frsize
+    entire = used + st.f_bavail * st.f_frsize
+    return used / entire if st.f_blocks > 0 and entire > 0 else -1.0
 
 
 def disk_free_bytes(path: Path) -> int:

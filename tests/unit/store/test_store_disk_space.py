@@ -13,7 +13,12 @@ import pytest
 
 from rocketq.store.config import MessageStoreConfig
 from rocketq.store.consume_queue import ConsumeQueue, encode_unit, find_written_end
-from rocketq.store.disk_space import REFUSAL_LOG_EVERY, SERVICE_NOT_AVAILABLE_REMARK, DiskSpace
+from rocketq.store.disk_space import (
+    REFUSAL_LOG_EVERY,
+    SERVICE_NOT_AVAILABLE_REMARK,
+    DiskSpace,
+    disk_used_ratio,
+)
 from rocketq.store.flush import flush_queues
 from rocketq.store.index_file import IndexFile
 from rocketq.store.mapped_file import MappedFile, read_range
@@ -233,3 +238,23 @@ async def test_a_recovery_with_no_room_for_the_queues_starts_serving_reads_and_d
     assert read_all(again, "TopicA", 0) == before and again.dispatch_behind_bytes() == 0
     result = await again.put_message(message())
     assert result.is_ok and result.append is not None and result.append.logical_offset == 30
+
+
+def test_the_used_ratio_is_java_s_and_df_s_blocks_reserved_for_root_count_neither_way(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+
+    class Vfs:  # 1000 blocks of 4 KiB: 300 free of which 250 usable by others, 50 reserved for root
+        f_frsize, f_blocks, f_bfree, f_bavail = 4096, 1000, 300, 250
+
+    monkeypatch.setattr(os, "statvfs", lambda path: Vfs)
+    # Java UtilAll.getDiskPartitionSpaceUsedPercent: used = 700, used + usable = 950 (df's Use%),
+    # not (total - usable) / total = 0.75, which would count the reserve as used
+    assert disk_used_ratio(tmp_path) == pytest.approx(700 / 950)
+
+    def refused(path: object) -> None:
+        raise OSError(errno.ENOENT, "gone")
+
+    monkeypatch.setattr(os, "statvfs", refused)
+    assert disk_used_ratio(tmp_path) == -1.0
