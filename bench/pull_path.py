@@ -15,7 +15,6 @@ round is one pass over the backlog by a fresh group). The transport is left out 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import statistics
 import time
@@ -26,6 +25,8 @@ from send_path import batch_frames
 from rocketq.remoting.protocol.codes import RequestCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
+from rocketq.remoting.transport.loops import run
+from rocketq.testing.waiting import wait_for
 
 QUEUES = 4
 SYS_FLAG = 0x1 | 0x2 | 0x4  # FLAG_COMMIT_OFFSET | FLAG_SUSPEND | FLAG_SUBSCRIPTION
@@ -50,7 +51,12 @@ async def main(count: int, batch: int, rounds: int) -> None:
             resp = await send.process_request(conn, decode_frame_payload(frame))
             assert resp is not None and resp.code == 0, resp
         per_queue = count // 100 // QUEUES * 100
-        await asyncio.sleep(0.5)
+        store = broker.store
+        await wait_for(  # the consume queues are written by the store's dispatch, after the puts
+            lambda: all(store.get_max_offset_in_queue("BenchTopic", q) >= per_queue for q in range(QUEUES)),
+            timeout_s=30,
+            what=f"{per_queue} units in each of the {QUEUES} consume queues",
+        )
         figures = []
         for r in range(rounds + 1):
             group = f"bench_pull_{r}"
@@ -82,9 +88,4 @@ if __name__ == "__main__":
     parser.add_argument("--batch", type=int, default=32, help="maxMsgNums of each pull")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    try:
-        import uvloop
-
-        uvloop.run(main(args.count, args.batch, args.rounds))
-    except ImportError:
-        asyncio.run(main(args.count, args.batch, args.rounds))
+    run(main(args.count, args.batch, args.rounds))  # uvloop when installed, as the broker runs

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import struct
+from mmap import mmap
 from typing import NamedTuple
 
 from rocketq.common.record.codec import pack_batch_into, pack_record_into
@@ -354,15 +355,21 @@ class CommitLog:
         return mapped.mm[pos : pos + size]
 
     # -- read ----------------------------------------------------------------------------------------
-    def read(self, offset: int, size: int) -> bytes | None:
-        """`size` bytes at `offset` when they are all written and still stored, else None."""
+    def written_part(self, offset: int) -> tuple[int, int, mmap] | None:
+        """(start, end of the written part, mapping) of the stored file holding `offset`; None when no
+        open file holds it. A reader of many records (the pull's loop) keeps it while they lie inside."""
         mapped = self.queue.find(offset)
         if mapped is None or mapped.closed:
             return None
-        pos = offset - mapped.file_from_offset
-        if size <= 0 or pos + size > mapped.wrote_position:
+        return mapped.file_from_offset, mapped.file_from_offset + mapped.wrote_position, mapped.mm
+
+    def read(self, offset: int, size: int) -> bytes | None:
+        """`size` bytes at `offset` when they are all written and still stored, else None."""
+        part = self.written_part(offset)
+        if part is None or size <= 0 or offset + size > part[1]:
             return None
-        return mapped.mm[pos : pos + size]
+        start, _end, mm = part
+        return mm[offset - start : offset - start + size]
 
     def read_record(self, offset: int, size: int | None = None) -> bytes | None:
         """The whole record at `offset`, or None when no record starts there.

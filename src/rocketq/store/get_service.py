@@ -133,8 +133,8 @@ class GetService:
     ) -> GetResult:
         """The records of `units` a pull returns. The per-unit loop is the pull's hottest code: Java's
         isTheBatchFull with its two limit pairs taken once per pull, and the commit-log file of the
-        previous record reused while the next one lies in its written part (CommitLog.read's checks,
-        without its look-up per record)."""
+        previous record reused while the next one lies in its written part (CommitLog.written_part,
+        looked up again only when a record lies outside it)."""
         commit_log = self.commit_log
         max_phy = commit_log.max_offset
         memory = self.memory_bytes
@@ -167,20 +167,14 @@ class GetService:
             if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
                 continue
             if not file_start <= phys or phys + size > file_end:
-                mapped = commit_log.queue.find(phys)
-                if (
-                    mapped is None
-                    or mapped.closed
-                    or phys + size > mapped.file_from_offset + mapped.wrote_position
-                ):
+                part = commit_log.written_part(phys)
+                if part is None or phys + size > part[1]:
                     file_start = file_end = 0
                     if total == 0:
                         status = GetMessageStatus.MESSAGE_WAS_REMOVING
                     next_file_start = commit_log.roll_next_file(phys)
                     continue
-                file_start = mapped.file_from_offset
-                file_end = file_start + mapped.wrote_position
-                mm = mapped.mm
+                file_start, file_end, mm = part
             pos = phys - file_start
             record = mm[pos : pos + size]
             total_size, magic, rec_queue_id, rec_queue_offset, rec_phys = _HEAD_UNPACK(record)

@@ -300,14 +300,12 @@ class SendMessageProcessor(Processor):
             started = perf_counter_ns()
             results = await self.ctx.store.put_message_list(msgs)
             elapsed = perf_counter_ns() - started
-            run_topics = [put[2].topic for put in stored]
-            self.ctx.stats.on_put_run(run_topics, results, elapsed)
+            self._count_run([put[2].topic for put in stored], stored, results, elapsed)
             for (i, request, _header, queue_id, _properties), result in zip(stored, results, strict=True):
                 try:
                     answers[i] = self._answer(request, result, queue_id)
                 except RequestError as err:
                     answers[i] = self._refused(conn, request, err)
-            self._count_run(run_topics, stored, results)
         if topics.changes != changes:  # as `send`: topics.json is durable before the answers
             await topics.persist_changes()
         return answers
@@ -455,8 +453,11 @@ class SendMessageProcessor(Processor):
         topics: list[str],
         stored: list[tuple[int, RemotingCommand, SendRequest, int, dict[str, str]]],
         results: list[PutResult],
+        elapsed_ns: int,
     ) -> None:
-        """The puts of a run into BrokerMetrics with one call (the statistics took them with on_put_run)."""
+        """`_count` for the puts of a run, which one store call took `elapsed_ns` to make: one call each
+        into the statistics and, with metrics on, into BrokerMetrics."""
+        self.ctx.stats.on_put_run(topics, results, elapsed_ns)
         metrics = self.ctx.metrics
         if metrics is not None:
             metrics.on_put_many(topics, [put[4] for put in stored], results)

@@ -182,20 +182,11 @@ class BrokerStatsManager:
     # -- hot path ---------------------------------------------------------------------------------
     def on_put(self, topic: str, result: PutResult, elapsed_ns: int) -> None:
         """A send to `topic` finished with `result` after `elapsed_ns` in the store."""
-        append = result.append
-        if append is None or result.status not in _STORED or topic in self.excluded_topics:
-            return
-        window = self._window
-        counters = window.topics.get(topic)
-        if counters is None:
-            counters = window.topics[topic] = [0, 0]
-        counters[PUT_MSGS] += append.msg_num
-        counters[PUT_BYTES] += append.wrote_bytes
-        window.put_latency.record(elapsed_ns)
+        self.on_put_run((topic,), (result,), elapsed_ns)
 
     def on_put_run(self, topics: Sequence[str], results: Sequence[PutResult], elapsed_ns: int) -> None:
-        """on_put for each (topic, result) of a run of sends stored by one store call, which all took
-        `elapsed_ns`: the same counts, the latency recorded once for the run's stored puts."""
+        """Sends to topics[i] that ended as results[i], stored by one store call in `elapsed_ns`: each
+        stored one counted for its topic, the latency recorded once with the count of the stored ones."""
         window = self._window
         excluded = self.excluded_topics
         counted = 0

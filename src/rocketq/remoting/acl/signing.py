@@ -181,8 +181,8 @@ _csign = load_extension("rocketq.remoting.acl._csign", CSIGN_API_VERSION)
 _signed_hmac: Callable[..., bytes | None] | None = None if _csign is None else _csign.signed_hmac
 
 
-def _signature(
-    fields: Mapping[str, str], body: bytes | None, secret_key: str, skip_unique_query: bool
+def request_signature(
+    fields: Mapping[str, str], body: bytes | None, secret_key: str, *, skip_unique_query: bool = False
 ) -> str:
     """cal_signature(combine_request_content(fields, body, ...), secret_key), computed without the join."""
     inner, outer = _KEYED.get(secret_key) or _keyed(secret_key)
@@ -196,13 +196,6 @@ def _signature(
     return binascii.b2a_base64(digest, newline=False).decode("ascii")
 
 
-def request_signature(
-    fields: Mapping[str, str], body: bytes | None, secret_key: str, *, skip_unique_query: bool = False
-) -> str:
-    """cal_signature(combine_request_content(fields, body, ...), secret_key), computed without the join."""
-    return _signature(fields, body, secret_key, skip_unique_query)
-
-
 def signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key: str) -> bool:
     """Whether the request's Signature is its signature under `secret_key` (constant-time compare).
 
@@ -212,10 +205,10 @@ def signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key:
     signature = fields.get(SIGNATURE)
     if not signature or not signature.isascii():  # a Base64 text is ASCII
         return False
-    if hmac.compare_digest(_signature(fields, body, secret_key, True), signature):
+    if hmac.compare_digest(request_signature(fields, body, secret_key, skip_unique_query=True), signature):
         return True
     if UNIQUE_MSG_QUERY_FLAG in fields:
-        return hmac.compare_digest(_signature(fields, body, secret_key, False), signature)
+        return hmac.compare_digest(request_signature(fields, body, secret_key), signature)
     return False
 
 

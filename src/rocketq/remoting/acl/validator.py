@@ -117,6 +117,9 @@ def validate(tables: AclTables, remote_addr: str, cmd: RemotingCommand) -> str |
     return access_key
 
 
+_UNSET = object()  # no access key looked up yet (None is a request without one)
+
+
 def validate_run(
     tables: AclTables, remote_addr: str, cmds: list[RemotingCommand]
 ) -> list[AclError | None] | None:
@@ -144,9 +147,6 @@ def validate_run(
                 refused = [None] * len(cmds)
             refused[i] = exc
     return refused
-
-
-_UNSET = object()  # no access key looked up yet (None is a request without one)
 
 
 def _check_signed(
