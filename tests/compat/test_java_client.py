@@ -22,7 +22,15 @@ import pytest
 from interop import python_receive, python_send
 from java_support import JavaDriver, JavaError, b64, driver_fixture, skip_or_fail_when_missing, unb64
 
-from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Producer, PushConsumer
+from rocketq.client import (
+    Admin,
+    ConsumeFromWhere,
+    ConsumeResult,
+    LitePullConsumer,
+    Message,
+    Producer,
+    PushConsumer,
+)
 from rocketq.common.message import MessageQueue
 from rocketq.testing.cluster import LocalCluster
 from rocketq.testing.fixtures import cluster_factory
@@ -889,16 +897,30 @@ async def test_java_message_trace_records_reach_the_trace_topic(
             group="pg-java-trace",
             mode="sync",
             trace=True,
+            keepAs="traced-producer",
             messages=[spec(topic, f"traced-{i}".encode(), tags="Tr", keys=[f"t{i}"]) for i in range(3)],
         )
         await java.wait(lambda: len(java.messages("traced")) == 3, 30, "the traced messages")
-        await java.call("close", name="traced")
         # The client's trace dispatcher batches records (fields split by \x01, records by \x02) into
-        # RMQ_SYS_TRACE_TOPIC: a Pub record per send, SubBefore/SubAfter per consumption.
-        records = await python_receive(ns, "cg-py-trace", "RMQ_SYS_TRACE_TOPIC", 1, timeout_s=30)
-        text = b"".join(m.body for m in records).decode()
-        assert "Pub" in text and "SubBefore" in text and "SubAfter" in text
-        assert all(r["msgId"] in text for r in sent)
+        # RMQ_SYS_TRACE_TOPIC: a Pub record per send, SubBefore/SubAfter per consumption. It sends them
+        # asynchronously and may drop those still on their way when its client shuts down, so both Java
+        # clients stay open until every record is read.
+        text = ""
+        async with LitePullConsumer(
+            "cg-py-trace", namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
+        ) as lite:
+            lite.subscribe("RMQ_SYS_TRACE_TOPIC", "*")
+
+            async def every_record_read() -> bool:
+                nonlocal text
+                text += b"".join(m.body for m in await lite.poll(timeout_ms=200)).decode()
+                return all(word in text for word in ("Pub", "SubBefore", "SubAfter")) and all(
+                    r["msgId"] in text for r in sent
+                )
+
+            await wait_for(every_record_read, timeout_s=60, interval_s=0.05, what="the trace records")
+        await java.call("close", name="traced")
+        await java.call("close", name="traced-producer")
 
 
 @pytest.mark.timeout(120)

@@ -45,7 +45,6 @@ final class Producers {
         }
     }
 
-    /** {namesrv, group, mode: sync|async|oneway|batch|selector, messages: [..]}: the send results in order. */
     /** An ACL signer when the command carries accessKey/secretKey (AclClientRPCHook, rocketmq-acl), else null. */
     static RPCHook aclHook(JSONObject cmd) {
         if (!cmd.containsKey("accessKey")) {
@@ -72,12 +71,19 @@ final class Producers {
         }
     }
 
+    /** {namesrv, group, mode: sync|async|oneway|batch|selector, messages: [..], keepAs?}: the send results in order. */
     static JSONArray send(JSONObject cmd) throws Exception {
         // enableMsgTrace: the client's trace hook writes a record per send to RMQ_SYS_TRACE_TOPIC
         DefaultMQProducer p = new DefaultMQProducer(cmd.getString("group"), aclHook(cmd), cmd.getBooleanValue("trace"),
             null);
         configure(p, cmd);
         p.start();
+        // keepAs: the producer stays open under that name until a "close" (its trace dispatcher sends the Pub
+        // records asynchronously, and a shutdown right after the sends may drop those still on their way).
+        String keepAs = cmd.getString("keepAs");
+        if (keepAs != null) {
+            Driver.CLIENTS.put(keepAs, p::shutdown);
+        }
         try {
             String mode = cmd.getString("mode");
             List<Message> msgs = Messages.of(cmd.getJSONArray("messages"));
@@ -108,7 +114,9 @@ final class Producers {
             }
             return out;
         } finally {
-            p.shutdown();
+            if (keepAs == null) {
+                p.shutdown();
+            }
         }
     }
 
