@@ -25,7 +25,7 @@ from rocketq.common.constants import PermName
 from rocketq.common.errors import RocketQError
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.record.lazy import decode_records_lazy
-from rocketq.remoting.transport import ClientConfig, RemotingClient
+from rocketq.remoting.transport.client import RemotingClient
 
 log = logging.getLogger("rocketq.spark")
 
@@ -85,7 +85,7 @@ class SyncClient:
     @property
     def api(self) -> MQClientAPI:
         if self._api is None:
-            self._transport = RemotingClient(ClientConfig.model_validate({"connect_timeout_ms": 3000}))
+            self._transport = RemotingClient()  # the default settings: a 3 s connect timeout
             self._api = MQClientAPI(self._transport, timeout_ms=self.timeout_ms)
         return self._api
 
