@@ -85,6 +85,11 @@ def parse_args() -> argparse.Namespace:
         help="rounds of every mode before the measured ones (not counted; their times are printed)",
     )
     p.add_argument(
+        "--jvm-options",
+        default="",
+        help="more options for Spark's JVM, e.g. -XX:TieredStopAtLevel=1 (C1 only: less JIT CPU in a short session)",
+    )
+    p.add_argument(
         "--phases",
         action="store_true",
         help="log Spark's events and print where each Spark run's wall time went (planning, tasks, after)",
@@ -108,7 +113,7 @@ def fill(namesrv: str, topic: str, count: int, body_size: int, queues: int) -> N
     print(f"filled {topic}: {count} x {body_size} B in {time.monotonic() - started:.1f} s", file=sys.stderr)
 
 
-def session(master: str, event_log: str | None = None) -> SparkSession:
+def session(master: str, event_log: str | None = None, jvm_options: str = "") -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder
@@ -123,7 +128,7 @@ def session(master: str, event_log: str | None = None) -> SparkSession:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
+        .config("spark.driver.extraJavaOptions", f"-XX:+UseSerialGC {jvm_options}".strip())
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -281,7 +286,7 @@ def measure(args: argparse.Namespace) -> None:
     if not args.no_fill:
         fill(args.namesrv, args.topic, args.messages, args.body_size, args.queues)
     args.event_log = tempfile.mkdtemp(prefix="spark-events-") if args.phases else None
-    spark = session(args.master, args.event_log)
+    spark = session(args.master, args.event_log, args.jvm_options)
     try:
         warm = spark.read.format("rocketq").option("namesrv", args.namesrv).option("topic", args.topic)
         warm.option("endingOffsets", "0").load().count()  # starts the Python workers, no rows
