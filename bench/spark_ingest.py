@@ -9,7 +9,9 @@ fills a topic with --messages messages of --body-size bytes (batch sends), then 
 with Spark (local[2] by default) into the `noop` sink, which makes Spark fetch and convert every row
 and keep none: batch (`spark.read...write.format("noop")`) and streaming (`readStream`, AvailableNow,
 a fresh checkpoint each run). Two warm-up reads (an empty one, then the whole topic) start the Python
-workers and the JIT first. The figure is messages / wall-clock second of each job (session start
+workers first, and --warm-up-rounds rounds of every mode (default 1, not counted, their times printed)
+let Spark's JVM compile its read and write paths: Spark's JIT compiler threads were measured to take
+more CPU than its task threads in a session's first batch read (--phases shows it). The figure is messages / wall-clock second of each job (session start
 excluded); the best of --runs rounds, each round running every mode once in turn (plain, Spark batch,
 Spark streaming, ...) so that a change of load touches them all alike.
 
@@ -31,7 +33,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -70,7 +74,25 @@ def parse_args() -> argparse.Namespace:
         help="comma list: batch reads with these maxPartitions too (0 = one partition per queue: batch/queue)",
     )
     p.add_argument(
-        "--modes", type=lambda v: v.split(","), help="comma list: only these modes (plain, batch, ...)"
+        "--modes",
+        type=lambda v: v.split(","),
+        help="comma list: only these modes (plain always runs: the baseline)",
+    )
+    p.add_argument(
+        "--warm-up-rounds",
+        type=int,
+        default=1,
+        help="rounds of every mode before the measured ones (not counted; their times are printed)",
+    )
+    p.add_argument(
+        "--jvm-options",
+        default="",
+        help="more options for Spark's JVM, e.g. -XX:TieredStopAtLevel=1 (C1 only: less JIT CPU in a short session)",
+    )
+    p.add_argument(
+        "--phases",
+        action="store_true",
+        help="log Spark's events and print where each Spark run's wall time went (planning, tasks, after)",
     )
     return p.parse_args()
 
@@ -91,18 +113,22 @@ def fill(namesrv: str, topic: str, count: int, body_size: int, queues: int) -> N
     print(f"filled {topic}: {count} x {body_size} B in {time.monotonic() - started:.1f} s", file=sys.stderr)
 
 
-def session(master: str) -> SparkSession:
+def session(master: str, event_log: str | None = None, jvm_options: str = "") -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder
+    if event_log:  # --phases: Spark's own record of each job and task (SparkListener events as JSON lines)
+        builder = builder.config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", event_log)
+        builder = builder.config("spark.eventLog.compress", "false")  # (Spark 4 compresses by default)
     spark = (
-        SparkSession.builder.master(master)
+        builder.master(master)
         .appName("rocketq-spark-ingest-bench")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
+        .config("spark.driver.extraJavaOptions", f"-XX:+UseSerialGC {jvm_options}".strip())
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -259,7 +285,8 @@ def measure(args: argparse.Namespace) -> None:
         args.max_partitions = 2 * int(cores) if cores.isdigit() else 0
     if not args.no_fill:
         fill(args.namesrv, args.topic, args.messages, args.body_size, args.queues)
-    spark = session(args.master)
+    args.event_log = tempfile.mkdtemp(prefix="spark-events-") if args.phases else None
+    spark = session(args.master, args.event_log, args.jvm_options)
     try:
         warm = spark.read.format("rocketq").option("namesrv", args.namesrv).option("topic", args.topic)
         warm.option("endingOffsets", "0").load().count()  # starts the Python workers, no rows
@@ -273,14 +300,23 @@ def measure(args: argparse.Namespace) -> None:
                 modes.append(("batch/queue" if other == 0 else f"batch/{other}", batch_partitions_run(other)))
         modes.append(("streaming", stream_run))
         if args.modes:
-            modes = [(name, run) for name, run in modes if name in args.modes]
+            modes = [(name, run) for name, run in modes if name in args.modes or name == "plain"]
         times: dict[str, list[float]] = {name: [] for name, _run in modes}
         cpu: dict[str, list[dict[str, float]]] = {name: [] for name, _run in modes}
+        for _round in range(args.warm_up_rounds):
+            warm_up = [f"{name} {run(spark, args):.2f} s" for name, run in modes]
+            print("warm-up round (not counted): " + ", ".join(warm_up))
+        STREAM_PROGRESS.clear()
         loads = [os.getloadavg()]
         for _round in range(args.runs):
             for name, run in modes:
                 before = cpu_by_kind()
+                threads = jvm_threads_cpu() if args.event_log else {}
+                started = time.time()
                 times[name].append(run(spark, args))
+                WINDOWS.append((name, started * 1000, time.time() * 1000))
+                if args.event_log:
+                    JVM_THREADS.append((name, diff(jvm_threads_cpu(), threads)))
                 after = cpu_by_kind()
                 cpu[name].append({k: after[k] - before[k] for k in KINDS})
             loads.append(os.getloadavg())
@@ -311,6 +347,74 @@ def measure(args: argparse.Namespace) -> None:
         )
     finally:
         spark.stop()
+    if args.event_log:
+        for line in phase_lines(args.event_log):
+            print(line)
+        shutil.rmtree(args.event_log)
+
+
+# Each run of a mode: its name and its start and end (epoch ms), for --phases.
+WINDOWS: list[tuple[str, float, float]] = []
+# Each run of a mode: its name and the CPU seconds of Spark's JVM by kind of thread, for --phases.
+JVM_THREADS: list[tuple[str, dict[str, float]]] = []
+
+
+def jvm_threads_cpu() -> dict[str, float]:
+    """CPU seconds of Spark's JVM (the java child of this process) by thread name, digits dropped (a task's
+    thread is "Executor task launch worker for task 3.0 in stage 7.0": one kind for every task)."""
+    out: dict[str, float] = {}
+    for pid in children_of().get(os.getpid(), []):
+        if Path(f"/proc/{pid}/comm").read_text().strip() != "java":
+            continue
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                name = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended while we looked
+            kind = "".join(c for c in name if not c.isdigit()).strip(" -#.")
+            out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def diff(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    return {k: v - before.get(k, 0.0) for k, v in after.items() if v - before.get(k, 0.0) > 0}
+
+
+def phase_lines(event_log: str) -> list[str]:
+    """Where each Spark run's wall time went, from Spark's event log: before its first job was
+    submitted (the query's analysis and planning, which for a Python data source includes its Python
+    planner's calls), its jobs (first submission to last completion) and what followed them; and the
+    tasks' own metrics summed (launch to finish, executorRunTime, executorCpuTime, deserialisation, GC)."""
+    # Spark 4 writes an event log as a directory of parts (eventlog_v2_<app>/events_<n>_<app>).
+    files = sorted(f for f in Path(event_log).rglob("events*") if f.is_file())
+    events = [json.loads(line) for f in files for line in f.open()]
+    jobs = [(e["Submission Time"], "start") for e in events if e["Event"] == "SparkListenerJobStart"]
+    jobs += [(e["Completion Time"], "end") for e in events if e["Event"] == "SparkListenerJobEnd"]
+    tasks = [(e["Task Info"], e["Task Metrics"]) for e in events if e["Event"] == "SparkListenerTaskEnd"]
+    lines = ["Spark's event log per run (ms): before the first job | jobs | after | tasks: n, launch-to-finish, "
+             "run, cpu, deserialize, gc (summed over tasks)"]  # fmt: skip
+    for name, start, end in WINDOWS:
+        if name.startswith("plain"):
+            continue
+        mine = sorted(t for t, _kind in jobs if start <= t <= end)
+        if not mine:
+            continue
+        ts = [(i, m) for i, m in tasks if start <= i["Launch Time"] <= end and m]
+        total = {k: sum(m.get(k, 0) for _i, m in ts) for k in
+                 ("Executor Run Time", "Executor CPU Time", "Executor Deserialize Time", "JVM GC Time")}  # fmt: skip
+        lines.append(
+            f"  {name:11s} {mine[0] - start:6.0f} | {mine[-1] - mine[0]:6.0f} | {end - mine[-1]:5.0f} | "
+            f"tasks {len(ts)}, {sum(i['Finish Time'] - i['Launch Time'] for i, _m in ts)}, "
+            f"{total['Executor Run Time']}, {total['Executor CPU Time'] / 1e6:.0f}, "
+            f"{total['Executor Deserialize Time']}, {total['JVM GC Time']}"
+        )
+    lines.append("Spark's JVM CPU per run by thread (ms; threads of ended tasks are not counted):")
+    for name, threads in JVM_THREADS:
+        if not name.startswith("plain"):
+            top = sorted(threads.items(), key=lambda kv: -kv[1])[:6]
+            lines.append(f"  {name:11s} " + ", ".join(f"{k} {v * 1000:.0f}" for k, v in top))
+    return lines
 
 
 def main() -> None:

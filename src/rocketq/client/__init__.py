@@ -5,8 +5,9 @@ The names below are the public API (docs/api.md); everything else in this packag
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rocketq.common.lazy_names import lazy_getattr
 
 if TYPE_CHECKING:
     from rocketq.client.admin import Admin
@@ -46,14 +47,7 @@ _WHERE = {
     "MessageQueue": "rocketq.common.message",
 }
 
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'rocketq.client' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE)
 
 
 __all__ = [

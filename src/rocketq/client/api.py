@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rocketq.client.errors import broker_error
 from rocketq.client.model import PullResult, PullStatus, SendResult, SendStatus
@@ -21,23 +21,11 @@ from rocketq.common.message import MessageExt, MessageQueue, decode_properties
 from rocketq.common.record.codec import decode_records
 from rocketq.common.record.lazy import decode_records_lazy
 from rocketq.remoting.protocol.bodies import fastjson
-from rocketq.remoting.protocol.bodies.admin import TopicList
-from rocketq.remoting.protocol.bodies.consumer import (
-    GetConsumerListByGroupResponseBody,
-    LockBatchRequestBody,
-    LockBatchResponseBody,
-    UnlockBatchRequestBody,
-)
-from rocketq.remoting.protocol.bodies.heartbeat import CheckClientRequestBody, HeartbeatData, SubscriptionData
 from rocketq.remoting.protocol.bodies.route import ClusterInfo, TopicRouteData
 from rocketq.remoting.protocol.codes import LanguageCode, RequestCode, ResponseCode, SerializeType
 from rocketq.remoting.protocol.command import CURRENT_VERSION, RPC_ONEWAY, RemotingCommand, next_opaque
 from rocketq.remoting.protocol.compiled import constructor
 from rocketq.remoting.protocol.headers.base import CommandHeader
-from rocketq.remoting.protocol.headers.client import (
-    GetConsumerListByGroupRequestHeader,
-    UnregisterClientRequestHeader,
-)
 from rocketq.remoting.protocol.headers.namesrv import GetRouteInfoRequestHeader
 from rocketq.remoting.protocol.headers.offset import (
     GetEarliestMsgStoretimeRequestHeader,
@@ -53,14 +41,17 @@ from rocketq.remoting.protocol.headers.offset import (
     UpdateConsumerOffsetRequestHeader,
 )
 from rocketq.remoting.protocol.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader
-from rocketq.remoting.protocol.headers.query import QueryMessageRequestHeader, ViewMessageRequestHeader
-from rocketq.remoting.protocol.headers.retry import ConsumerSendMsgBackRequestHeader
 from rocketq.remoting.protocol.headers.send import (
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
-from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestHeader
+
+# The headers and bodies of the requests off the send / pull / offset / route paths are imported by the
+# method that sends them: a process that only pulls (a Spark reader) does not pay for defining them all.
+if TYPE_CHECKING:
+    from rocketq.remoting.protocol.bodies.heartbeat import HeartbeatData, SubscriptionData
+    from rocketq.remoting.protocol.headers.transaction import EndTransactionRequestHeader
 
 log = logging.getLogger("rocketq.client.api")
 
@@ -199,6 +190,8 @@ class MQClientAPI:
 
     async def get_all_topic_list(self, namesrv: str) -> list[str]:
         """Every topic the name server knows, sorted (GET_ALL_TOPIC_LIST_FROM_NAMESERVER)."""
+        from rocketq.remoting.protocol.bodies.admin import TopicList
+
         resp = await self.invoke(namesrv, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
         return sorted(TopicList.decode(resp.body).topic_list) if resp.body else []
 
@@ -363,10 +356,15 @@ class MQClientAPI:
     async def unregister_client(
         self, addr: str, client_id: str, producer_group: str | None = None, consumer_group: str | None = None
     ) -> None:
+        from rocketq.remoting.protocol.headers.client import UnregisterClientRequestHeader
+
         header = UnregisterClientRequestHeader(client_id, producer_group, consumer_group)
         await self.invoke(addr, RequestCode.UNREGISTER_CLIENT, header)
 
     async def get_consumer_id_list(self, addr: str, group: str) -> list[str]:
+        from rocketq.remoting.protocol.bodies.consumer import GetConsumerListByGroupResponseBody
+        from rocketq.remoting.protocol.headers.client import GetConsumerListByGroupRequestHeader
+
         resp = await self.invoke(
             addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, GetConsumerListByGroupRequestHeader(group)
         )
@@ -375,6 +373,8 @@ class MQClientAPI:
         return GetConsumerListByGroupResponseBody.decode(resp.body).consumer_id_list
 
     async def check_client_config(self, addr: str, client_id: str, group: str, sub: SubscriptionData) -> None:
+        from rocketq.remoting.protocol.bodies.heartbeat import CheckClientRequestBody
+
         body = CheckClientRequestBody(client_id, group, sub).encode()
         await self.invoke(addr, RequestCode.CHECK_CLIENT_CONFIG, None, body)
 
@@ -388,6 +388,8 @@ class MQClientAPI:
         max_reconsume_times: int,
         timeout_ms: float | None = None,
     ) -> None:
+        from rocketq.remoting.protocol.headers.retry import ConsumerSendMsgBackRequestHeader
+
         header = ConsumerSendMsgBackRequestHeader(
             offset=msg.commit_log_offset,
             group=group,
@@ -403,6 +405,8 @@ class MQClientAPI:
         self, addr: str, group: str, client_id: str, mqs: Iterable[MessageQueue]
     ) -> set[MessageQueue]:
         """LOCK_BATCH_MQ; the queues now held by this client."""
+        from rocketq.remoting.protocol.bodies.consumer import LockBatchRequestBody, LockBatchResponseBody
+
         body = LockBatchRequestBody(group, client_id, list(mqs)).encode()
         resp = await self.invoke(addr, RequestCode.LOCK_BATCH_MQ, None, body)
         return set(LockBatchResponseBody.decode(resp.body).lock_ok_mq_set) if resp.body else set()
@@ -410,6 +414,8 @@ class MQClientAPI:
     async def unlock_batch_mq(
         self, addr: str, group: str, client_id: str, mqs: Iterable[MessageQueue], *, oneway: bool = False
     ) -> None:
+        from rocketq.remoting.protocol.bodies.consumer import UnlockBatchRequestBody
+
         body = UnlockBatchRequestBody(group, client_id, list(mqs)).encode()
         if oneway:
             await self.invoke_oneway(addr, RequestCode.UNLOCK_BATCH_MQ, None, body)
@@ -428,6 +434,8 @@ class MQClientAPI:
     async def view_message(
         self, addr: str, commit_log_offset: int, timeout_ms: float | None = None
     ) -> MessageExt:
+        from rocketq.remoting.protocol.headers.query import ViewMessageRequestHeader
+
         resp = await self.invoke(
             addr,
             RequestCode.VIEW_MESSAGE_BY_ID,
@@ -452,6 +460,8 @@ class MQClientAPI:
         timeout_ms: float | None = None,
     ) -> list[MessageExt]:
         """QUERY_MESSAGE by key (or by UNIQ_KEY); [] when the broker finds nothing."""
+        from rocketq.remoting.protocol.headers.query import QueryMessageRequestHeader
+
         header = QueryMessageRequestHeader(topic, key, max_num, begin_ms, end_ms, unique_key)
         resp = await self.invoke(
             addr,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocketq.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX, is_system_topic
-from rocketq.spark.client import DEFAULT_GROUP, DEFAULT_TIMEOUT_MS
+from rocketq.spark.client import DEFAULT_GROUP, DEFAULT_PULL_DEPTH, DEFAULT_TIMEOUT_MS
 from rocketq.spark.offsets import (
     EARLIEST,
     LATEST,
@@ -32,7 +32,6 @@ from rocketq.spark.offsets import (
 )
 
 DEFAULT_PULL_BATCH_SIZE = 32  # the broker's maxTransferCountOnMessageInMemory default
-DEFAULT_PULL_DEPTH = 4
 DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000  # Kafka's maxTriggerDelay default, 15m
 
 # Documented in docs/spark.md. Our first names stay as aliases of Kafka's: topic = subscribe,

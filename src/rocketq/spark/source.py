@@ -43,7 +43,7 @@ from pyspark.sql.types import StructType
 from rocketq.common.errors import RocketQError
 from rocketq.common.record.lazy import scan_records
 from rocketq.remoting.errors import RemotingConnectError
-from rocketq.spark.client import QueueRoute, RouteError, SyncClient
+from rocketq.spark.client import DEFAULT_PULL_DEPTH, QueueRoute, RouteError, SyncClient
 from rocketq.spark.offsets import (
     Offsets,
     OffsetSpec,
@@ -87,7 +87,7 @@ class QueueRange(InputPartition):
     addr: str  # the master's address when planned ("" = ask the NameServer)
     fail_on_data_loss: bool = True
     pull_batch_size: int = 32
-    pull_depth: int = 4
+    pull_depth: int = DEFAULT_PULL_DEPTH
     timeout_ms: int = 10_000
 
 

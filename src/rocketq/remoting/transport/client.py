@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocketq.common.service import ServiceState, spawn
 from rocketq.remoting.errors import (
@@ -27,11 +27,14 @@ from rocketq.remoting.errors import (
 from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.transport import codec_negotiation
-from rocketq.remoting.transport.config import ClientConfig
+from rocketq.remoting.transport.client_settings import ClientSettings
 from rocketq.remoting.transport.connection import Connection, ConnectionSettings
 from rocketq.remoting.transport.dispatch import Executor, RequestProcessor
 from rocketq.remoting.transport.endpoint import RemotingEndpoint
 from rocketq.remoting.transport.hooks import run_after
+
+if TYPE_CHECKING:
+    from rocketq.remoting.transport.config import ClientConfig
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -57,8 +60,11 @@ class RemotingClient(RemotingEndpoint):
         await client.shutdown()
     """
 
-    def __init__(self, config: ClientConfig | None = None, ssl_context: ssl.SSLContext | None = None) -> None:
-        self.config = config or ClientConfig.model_validate({})
+    def __init__(
+        self, config: ClientConfig | ClientSettings | None = None, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
+        # The defaults without the validated ClientConfig: no pydantic to import in a process that only pulls.
+        self.config = config or ClientSettings()
         self.ssl_context = ssl_context  # TLS on every connection (tls.client_context builds one)
         c = self.config
         super().__init__(

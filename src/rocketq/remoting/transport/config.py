@@ -18,6 +18,7 @@ from pydantic import Field
 
 from rocketq.common.config import RocketConfig
 from rocketq.remoting.protocol.frame import MAX_FRAME_LENGTH
+from rocketq.remoting.transport.client_settings import ClientSettings
 
 LoopName = Literal["auto", "asyncio", "uvloop"]
 
@@ -87,30 +88,47 @@ class ServerConfig(ConnectionLimits):
     """Event loop implementation of the selector threads."""
 
 
+_D = ClientSettings()  # one set of defaults for both forms
+
+
 class ClientConfig(RocketConfig):
     """How a RemotingClient connects, bounds its requests and serves server-initiated requests."""
 
-    connect_timeout_ms: int = Field(3000, alias="connectTimeoutMillis", ge=1)
+    connect_timeout_ms: int = Field(_D.connect_timeout_ms, alias="connectTimeoutMillis", ge=1)
     """Bound on opening one TCP connection."""
-    client_worker_threads: int = Field(4, alias="clientWorkerThreads", ge=1)
+    client_worker_threads: int = Field(_D.client_worker_threads, alias="clientWorkerThreads", ge=1)
     """Workers of the executor that runs client-side processors (requests the server sends us)."""
-    client_queue_capacity: int = Field(10_000, alias="clientQueueCapacity", ge=1)
+    client_queue_capacity: int = Field(_D.client_queue_capacity, alias="clientQueueCapacity", ge=1)
     """Queue bound of that executor."""
-    client_oneway_semaphore_value: int = Field(256, alias="clientOnewaySemaphoreValue", ge=1)
+    client_oneway_semaphore_value: int = Field(
+        _D.client_oneway_semaphore_value, alias="clientOnewaySemaphoreValue", ge=1
+    )
     """Oneway requests in flight at most."""
-    client_async_semaphore_value: int = Field(65535, alias="clientAsyncSemaphoreValue", ge=1)
+    client_async_semaphore_value: int = Field(
+        _D.client_async_semaphore_value, alias="clientAsyncSemaphoreValue", ge=1
+    )
     """Async requests in flight at most."""
-    client_channel_max_idle_time_s: float = Field(120, alias="clientChannelMaxIdleTimeSeconds", ge=0)
+    client_channel_max_idle_time_s: float = Field(
+        _D.client_channel_max_idle_time_s, alias="clientChannelMaxIdleTimeSeconds", ge=0
+    )
     """A connection without reads or writes for this long is closed; 0 disables."""
-    client_close_socket_if_timeout: bool = Field(False, alias="clientCloseSocketIfTimeout")
+    client_close_socket_if_timeout: bool = Field(
+        _D.client_close_socket_if_timeout, alias="clientCloseSocketIfTimeout"
+    )
     """Close the connection when a sync request times out (Java's default is true; see module doc)."""
-    write_buffer_high_water_mark_bytes: int = Field(4 << 20, alias="writeBufferHighWaterMark", ge=1)
+    write_buffer_high_water_mark_bytes: int = Field(
+        _D.write_buffer_high_water_mark_bytes, alias="writeBufferHighWaterMark", ge=1
+    )
     """Above this many unsent bytes a connection reports not writable."""
-    write_buffer_low_water_mark_bytes: int = Field(1 << 20, alias="writeBufferLowWaterMark", ge=0)
+    write_buffer_low_water_mark_bytes: int = Field(
+        _D.write_buffer_low_water_mark_bytes, alias="writeBufferLowWaterMark", ge=0
+    )
     """Below this many unsent bytes it is writable again."""
-    max_write_buffer_bytes: int = Field(64 << 20, alias="maxWriteBufferBytes", ge=1)
+    max_write_buffer_bytes: int = Field(_D.max_write_buffer_bytes, alias="maxWriteBufferBytes", ge=1)
     """Hard bound on unsent bytes before the connection is dropped."""
-    max_frame_length_bytes: int = Field(MAX_FRAME_LENGTH, alias="frameMaxLength", ge=16)
+    max_frame_length_bytes: int = Field(_D.max_frame_length_bytes, alias="frameMaxLength", ge=16)
     """Largest frameLength accepted."""
-    response_scan_interval_ms: int = Field(1000, alias="responseScanIntervalMillis", ge=10)
+    response_scan_interval_ms: int = Field(
+        _D.response_scan_interval_ms, alias="responseScanIntervalMillis", ge=10
+    )
     """Period of the scan that fails requests past their timeout."""
