@@ -153,8 +153,10 @@ class ResponseTable:
         del self._by_timeout[rf.timeout_ms][opaque]  # an emptied group is dropped by _on_timer
         if rf.release is not None:
             rf._release()
-        if not rf.future.done():
+        try:  # done only if its caller cancelled it: no done() call per response
             rf.future.set_result(response)
+        except asyncio.InvalidStateError:
+            pass
         return rf
 
     def discard(self, opaque: int) -> None:
