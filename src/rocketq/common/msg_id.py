@@ -118,4 +118,4 @@ class UniqueIdGenerator:
         head = self._head
         if head[0] != now_ms:
             head = self._head = (now_ms, f"{self._prefix}{(now_ms - month[0]) & 0xFFFFFFFF:08X}")
-        return head[1] + _HEX_BYTES[(counter >> 8) & 0xFF] + _HEX_BYTES[counter & 0xFF]
+        return f"{head[1]}{_HEX_BYTES[(counter >> 8) & 0xFF]}{_HEX_BYTES[counter & 0xFF]}"  # one allocation
