@@ -14,19 +14,19 @@ from typing import Any
 
 from rocketq.common import constants as C
 from rocketq.common.message import Message
-from rocketq.common.record.lazy import LazyMessageExt, lazy_field, views_of
+from rocketq.common.record.lazy import LazyMessageExt, decode_view_properties, lazy_field, views_of
 
 _MIN, _MAX = C.PROPERTY_MIN_OFFSET, C.PROPERTY_MAX_OFFSET
-_decode_view_properties = LazyMessageExt.__dict__["properties"].__get__
 # The properties slot itself, past the lazy descriptor: UNSET (rocketq.common.record.lazy) until decoded.
 peek_properties = Message.__dict__["properties"].__get__
 
 
 def _properties_with_offsets(msg: PulledMessageExt) -> dict[str, str]:
-    props: dict[str, str] = _decode_view_properties(msg, None)
-    offsets = getattr(msg, "_offsets", None)
-    if offsets is not None:
-        props[_MIN], props[_MAX] = offsets
+    props = decode_view_properties(msg)
+    try:
+        props[_MIN], props[_MAX] = msg._offsets
+    except AttributeError:  # a view PullAPIWrapper.process did not see
+        pass
     return props
 
 

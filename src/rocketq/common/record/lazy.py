@@ -285,3 +285,8 @@ def lazy_field(slot: Any, decode: Callable[[Any], Any]) -> Any:
 if compiled is not None:
     compiled.set_fallbacks(_decode_body, _decode_properties)
 decode_records_lazy = views_of(LazyMessageExt)
+# A view's properties decoded from its record (what the properties field does on first read, without
+# storing them): for a subclass's own properties field that adds to them.
+decode_view_properties: Callable[[Any], dict[str, str]] = (
+    _decode_properties if compiled is None else compiled.lazy_properties
+)
