@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocketq.client.consumer.pull_api import PullAPIWrapper
-from rocketq.client.consumer.pulled import PulledMessageExt, decode_pulled
+from rocketq.client.consumer.pulled import PulledMessageExt, add_properties, decode_pulled
 from rocketq.client.model import PullResult, PullStatus
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.record.codec import decode_records, encode_record
@@ -75,3 +75,21 @@ def test_a_transactional_pull_decodes_at_once_and_sets_the_transaction_id() -> N
     first, second = _pulled(body, SubscriptionData(topic="T"), views=True)
     assert (first.transaction_id, second.transaction_id) == ("id-1", None)
     assert second.properties["MAX_OFFSET"] == "77"
+
+
+@settings(max_examples=100, deadline=None)
+@given(property_maps, st.lists(st.booleans(), min_size=6, max_size=6))
+def test_properties_added_later_read_as_set_at_once(
+    props: list[dict[str, str]], read_first: list[bool]
+) -> None:
+    """add_properties (the push consumer's CONSUME_START_TIME) on views, some already read: the same maps,
+    in the same order, as setting each entry on eagerly decoded messages."""
+    sub = SubscriptionData(topic="T")
+    views, eager = _pulled(_body(props), sub, views=True), _pulled(_body(props), sub, views=False)
+    for msg, read in zip(views, read_first, strict=False):
+        if read:
+            _ = msg.properties
+    for msgs in (views, eager):
+        add_properties(msgs, "CONSUME_START_TIME", "123", "MAX_OFFSET", "80")
+        add_properties(msgs, "x", "y")
+    assert [list(m.properties.items()) for m in views] == [list(m.properties.items()) for m in eager]

@@ -87,7 +87,7 @@ class PullAPIWrapper:
             return result
         msgs = filter_by_tags(result.messages, sub)
         min_offset, max_offset = str(result.min_offset), str(result.max_offset)
-        offsets = (min_offset, max_offset)
+        later = (C.PROPERTY_MIN_OFFSET, min_offset, C.PROPERTY_MAX_OFFSET, max_offset)
         broker_name = mq.broker_name
         prepared, min_key, max_key = (
             C.PROPERTY_TRANSACTION_PREPARED,
@@ -98,7 +98,7 @@ class PullAPIWrapper:
         for msg in msgs:  # per message: the names above are locals, not module attribute reads
             msg.broker_name = broker_name
             if lazy and type(msg) is PulledMessageExt and peek(msg) is UNSET:
-                msg._offsets = offsets  # added to its properties when they are decoded
+                msg._later = later  # added to its properties when they are decoded
                 continue
             props = msg.properties
             if props.get(prepared) == "true":
