@@ -23,11 +23,10 @@ peek_properties = Message.__dict__["properties"].__get__
 def _properties_with_later(msg: PulledMessageExt) -> dict[str, str]:
     props = decode_view_properties(msg)
     try:
-        later = msg._later
+        later = iter(msg._later)
     except AttributeError:  # a view nothing was added to
         return props
-    for i in range(0, len(later), 2):
-        props[later[i]] = later[i + 1]
+    props.update(zip(later, later, strict=True))  # (name, value) pairs, in order, no Python loop
     return props
 
 
