@@ -23,10 +23,12 @@ peek_properties = Message.__dict__["properties"].__get__
 def _properties_with_later(msg: PulledMessageExt) -> dict[str, str]:
     props = decode_view_properties(msg)
     try:
-        later = iter(msg._later)
+        later = msg._later
     except AttributeError:  # a view nothing was added to
         return props
-    props.update(zip(later, later, strict=True))  # (name, value) pairs, in order, no Python loop
+    # A loop over the few pairs: fewer instructions than dict.update(zip(it, it)) (callgrind, 2 or 3 pairs)
+    for i in range(0, len(later), 2):
+        props[later[i]] = later[i + 1]
     return props
 
 
