@@ -341,7 +341,7 @@ def test_the_send_header_carries_exactly_the_json_the_codec_would_write(
     ext = p._header(topic, MessageQueue(topic, broker, queue_id), prepared)
     # The JSON text is formatted only when a JSON encode reads it: a msgpack encode does not.
     encode_frame(RemotingCommand(310, ext_fields=ext, serialize_type=SerializeType.MSGPACK))
-    assert ext.__dict__.get("_text") is None
+    assert ext._text is None  # type: ignore[attr-defined]
     assert isinstance(ext, EncodedExt) and ext.json is not None
     plain = dict(ext)
     fast = RemotingCommand(310, opaque=7, ext_fields=ext, body=b"x")

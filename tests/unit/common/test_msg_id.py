@@ -68,3 +68,14 @@ def test_unique_id_tail_is_time_in_month_and_the_counter_as_a_java_short() -> No
     # a later month rolls the time base: the time part starts again near zero
     next_month = int((month_start + datetime.timedelta(days=40)).replace(day=1).timestamp() * 1000)
     assert gen.next_id(next_month + 5)[-12:-4] == "00000005"
+
+
+def test_the_counter_is_its_low_16_bits_as_4_hex_digits_and_wraps() -> None:
+    import itertools
+
+    gen = UniqueIdGenerator("10.0.0.1")
+    gen._counter = itertools.count(0xFFFD)
+    tails = [gen.next_id(1_700_000_000_000)[-4:] for _ in range(5)]
+    assert tails == ["FFFD", "FFFE", "FFFF", "0000", "0001"]
+    gen._counter = itertools.count(0x1A2B + 0x70000)
+    assert gen.next_id(1_700_000_000_000)[-4:] == "1A2B"

@@ -26,6 +26,7 @@ from rocketq.client.config import ConsumerConfig, MessageModel
 from rocketq.client.consumer.offset_store import OffsetStore
 from rocketq.client.consumer.process_queue import ProcessQueue
 from rocketq.client.consumer.pull_api import reset_retry_topic
+from rocketq.client.consumer.pulled import add_properties
 from rocketq.client.model import ConsumeResult
 from rocketq.client.trace.encoder import ConsumeReturnType
 from rocketq.client.trace.hooks import ConsumeTraceHook
@@ -188,9 +189,9 @@ class _BaseService:
     async def invoke(self, msgs: list[MessageExt]) -> ConsumeResult:
         """Call the listener once; an exception counts as a failed batch."""
         reset_retry_topic(msgs, self.host.group)
-        start = str(self._clock.now_ms())
-        for msg in msgs:
-            msg.properties[C.PROPERTY_CONSUME_START_TIMESTAMP] = start
+        # Each message's CONSUME_START_TIME; a view gets it when its properties are first read.
+        start = self._clock.now_ms()
+        add_properties(msgs, C.PROPERTY_CONSUME_START_TIMESTAMP, str(start))
         trace = self.trace
         traced = trace.before(msgs, self._request_ids.next_id(self._clock.now_ms())) if trace else None
         returned: Any = None
@@ -216,7 +217,7 @@ class _BaseService:
                 traced,
                 len(msgs),
                 result is ConsumeResult.SUCCESS,
-                self._return_type(returned, result, int(start)),
+                self._return_type(returned, result, start),
             )
         metrics = client_metrics.active()
         if metrics is not None:
@@ -225,7 +226,7 @@ class _BaseService:
                 self.host.group,
                 self.host.client_id,
                 result is ConsumeResult.SUCCESS,
-                int(start),
+                start,
                 self._clock.now_ms(),
             )
         if result is ConsumeResult.SUCCESS:

@@ -62,6 +62,7 @@ _RETRYABLE = {
 _ID_GENERATORS: dict[str, UniqueIdGenerator] = {}
 _PREPARED = C.PROPERTY_TRANSACTION_PREPARED
 _SEND_OK = SendStatus.SEND_OK  # an enum member read through its class costs a descriptor call
+_RUNNING = ServiceState.RUNNING
 
 
 # A send header's fixed parts (Producer._skeleton): the queue, the topic, the map, JSON head and tail.
@@ -90,11 +91,13 @@ def id_generator(ip: str) -> UniqueIdGenerator:
 
 
 class _Prepared:
-    """A message made ready for the wire: its body, sys flag, properties and client id."""
+    """A message made ready for the wire: its body, sys flag, properties and client id, and the time it
+    was prepared (the first attempt's born timestamp: one clock read a send for the id and the header)."""
 
     __slots__ = (
         "batch",
         "body",
+        "born_ms",
         "flag",
         "max_reconsume_times",
         "msg_id",
@@ -104,7 +107,14 @@ class _Prepared:
     )
 
     def __init__(
-        self, body: bytes, sys_flag: int, properties: str, msg_id: str, flag: int, batch: bool = False
+        self,
+        body: bytes,
+        sys_flag: int,
+        properties: str,
+        msg_id: str,
+        flag: int,
+        batch: bool = False,
+        born_ms: int | None = None,
     ) -> None:
         self.body = body
         self.sys_flag = sys_flag
@@ -114,6 +124,7 @@ class _Prepared:
         self.batch = batch
         self.reconsume_times: int | None = None
         self.max_reconsume_times: int | None = None
+        self.born_ms = born_ms
 
 
 class Producer:
@@ -222,7 +233,7 @@ class Producer:
         return self._running().client_id
 
     def _running(self) -> ClientInstance:
-        if self._state is not ServiceState.RUNNING or self._instance is None:
+        if self._state is not _RUNNING or self._instance is None:
             what = (
                 "is not started; call await producer.start()"
                 if self._state is ServiceState.CREATE_JUST
@@ -290,9 +301,10 @@ class Producer:
     # -- preparing messages -----------------------------------------------------------------------------------
     def _prepare(self, msg: Message) -> _Prepared:
         props = msg.properties
+        now = self._clock.now_ms()
         msg_id = props.get(C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
         if not msg_id:
-            msg_id = self._ids.next_id(self._clock.now_ms())
+            msg_id = self._ids.next_id(now)
             props[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = msg_id
         body = msg.body
         if type(body) is not bytes:
@@ -303,11 +315,11 @@ class Producer:
         if _PREPARED in props and props[_PREPARED] == "true":
             sys_flag |= C.MessageSysFlag.TRANSACTION_PREPARED_TYPE
         if not msg.topic.startswith(C.RETRY_GROUP_TOPIC_PREFIX):
-            return _Prepared(body, sys_flag, properties_string(props), msg_id, msg.flag)
+            return _Prepared(body, sys_flag, properties_string(props), msg_id, msg.flag, False, now)
         wire_props = dict(props)
         reconsume = wire_props.pop(C.PROPERTY_RECONSUME_TIME, None)
         max_reconsume = wire_props.pop(C.PROPERTY_MAX_RECONSUME_TIMES, None)
-        prepared = _Prepared(body, sys_flag, properties_string(wire_props), msg_id, msg.flag)
+        prepared = _Prepared(body, sys_flag, properties_string(wire_props), msg_id, msg.flag, False, now)
         prepared.reconsume_times = int(reconsume) if reconsume else None
         prepared.max_reconsume_times = int(max_reconsume) if max_reconsume else None
         return prepared
@@ -328,7 +340,9 @@ class Producer:
         ids = ",".join(m.properties[C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] for m in msgs)
         return topic, _Prepared(body, 0, properties_string(batch_props), ids, 0, batch=True)
 
-    def _header(self, topic: str, mq: MessageQueue, p: _Prepared) -> dict[str, str]:
+    def _header(
+        self, topic: str, mq: MessageQueue, p: _Prepared, born_ms: int | None = None
+    ) -> dict[str, str]:
         """The extFields of the short-keyed header Java producers send by default (SEND_MESSAGE_V2 /
         SEND_BATCH_MESSAGE): exactly SendMessageRequestHeaderV2(...).to_ext_fields(), same keys in the
         same order, built directly because this runs on every send (the frozen dataclass and its
@@ -337,14 +351,14 @@ class Producer:
         a skeleton made once per queue (`_skeleton`); a send copies its map and sets the send time and
         properties (and sys flag, flag and reconsume times when they are not 0). The JSON text, what the
         JSON header codec would write, is formatted only if the header leaves as JSON (DeferredJsonExt:
-        not on a connection that agreed on msgpack)."""
+        not on a connection that agreed on msgpack). `born_ms`: the send time (default: now)."""
         key = id(mq) << 2 | p.batch << 1 | (p.max_reconsume_times is not None)
         skeleton = self._skeletons.get(key)
         if skeleton is None or skeleton[0] is not mq or skeleton[1] != topic:
             skeleton = self._skeleton(key, topic, mq, p)
         ext = DeferredJsonExt(skeleton[2])
         setitem = dict.__setitem__  # the map's own store: EncodedExt's __setitem__ would drop the text
-        now = str(self._clock.now_ms())
+        now = str(self._clock.now_ms() if born_ms is None else born_ms)
         setitem(ext, "g", now)
         setitem(ext, "i", p.properties)
         if p.sys_flag:
@@ -428,11 +442,16 @@ class Producer:
         if info is None or not info.ok():
             info = await self._publish_info(topic)
             started = None
-        inst = self._running()
+        inst = self._instance
+        if inst is None or self._state is not _RUNNING:  # _running's test without its call
+            inst = self._running()
         last_broker: str | None = None
         last_error: BaseException | None = None
         kept: SendResult | None = None
         brokers_sent: list[str] = []
+        # The first attempt on a cached route is born when the message was prepared (the clock reading
+        # its id took); a later one, or one after a route look-up, reads the clock again.
+        born = p.born_ms if started is not None else None
         for attempt in range(times_total):
             if attempt or started is None:  # the first attempt of a cached route starts at `begin`
                 started = self._clock.monotonic_ms()
@@ -449,7 +468,7 @@ class Producer:
                     # The common case: the request goes out now and its answer is awaited here, in this
                     # frame (send_message's and invoke_sync's coroutines only when the transport says so).
                     api = inst.api
-                    ext = self._header(topic, mq, p)
+                    ext = self._header(topic, mq, p, None if attempt else born)
                     answer = api.start_send(addr, ext, p.body, remaining)
                     if answer is None:
                         result = await api.send_message(
@@ -514,7 +533,8 @@ class Producer:
             ClientStateError (not started / shut down), MessageIllegalError (before any network call),
             NoRouteError, SendFailedError (every attempt failed; `last_error` says why), MQBrokerError.
         """
-        self._running()
+        if self._state is not _RUNNING or self._instance is None:
+            self._running()  # raises ClientStateError
         check_message(msg, self.config.max_message_size_bytes)
         timeout = timeout_ms or self.config.send_msg_timeout_ms
         p = self._prepare(msg)

@@ -210,8 +210,10 @@ def _plain_message(values: dict[str, Any]) -> MessageExt:
     return msg
 
 
-def _new_view(buf: Any, pos: int, f: tuple[Any, ...]) -> LazyMessageExt:
-    msg = LazyMessageExt.__new__(LazyMessageExt)
+def _new_view(
+    buf: Any, pos: int, f: tuple[Any, ...], cls: type[LazyMessageExt] = LazyMessageExt
+) -> LazyMessageExt:
+    msg = cls.__new__(cls)
     (
         msg.store_size, msg.body_crc, msg.queue_id, msg.flag, msg.queue_offset, msg.commit_log_offset,
         msg.sys_flag, msg.born_timestamp, born_ip, born_port, msg.store_timestamp, store_ip, store_port,
@@ -229,7 +231,9 @@ def _new_view(buf: Any, pos: int, f: tuple[Any, ...]) -> LazyMessageExt:
     return msg
 
 
-def _decode_records_lazy(body: bytes | bytearray | memoryview) -> list[MessageExt]:
+def _decode_records_lazy(
+    body: bytes | bytearray | memoryview, cls: type[LazyMessageExt] = LazyMessageExt
+) -> list[MessageExt]:
     """decode_records as views: the same messages (stopping at the same record), each field decoded on first read."""
     out: list[MessageExt] = []
     pos = 0
@@ -239,7 +243,7 @@ def _decode_records_lazy(body: bytes | bytearray | memoryview) -> list[MessageEx
             f = scan_record_py(body, pos)
         except RecordDecodeError:
             break
-        out.append(_new_view(body, pos, f))
+        out.append(_new_view(body, pos, f, cls))
         pos = f[20]
     return out
 
@@ -264,7 +268,25 @@ def scan_records(body: bytes | bytearray | memoryview) -> list[tuple[Any, ...]]:
     return out
 
 
-decode_records_lazy: Callable[[bytes | bytearray | memoryview], list[MessageExt]] = _decode_records_lazy
+def views_of(cls: type[LazyMessageExt]) -> Callable[[bytes | bytearray | memoryview], list[MessageExt]]:
+    """decode_records_lazy making views of `cls`, a subclass of LazyMessageExt (with lazy fields of its
+    own: lazy_field), compiled or pure as decode_records_lazy is."""
+    if compiled is not None:
+        return functools.partial(compiled.decode_records_lazy, cls, UNSET)
+    return functools.partial(_decode_records_lazy, cls=cls)
+
+
+def lazy_field(slot: Any, decode: Callable[[Any], Any]) -> Any:
+    """A field of a LazyMessageExt subclass decoded on first read: `slot` (the member descriptor of the
+    field's slot) holds UNSET until then, when `decode(msg)` makes the value (compiled descriptor or pure)."""
+    return _field(slot, decode)
+
+
 if compiled is not None:
     compiled.set_fallbacks(_decode_body, _decode_properties)
-    decode_records_lazy = functools.partial(compiled.decode_records_lazy, LazyMessageExt, UNSET)
+decode_records_lazy = views_of(LazyMessageExt)
+# A view's properties decoded from its record (what the properties field does on first read, without
+# storing them): for a subclass's own properties field that adds to them.
+decode_view_properties: Callable[[Any], dict[str, str]] = (
+    _decode_properties if compiled is None else compiled.lazy_properties
+)

@@ -157,28 +157,35 @@ class DeferredJsonExt(EncodedExt):
     """An EncodedExt whose JSON text is formatted when a JSON codec first reads `json`: `make(*args)`,
     given by `defer`. The producer's send header is one: on a connection that agreed on msgpack headers
     (our SDK and our broker) nothing reads it, and the ~1 us of formatting a send is saved. Setting
-    `json` (to None, as every mutator does, or to a text) replaces what was deferred."""
+    `json` (to None, as every mutator does, or to a text) replaces what was deferred. The two states are
+    slots: no instance dict to allocate per send, and holds_plain_strings is two slot reads."""
+
+    __slots__ = ("_make", "_text")
+    _make: tuple[Callable[..., str], tuple[Any, ...]] | None
+    _text: str | None
 
     def defer(self, make: Callable[..., str], *args: Any) -> None:
-        self.__dict__["_make"] = (make, args)
+        self._make = (make, args)
+        self._text = None
 
     def holds_plain_strings(self) -> bool:
         # Without formatting the text: a mutator sets both to None.
-        state = self.__dict__
-        return state.get("_make") is not None or state.get("_text") is not None
+        try:
+            return self._make is not None or self._text is not None
+        except AttributeError:  # neither deferred nor given a text
+            return False
 
     @property
     def json(self) -> str | None:
-        state = self.__dict__
-        made = state.get("_make")
+        made = getattr(self, "_make", None)
         if made is not None:
-            state["_text"], state["_make"] = made[0](*made[1]), None
-        return state.get("_text")
+            self._text, self._make = made[0](*made[1]), None
+        return getattr(self, "_text", None)
 
     @json.setter
     def json(self, value: str | None) -> None:
-        self.__dict__["_make"] = None
-        self.__dict__["_text"] = value
+        self._make = None
+        self._text = value
 
 
 def _to_int(obj: dict[str, Any], key: str, value: Any) -> int:

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("rocketq.remoting")
 
 # A connect that times out is a connect failure (Java: RemotingConnectException), not a request timeout.
+# Read on every request of start_sync: module names, not enum members read through their class.
+_JSON, _MSGPACK = SerializeType.JSON, SerializeType.MSGPACK
+_AGREED = codec_negotiation.AGREED_ATTRIBUTE
 _CONNECT_ERRORS = {OSError: RemotingConnectError, asyncio.IncompleteReadError: RemotingConnectError}
 
 
@@ -228,10 +231,10 @@ class RemotingClient(RemotingEndpoint):
         conn = self._conns.get(addr)
         if conn is None or conn._closing or self.rpc_hooks or self.config.client_close_socket_if_timeout:
             return None
-        if self.negotiate_msgpack and cmd.serialize_type == SerializeType.JSON:
-            if conn.attributes.get(codec_negotiation.AGREED_ATTRIBUTE) is None:
+        if self.negotiate_msgpack and cmd.serialize_type == _JSON:
+            if conn.attributes.get(_AGREED) is None:
                 return None
-            cmd.serialize_type = SerializeType.MSGPACK
+            cmd.serialize_type = _MSGPACK
         try:
             return self._send_sync(conn, cmd, timeout_ms)
         except RemotingSendRequestError:

@@ -16,6 +16,7 @@ from typing import Any
 from rocketq.common.service import PeriodicService
 from rocketq.remoting.errors import RemotingConnectError, RemotingTooMuchRequestError
 from rocketq.remoting.protocol.command import RPC_ONEWAY, RemotingCommand, next_opaque
+from rocketq.remoting.protocol.compiled import constructor
 from rocketq.remoting.protocol.errors import FrameError
 from rocketq.remoting.transport.connection import Connection
 from rocketq.remoting.transport.dispatch import (
@@ -27,6 +28,8 @@ from rocketq.remoting.transport.dispatch import (
 )
 from rocketq.remoting.transport.hooks import RPCHook, has_after_response, run_after, run_before
 from rocketq.remoting.transport.response_table import Permits, ResponseFuture, ResponseTable
+
+_new_response_future = constructor(ResponseFuture)  # every field, positionally
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -213,7 +216,16 @@ class RemotingEndpoint:
         conn.send_request(cmd, bool(pending))  # with others in flight: coalesced with them
         loop = self.owner_loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
-        table.insert(ResponseFuture(opaque, conn, cmd, fut, loop.time() + timeout_ms / 1000, int(timeout_ms)))
+        deadline, timeout = loop.time() + timeout_ms / 1000, int(timeout_ms)
+        rf = _new_response_future(opaque, conn, cmd, fut, deadline, timeout, None)
+        # table.insert, inlined: this runs once per request
+        pending[opaque] = rf
+        group = table._by_timeout.get(timeout)
+        if group is None:
+            group = table._by_timeout[timeout] = {}
+        group[opaque] = rf
+        if table._timer is None or deadline < table._timer_at:
+            table._arm(deadline)
         return fut
 
     async def _invoke_sync_on(

@@ -16,6 +16,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from rocketq.remoting.errors import RemotingError, RemotingTimeoutError
@@ -26,28 +27,18 @@ log = logging.getLogger("rocketq.remoting")
 CANCELLED_REMEMBERED = 4096
 
 
+@dataclass(slots=True, eq=False)  # compared and hashed by identity, as before
 class ResponseFuture:
-    """One request waiting for its response."""
+    """One request waiting for its response. A slotted dataclass so that the sync-request hot path builds
+    it with rocketq.remoting.protocol.compiled.constructor (no Python __init__ with the accelerator)."""
 
-    __slots__ = ("conn", "deadline", "future", "opaque", "release", "request", "timeout_ms")
-
-    def __init__(
-        self,
-        opaque: int,
-        conn: Any,
-        request: RemotingCommand,
-        future: asyncio.Future[RemotingCommand],
-        deadline: float,
-        timeout_ms: int,
-        release: Callable[[], None] | None = None,
-    ) -> None:
-        self.opaque = opaque
-        self.conn = conn
-        self.request = request
-        self.future = future
-        self.deadline = deadline  # loop.time() seconds
-        self.timeout_ms = timeout_ms
-        self.release = release  # returns the async permit, exactly once
+    opaque: int
+    conn: Any
+    request: RemotingCommand
+    future: asyncio.Future[RemotingCommand]
+    deadline: float  # loop.time() seconds
+    timeout_ms: int
+    release: Callable[[], None] | None = None  # returns the async permit, exactly once
 
     def _release(self) -> None:
         release, self.release = self.release, None
@@ -153,8 +144,10 @@ class ResponseTable:
         del self._by_timeout[rf.timeout_ms][opaque]  # an emptied group is dropped by _on_timer
         if rf.release is not None:
             rf._release()
-        if not rf.future.done():
+        try:  # done only if its caller cancelled it: no done() call per response
             rf.future.set_result(response)
+        except asyncio.InvalidStateError:
+            pass
         return rf
 
     def discard(self, opaque: int) -> None:
