@@ -177,10 +177,13 @@ class DeferredJsonExt(EncodedExt):
 
     @property
     def json(self) -> str | None:
-        made = getattr(self, "_make", None)
+        try:
+            made = self._make  # defer and the setter give both slots a value
+        except AttributeError:  # neither deferred nor given a text
+            return None
         if made is not None:
             self._text, self._make = made[0](*made[1]), None
-        return getattr(self, "_text", None)
+        return self._text
 
     @json.setter
     def json(self, value: str | None) -> None:
