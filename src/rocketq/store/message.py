@@ -29,6 +29,10 @@ class BrokerMessage:
     store_timestamp: int = 0
     commit_log_offset: int = 0
     queue_offset: int = 0
+    # `properties` as the record stores them (encode_properties_bytes), when the broker had them without
+    # encoding the dict (properties_for_store); None: the store encodes the dict. Whoever changes
+    # `properties` afterwards sets it back to None.
+    properties_bytes: bytes | None = None
 
 
 @dataclass(slots=True)

@@ -128,7 +128,9 @@ class PutService:
                 return bad
             kept = self._topic(topic)
         props_dict = msg.properties
-        props = encode_properties_bytes(props_dict)  # a None value is left out, as Java does
+        props = msg.properties_bytes
+        if props is None:
+            props = encode_properties_bytes(props_dict)  # a None value is left out, as Java does
         if len(props) > MAX_PROPERTIES_BYTES:
             return illegal(
                 PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,

@@ -23,7 +23,11 @@ from rocketq.common.record.codec import (
 )
 from rocketq.common.record.layout import RECORD_HEADER, RecordDecodeError, topic_block
 from rocketq.common.record.lazy import scan_record_py
-from rocketq.common.record.properties import decode_properties_py
+from rocketq.common.record.properties import (
+    decode_properties_py,
+    encode_properties_bytes,
+    properties_for_store_py,
+)
 
 crecord = pytest.importorskip("rocketq.common.record._crecord", reason="accelerators not built")
 
@@ -52,6 +56,38 @@ def damaged(good: bytes, data: st.DataObject) -> bytes:
 @given(st.one_of(property_texts, st.text(max_size=60)))
 def test_decode_properties_both_paths(text: str) -> None:
     assert crecord.decode_properties(text) == decode_properties_py(text)
+
+
+# Property strings as producers write them: names (WAIT, CLUSTER among them), values, and now and then
+# a segment decode skips or a name twice.
+store_texts = st.lists(
+    st.tuples(st.sampled_from(["WAIT", "CLUSTER", "UNIQ_KEY", "TAGS", "a", "é", ""]), property_texts),
+    max_size=6,
+).map(lambda entries: "\x02".join(f"{k}\x01{v}" for k, v in entries))
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.one_of(store_texts, property_texts, st.text(max_size=60)), st.sampled_from(["DefaultCluster", "c€"])
+)
+def test_properties_for_store_both_paths(text: str, cluster: str) -> None:
+    """The stored bytes cut from the request's string are the edited dict's encoding, byte for byte."""
+    props, stored = crecord.properties_for_store(text, "WAIT", "CLUSTER", cluster)
+    expected, none = properties_for_store_py(text, "WAIT", "CLUSTER", cluster)
+    assert none is None
+    assert props == expected and list(props) == list(expected)
+    if stored is not None:
+        assert stored == encode_properties_bytes(expected)
+
+
+def test_properties_for_store_cuts_the_usual_producer_string() -> None:
+    text = "UNIQ_KEY\x017F00000100002A9F\x02WAIT\x01true\x02TAGS\x01t"
+    props, stored = crecord.properties_for_store(text, "WAIT", "CLUSTER", "DefaultCluster")
+    assert stored == b"UNIQ_KEY\x017F00000100002A9F\x02TAGS\x01t\x02CLUSTER\x01DefaultCluster"
+    assert props == {"UNIQ_KEY": "7F00000100002A9F", "TAGS": "t", "CLUSTER": "DefaultCluster"}
+    # A name twice, or CLUSTER already there: the dict is encoded by the store instead.
+    assert crecord.properties_for_store("a\x011\x02a\x012", "WAIT", "CLUSTER", "c")[1] is None
+    assert crecord.properties_for_store("CLUSTER\x01x\x02a\x011", "WAIT", "CLUSTER", "c")[1] is None
 
 
 @settings(max_examples=200, deadline=None)

@@ -48,6 +48,7 @@ from rocketq.common.constants import MessageSysFlag, PermName
 from rocketq.common.message import decode_properties
 from rocketq.common.record.codec import decode_batch
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
+from rocketq.common.record.properties import properties_for_store
 from rocketq.common.tags import hash_of_tag
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
@@ -333,7 +334,14 @@ class SendMessageProcessor(Processor):
         properties (RequestError when refused)."""
         config = self._check(conn, request, header)
         queue_id = self._pick_queue(header, config)
-        properties = decode_properties(header.properties) if header.properties else {}
+        # WAIT is not worth storing (9 bytes a message); CLUSTER tells consumers where it was stored. Java
+        # (SendMessageProcessor.sendMessage) encodes the edited map again; the compiled properties_for_store
+        # cuts the stored bytes from the request's string instead, when that gives the same bytes.
+        cluster = self.ctx.broker_config.broker_cluster_name
+        if header.properties:
+            properties, stored = properties_for_store(header.properties, _WAIT, _CLUSTER, cluster)
+        else:
+            properties, stored = {_CLUSTER: cluster}, None
         sys_flag = header.sys_flag
         if config.topic_filter_type is _MULTI_TAG:
             sys_flag |= _MULTI_TAGS_FLAG
@@ -346,9 +354,6 @@ class SendMessageProcessor(Processor):
         )  # fmt: skip
         if header.topic.startswith(_RETRY_PREFIX):
             self._handle_retry_and_dlq(request, header, msg)
-        # WAIT is not worth storing (9 bytes a message); CLUSTER tells consumers where it was stored.
-        properties.pop(_WAIT, None)
-        properties[_CLUSTER] = self.ctx.broker_config.broker_cluster_name
         prepared = properties.get(_PREPARED)
         if prepared is not None and prepared.lower() == "true":
             if self.ctx.broker_config.reject_transaction_message:
@@ -359,6 +364,8 @@ class SendMessageProcessor(Processor):
             msg = self.prepare_half_message(self.ctx, msg)
         elif not properties.keys().isdisjoint(_REDIRECTING):  # else nothing to redirect (one C call)
             self._redirect_delayed(msg)
+        else:  # the properties are stored as they are now
+            msg.properties_bytes = stored
         return msg, queue_id, properties
 
     def _redirect_delayed(self, msg: BrokerMessage) -> None:

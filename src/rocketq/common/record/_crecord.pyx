@@ -15,8 +15,13 @@ from zlib import crc32 as zlib_crc32
 
 from rocketq.common.record.layout import RecordDecodeError
 
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+    void* PyUnicode_DATA(object o)
+
 # What rocketq.common.record.accel expects: a module built from an older .pyx is not used.
-API_VERSION = 6
+API_VERSION = 7
 
 cdef int32_t MESSAGE_MAGIC = -626843481  # layout.MESSAGE_MAGIC_CODE (0xDAA320A7)
 
@@ -62,6 +67,92 @@ def decode_properties(str text):
     if kv > seg and n > kv + 1:
         props[text[seg:kv]] = text[kv + 1:n]
     return props
+
+
+cdef bytes _ascii_cut(str text, Py_ssize_t cut_start, Py_ssize_t cut_end, str name, str value):
+    """properties_for_store's bytes for ASCII strings (a character is a byte): one copy into the result."""
+    cdef Py_ssize_t n = len(text), nn = len(name), nv = len(value), head, tail_at, size
+    cdef const char* t = <const char*>PyUnicode_DATA(text)
+    if cut_start < 0:
+        head, tail_at = n, n
+    elif cut_start == 0:
+        head, tail_at = 0, (cut_end + 1 if cut_end < n else n)
+    else:
+        head, tail_at = cut_start - 1, cut_end
+    size = head + (n - tail_at) + nn + 1 + nv
+    if head + (n - tail_at) > 0:
+        size += 1
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
+    cdef char* o = PyBytes_AS_STRING(out)
+    memcpy(o, t, head)
+    memcpy(o + head, t + tail_at, n - tail_at)
+    o += head + (n - tail_at)
+    if head + (n - tail_at) > 0:
+        o[0] = 2
+        o += 1
+    memcpy(o, PyUnicode_DATA(name), nn)
+    o[nn] = 1
+    memcpy(o + nn + 1, PyUnicode_DATA(value), nv)
+    return out
+
+
+def properties_for_store(str text, str drop, str name, str value):
+    """properties.properties_for_store: decode_properties(text) without `drop` and with name = value, and
+    the UTF-8 of that dict's properties string cut from `text` (the `drop` segment taken out, the new
+    entry appended) when the cut is exactly what encoding the dict gives, else None: a name twice, a
+    segment the decode skips, two `drop` segments, `name` already there, text that does not encode."""
+    cdef dict props = {}
+    cdef Py_ssize_t n = len(text)
+    cdef Py_ssize_t i, seg = 0, kv = -1, kept = 0, cut_start = -1, cut_end = -1
+    cdef bint exact = True
+    cdef Py_UCS4 c
+    cdef str key, base
+    if n == 0:
+        props[name] = value
+        exact = False
+    else:
+        for i in range(n + 1):
+            if i < n:
+                c = text[i]
+                if c == 1:
+                    if kv < 0:
+                        kv = i
+                    continue
+                if c != 2:
+                    continue
+            if kv > seg and i > kv + 1:  # a segment decode keeps
+                key = text[seg:kv]
+                if key == drop:
+                    if cut_start >= 0:
+                        exact = False
+                    cut_start = seg
+                    cut_end = i
+                else:
+                    props[key] = text[kv + 1:i]
+                    kept += 1
+            else:
+                exact = False
+            seg = i + 1
+            kv = -1
+        if kept != len(props) or name in props:
+            exact = False
+        props[name] = value
+    if not exact:
+        return props, None
+    if PyUnicode_IS_ASCII(text) and PyUnicode_IS_ASCII(name) and PyUnicode_IS_ASCII(value):
+        return props, _ascii_cut(text, cut_start, cut_end, name, value)
+    if cut_start < 0:
+        base = text
+    elif cut_start == 0:
+        base = text[cut_end + 1:] if cut_end < n else ""
+    else:
+        base = text[:cut_start - 1] + text[cut_end:]
+    try:
+        if base:
+            return props, (base + "\x02" + name + "\x01" + value).encode("utf-8")
+        return props, (name + "\x01" + value).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: what the store's encode does with it is kept
+        return props, None
 
 
 cdef str _topic(const uint8_t* p, Py_ssize_t n):
