@@ -47,3 +47,6 @@ class BrokerMessageBatch:
     born_host: tuple[str, int] = ("127.0.0.1", 0)
     store_host: tuple[str, int] = ("127.0.0.1", 0)
     reconsume_times: int = 0
+    # Each entry's properties as its record stores them (decode_batch_for_store), None where the store
+    # encodes the entry's dict; None: the store encodes every dict.
+    properties_bytes: list[bytes | None] | None = None

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 from itertools import accumulate
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, cast
 
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK
@@ -187,7 +187,16 @@ class PutService:
                 delay = props.get(_DELAY)
                 if delay and delay != "0":
                     return illegal(PutMessageStatus.MESSAGE_ILLEGAL, "a batch cannot carry delayed messages")
-        props_list = [encode_properties_bytes(props) for props in dicts]
+        stored = batch.properties_bytes
+        if stored is None:
+            props_list = [encode_properties_bytes(props) for props in dicts]
+        elif None in stored:
+            props_list = [
+                cut if cut is not None else encode_properties_bytes(props)
+                for cut, props in zip(stored, dicts, strict=True)
+            ]
+        else:
+            props_list = cast(list[bytes], stored)
         longest = max(map(len, props_list))
         if longest > MAX_PROPERTIES_BYTES:
             return illegal(

@@ -15,6 +15,7 @@ from tests.unit.store.test_store_record_codec import messages
 from rocketq.common.message import Message
 from rocketq.common.record import accel
 from rocketq.common.record.codec import (
+    decode_batch_for_store_py,
     decode_batch_py,
     encode_batch,
     encode_record,
@@ -123,6 +124,45 @@ batch_entries = st.lists(
 def test_decode_batch_both_paths(entries: list[Message], data: st.DataObject) -> None:
     raw = damaged(encode_batch(entries), data)
     assert outcome(crecord.decode_batch, raw) == outcome(decode_batch_py, raw)
+
+
+def _stored_outcome(body: bytes, batch_props: dict[str, str]):  # type: ignore[no-untyped-def]
+    """decode_batch_for_store's entries, each stored properties checked against the merged dict's encoding."""
+    result = outcome(crecord.decode_batch_for_store, body, batch_props)
+    if result[0] == "ok":
+        entries, stored = result[1]
+        assert len(stored) == len(entries)
+        for (_flag, _body, props), cut in zip(entries, stored, strict=True):
+            assert cut is None or cut == encode_properties_bytes(props)
+        result = ("ok", entries)
+    return result
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batch_entries,
+    st.dictionaries(
+        st.sampled_from(["CLUSTER", "WAIT", "TAGS", "a", "é"]), st.sampled_from(["x", "true", "€"])
+    ),
+    st.data(),
+)
+def test_decode_batch_for_store_both_paths(
+    entries: list[Message], batch_props: dict[str, str], data: st.DataObject
+) -> None:
+    raw = damaged(encode_batch(entries), data)
+    pure = outcome(decode_batch_for_store_py, raw, dict(batch_props))
+    if pure[0] == "ok":
+        assert pure[1][1] is None
+        pure = ("ok", pure[1][0])
+    assert _stored_outcome(raw, dict(batch_props)) == pure
+
+
+def test_decode_batch_for_store_cuts_the_usual_batch() -> None:
+    msgs = [Message("T", b"x", properties={"UNIQ_KEY": f"K{i}"}) for i in range(3)]
+    msgs.append(Message("T", b"y", properties={"CLUSTER": "mine"}))  # the batch's name: encoded instead
+    entries, stored = crecord.decode_batch_for_store(encode_batch(msgs), {"WAIT": "true", "CLUSTER": "c"})
+    assert stored[:3] == [f"UNIQ_KEY\x01K{i}\x02WAIT\x01true\x02CLUSTER\x01c".encode() for i in range(3)]
+    assert stored[3] is None and entries[3][2] == {"CLUSTER": "c", "WAIT": "true"}
 
 
 def test_the_environment_variable_forces_pure_python() -> None:

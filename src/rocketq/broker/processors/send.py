@@ -46,7 +46,7 @@ from rocketq.broker.transaction.half import prepare_half_message
 from rocketq.common import constants as C
 from rocketq.common.constants import MessageSysFlag, PermName
 from rocketq.common.message import decode_properties
-from rocketq.common.record.codec import decode_batch
+from rocketq.common.record.codec import decode_batch_for_store
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
 from rocketq.common.record.properties import properties_for_store
 from rocketq.common.tags import hash_of_tag
@@ -417,17 +417,17 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold transactional messages")
         if delay_level_of(batch_props) > 0 or is_timer_request(batch_props):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold delayed or timer messages")
+        batch_props[C.PROPERTY_CLUSTER] = self.ctx.broker_config.broker_cluster_name
         try:
-            entries = decode_batch(request.body)
+            # Each record stores its own properties followed by the batch's (Java MessageExtBatchEncoder);
+            # compiled, the stored bytes are cut from the entry's own (`stored`), not encoded again.
+            merged, stored = decode_batch_for_store(request.body, batch_props)
         except (ValueError, IndexError, struct.error) as exc:
             raise RequestError(
                 ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not decode: {exc}"
             ) from None
-        if not entries:
+        if not merged:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "the batch body holds no message")
-        batch_props[C.PROPERTY_CLUSTER] = self.ctx.broker_config.broker_cluster_name
-        # Each record stores its own properties followed by the batch's (Java MessageExtBatchEncoder).
-        merged = [(flag, body, props | batch_props) for flag, body, props in entries]
         if any(props.get(C.PROPERTY_TRANSACTION_PREPARED, "").lower() == "true" for _f, _b, props in merged):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold transactional messages")
         sys_flag = header.sys_flag
@@ -442,6 +442,7 @@ class SendMessageProcessor(Processor):
             born_host=born_host_of(conn),
             store_host=self.ctx.store_host,
             reconsume_times=header.reconsume_times or 0,
+            properties_bytes=stored,
         )
         started = perf_counter_ns()
         result = await self.ctx.store.put_messages(batch)

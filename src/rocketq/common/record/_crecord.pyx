@@ -50,23 +50,36 @@ cdef inline int16_t _i16(const uint8_t* p) noexcept:
 def decode_properties(str text):
     """Java string2messageProperties: a segment counts only with >= 1 char each side of U+0001."""
     cdef dict props = {}
+    _decode_into(text, props)
+    return props
+
+
+cdef Py_ssize_t _decode_into(str text, dict props) except -2:
+    """decode_properties into `props`; the number of segments kept, or -1 when one was skipped."""
     cdef Py_ssize_t n = len(text)
-    cdef Py_ssize_t i, seg = 0, kv = -1
+    cdef Py_ssize_t i, seg = 0, kv = -1, kept = 0
+    cdef bint skipped = False
     cdef Py_UCS4 c
     if n == 0:
-        return props
+        return 0
     for i in range(n):
         c = text[i]
         if c == 2:
             if kv > seg and i > kv + 1:
                 props[text[seg:kv]] = text[kv + 1:i]
+                kept += 1
+            else:
+                skipped = True
             seg = i + 1
             kv = -1
         elif c == 1 and kv < 0:
             kv = i
     if kv > seg and n > kv + 1:
         props[text[seg:kv]] = text[kv + 1:n]
-    return props
+        kept += 1
+    else:
+        skipped = True
+    return -1 if skipped else kept
 
 
 cdef bytes _ascii_cut(str text, Py_ssize_t cut_start, Py_ssize_t cut_end, str name, str value):
@@ -228,6 +241,26 @@ cdef tuple _scan(const uint8_t* b, Py_ssize_t end, Py_ssize_t pos):
 
 def decode_batch(body):
     """rocketq.common.record.codec.decode_batch, compiled: the same entries and the same errors."""
+    return _decode_batch(body, None, None)
+
+
+def decode_batch_for_store(body, dict batch_props):
+    """rocketq.common.record.codec.decode_batch_for_store, compiled: the entries with `batch_props` merged
+    into each one's properties, and each record's stored properties (encode_properties_bytes of the
+    merged dict) cut from the entry's own bytes and the batch's encoded once; None for an entry where
+    that would not be the same bytes (a name twice, a segment the decode skips, a batch name repeated)."""
+    cdef list stored = []
+    cdef list parts = []
+    for key, value in batch_props.items():
+        parts.append(key + "\x01" + value)
+    try:
+        suffix = "\x02".join(parts).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the store's encode does what it does with it
+        return [(flag, entry_body, props | batch_props) for flag, entry_body, props in decode_batch(body)], None
+    return _decode_batch(body, batch_props, stored, suffix), stored
+
+
+cdef list _decode_batch(body, dict batch_props, list stored, bytes suffix=None):
     cdef const uint8_t[::1] view = body
     cdef Py_ssize_t end = view.shape[0]
     cdef Py_ssize_t pos = 0, p
@@ -235,6 +268,8 @@ def decode_batch(body):
     cdef int32_t total, flag, body_len
     cdef int16_t props_len
     cdef list out = []
+    cdef Py_ssize_t kept
+    cdef bytes sep_suffix = (b"\x02" + suffix) if suffix else b""
     if end == 0:
         return out
     b = &view[0]
@@ -253,14 +288,23 @@ def decode_batch(body):
         p += 2
         if props_len < 0 or p + props_len > end:
             raise RecordDecodeError(f"batch entry at {pos}: properties length {props_len} runs past the body")
+        props = {}
+        kept = 0
         if props_len:
+            raw = PyBytes_FromStringAndSize(<const char*>(b + p), props_len)
             try:
-                text = PyBytes_FromStringAndSize(<const char*>(b + p), props_len).decode("utf-8")
+                text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise RecordDecodeError(f"malformed batch entry at {pos}: {exc}") from None
-            props = decode_properties(text)
-        else:
-            props = {}
+            kept = _decode_into(text, props)
+        if stored is not None:
+            if kept < 0 or kept != len(props) or not batch_props.keys().isdisjoint(props):
+                stored.append(None)
+            elif props_len:
+                stored.append(raw + sep_suffix if suffix else raw)
+            else:
+                stored.append(suffix)
+            props.update(batch_props)  # props | batch_props: the entry's own first, a repeated name replaced
         p += props_len
         if total != p - pos:
             raise RecordDecodeError(f"batch entry at {pos}: TOTALSIZE {total} but its fields take {p - pos}")
