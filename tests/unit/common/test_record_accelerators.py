@@ -29,6 +29,7 @@ from rocketq.common.record.properties import (
     encode_properties_bytes,
     properties_for_store_py,
 )
+from rocketq.store.index_file import put_entries_py
 
 crecord = pytest.importorskip("rocketq.common.record._crecord", reason="accelerators not built")
 
@@ -163,6 +164,28 @@ def test_decode_batch_for_store_cuts_the_usual_batch() -> None:
     entries, stored = crecord.decode_batch_for_store(encode_batch(msgs), {"WAIT": "true", "CLUSTER": "c"})
     assert stored[:3] == [f"UNIQ_KEY\x01K{i}\x02WAIT\x01true\x02CLUSTER\x01c".encode() for i in range(3)]
     assert stored[3] is None and entries[3][2] == {"CLUSTER": "c", "WAIT": "true"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2**31 - 1), st.integers(0, 2**63 - 1), st.integers(0, 2**45)), max_size=40
+    ),
+    st.integers(1, 7),
+    st.integers(0, 3),
+    st.integers(0, 2**44),
+)
+def test_index_put_entries_both_paths(
+    entries: list[tuple[int, int, int]], slot_num: int, count: int, begin: int
+) -> None:
+    """The index entries and slots written, and the header fields returned, are the same both ways."""
+    size = 40 + slot_num * 4 + (count + len(entries)) * 20
+    seed = bytes(range(256)) * (size // 256 + 1)  # slots holding old values, in range and not
+    compiled_buf, pure_buf = bytearray(seed[:size]), bytearray(seed[:size])
+    entry_at = 40 + slot_num * 4 + count * 20
+    args = (entries, 0, len(entries), count, entry_at, slot_num, begin, 77)
+    assert crecord.index_put_entries(compiled_buf, *args) == put_entries_py(pure_buf, *args)
+    assert compiled_buf == pure_buf
 
 
 def test_the_environment_variable_forces_pure_python() -> None:

@@ -21,7 +21,7 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object o)
 
 # What rocketq.common.record.accel expects: a module built from an older .pyx is not used.
-API_VERSION = 7
+API_VERSION = 8
 
 cdef int32_t MESSAGE_MAGIC = -626843481  # layout.MESSAGE_MAGIC_CODE (0xDAA320A7)
 
@@ -574,3 +574,50 @@ def pack_record_into(buf, Py_ssize_t pos, Py_ssize_t size, body, bytes topic_blo
         )
     finally:
         PyBuffer_Release(&view)
+
+
+def index_put_entries(buf, list entries, Py_ssize_t start, Py_ssize_t stop, int32_t count, Py_ssize_t entry_at,
+                      int64_t slot_num, int64_t begin_ts, int64_t begin_phy):
+    """rocketq.store.index_file.put_entries_py, compiled: the same entries and slots written, the same
+    (count, new slots, begin offset, begin timestamp) returned."""
+    cdef Py_buffer view
+    cdef Py_ssize_t i, slot_pos
+    cdef int64_t key_hash, phy, ts, time_diff, new_slots = 0
+    cdef int32_t slot_value
+    cdef uint8_t* b
+    cdef tuple entry
+    if slot_num <= 0 or stop > len(entries) or start < 0:
+        raise ValueError("index_put_entries: bad arguments")
+    PyObject_GetBuffer(buf, &view, PyBUF_WRITABLE)
+    try:
+        if entry_at < 0 or entry_at + (stop - start) * 20 > view.len or 40 + slot_num * 4 > view.len:
+            raise ValueError("index_put_entries: the entries do not fit the mapping")
+        b = <uint8_t*>view.buf
+        for i in range(start, stop):
+            entry = entries[i]
+            key_hash = entry[0]
+            phy = entry[1]
+            ts = entry[2]
+            if key_hash < 0 or key_hash > 0x7FFFFFFF:
+                raise ValueError(f"index_put_entries: key hash {key_hash} is not a non-negative int32")
+            slot_pos = 40 + (key_hash % slot_num) * 4
+            slot_value = _i32(b + slot_pos)
+            if slot_value <= 0 or slot_value > count:
+                slot_value = 0
+                new_slots += 1
+            time_diff = (ts - begin_ts) // 1000 if ts > begin_ts > 0 else 0
+            if time_diff > 0x7FFFFFFF:
+                time_diff = 0x7FFFFFFF
+            _w32(b + entry_at, <uint32_t>key_hash)
+            _w64(b + entry_at + 4, <uint64_t>phy)
+            _w32(b + entry_at + 12, <uint32_t>time_diff)
+            _w32(b + entry_at + 16, <uint32_t>slot_value)
+            _w32(b + slot_pos, <uint32_t>count)
+            if count <= 1:
+                begin_phy = phy
+                begin_ts = ts
+            count += 1
+            entry_at += 20
+    finally:
+        PyBuffer_Release(&view)
+    return count, new_slots, begin_phy, begin_ts
