@@ -20,6 +20,7 @@ from typing import Final, NamedTuple, cast
 
 from rocketq.common import constants as C
 from rocketq.common.clock import SYSTEM_CLOCK
+from rocketq.common.record.codec import offset_msg_ids
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
 from rocketq.common.record.properties import encode_properties_bytes
 from rocketq.common.tags import tags_code as tags_code_of_tag
@@ -220,9 +221,7 @@ class PutService:
         except OSError as exc:
             return self._failed(exc, "commit log")
         ids = self._dispatch_batch(batch, queue, phys, sizes, first_offset, store_ts, id_prefix)
-        return PutResult(
-            _PUT_OK, AppendResult(phys, sum(sizes), ",".join(ids), store_ts, first_offset, len(sizes))
-        )
+        return PutResult(_PUT_OK, AppendResult(phys, sum(sizes), ids, store_ts, first_offset, len(sizes)))
 
     def _dispatch_batch(
         self,
@@ -233,9 +232,9 @@ class PutService:
         offset: int,
         store_ts: int,
         id_prefix: str,
-    ) -> list[str]:
+    ) -> str:
         """Units, index entries and arrival notices of a batch's records (never transactional); returns
-        their msgIds."""
+        their msgIds, comma-joined."""
         kept = self._topic(batch.topic)
         listeners = kept.listeners
         index_pending = self._index_pending
@@ -256,7 +255,7 @@ class PutService:
             for props, tags_code in zip(dicts, tags_codes, strict=True):
                 notify_arrival(listeners, topic, queue_id, offset, tags_code, store_ts, props)
                 offset += 1
-        ids = [id_prefix + "%016X" % record_phys for record_phys in physs]  # noqa: UP031 (fastest here, measured)
+        ids = offset_msg_ids(id_prefix, physs)
         if index_pending is not None and len(index_pending) >= PENDING_MAX:
             self._index.drain()  # type: ignore[union-attr]
         return ids

@@ -19,6 +19,7 @@ from rocketq.common.record.codec import (
     decode_batch_py,
     encode_batch,
     encode_record,
+    offset_msg_ids_py,
     pack_batch_into_py,
     pack_record_into_py,
 )
@@ -186,6 +187,12 @@ def test_index_put_entries_both_paths(
     args = (entries, 0, len(entries), count, entry_at, slot_num, begin, 77)
     assert crecord.index_put_entries(compiled_buf, *args) == put_entries_py(pure_buf, *args)
     assert compiled_buf == pure_buf
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["", "0A00000500002A9F", "é1"]), st.lists(st.integers(-5, 2**63 - 1), max_size=20))
+def test_offset_msg_ids_both_paths(prefix: str, offsets: list[int]) -> None:
+    assert crecord.offset_msg_ids(prefix, offsets) == offset_msg_ids_py(prefix, offsets)
 
 
 def test_the_environment_variable_forces_pure_python() -> None:

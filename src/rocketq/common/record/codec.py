@@ -323,7 +323,14 @@ def decode_batch_for_store_py(
     ], None
 
 
+def offset_msg_ids_py(prefix: str, offsets: list[int]) -> str:
+    """The comma-joined offset msgIds (the store host's prefix and the offset as 16 hex digits) of records
+    at `offsets`: a batch's answer (Java CommitLog.DefaultAppendMessageCallback.doAppend of a batch)."""
+    return ",".join(map((prefix + "%016X").__mod__, offsets))
+
+
 decode_batch = compiled.decode_batch if compiled is not None else decode_batch_py
+offset_msg_ids = compiled.offset_msg_ids if compiled is not None else offset_msg_ids_py
 decode_batch_for_store = (
     compiled.decode_batch_for_store if compiled is not None else decode_batch_for_store_py
 )
