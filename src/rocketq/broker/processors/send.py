@@ -48,7 +48,7 @@ from rocketq.common.constants import MessageSysFlag, PermName
 from rocketq.common.message import decode_properties
 from rocketq.common.record.codec import decode_batch_for_store
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
-from rocketq.common.record.properties import properties_for_store
+from rocketq.common.record.properties import properties_for_store, properties_for_store_py
 from rocketq.common.tags import hash_of_tag
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
@@ -93,6 +93,8 @@ _REDIRECTING = frozenset((C.PROPERTY_DELAY_TIME_LEVEL, *TIMER_REQUEST_PROPERTIES
 _CLUSTER = C.PROPERTY_CLUSTER
 _RETRY_PREFIX = C.RETRY_GROUP_TOPIC_PREFIX
 _MSGPACK = SerializeType.MSGPACK
+# The compiled properties_for_store (which also gives the stored bytes), None on the pure path.
+_CUT = properties_for_store if properties_for_store is not properties_for_store_py else None
 # The codes whose header has the long field names (SendMessageRequestHeader); as ints, read once.
 _V1_CODES = frozenset((int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE)))
 
@@ -338,10 +340,15 @@ class SendMessageProcessor(Processor):
         # (SendMessageProcessor.sendMessage) encodes the edited map again; the compiled properties_for_store
         # cuts the stored bytes from the request's string instead, when that gives the same bytes.
         cluster = self.ctx.broker_config.broker_cluster_name
-        if header.properties:
-            properties, stored = properties_for_store(header.properties, _WAIT, _CLUSTER, cluster)
-        else:
+        text = header.properties
+        if not text:
             properties, stored = {_CLUSTER: cluster}, None
+        elif _CUT is not None:
+            properties, stored = _CUT(text, _WAIT, _CLUSTER, cluster)
+        else:  # pure Python: properties_for_store_py's edit inline (its call costs more than the edit)
+            properties, stored = decode_properties(text), None
+            properties.pop(_WAIT, None)
+            properties[_CLUSTER] = cluster
         sys_flag = header.sys_flag
         if config.topic_filter_type is _MULTI_TAG:
             sys_flag |= _MULTI_TAGS_FLAG
