@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rocketq.broker.config import BrokerConfig, load_broker_configs
 from rocketq.common.config import DaemonArgs, config_help, parse_cli_overrides, parse_daemon_args
-from rocketq.common.daemon import listen_problem, serve_until_signalled
+from rocketq.common.daemon import listen_problem, serve_until_signalled, tune_collector
 from rocketq.common.errors import ConfigError, RocketQError
 from rocketq.common.logs import setup_daemon_logging
 from rocketq.remoting.errors import RemotingError
@@ -78,6 +78,7 @@ async def serve(broker_config: BrokerConfig, store_config: MessageStoreConfig) -
         return EXIT_START_FAILED
     log.info("The broker[%s, %s] boot success.", broker_config.broker_name, controller.broker_addr)
     metrics_addr = controller.metrics.exporter.addr if controller.metrics is not None else None
+    tune_collector(broker_config.gc_freeze_after_start, broker_config.gc_gen0_threshold)
     await serve_until_signalled(
         "broker", controller.broker_addr, metrics_addr, controller.shutdown, SHUTDOWN_TIMEOUT_S, log, "broker"
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import logging
 import signal
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,18 @@ def listen_problem(exc: BaseException, where: str) -> str:
     if isinstance(cause, OSError) and cause.errno == errno.EADDRNOTAVAIL:
         return f"cannot listen on {where}: the address is not available on this host"
     return f"cannot listen on {where}: {exc}"
+
+
+def tune_collector(freeze: bool, gen0_threshold: int) -> None:
+    """The cyclic garbage collector for a daemon that has started: with `freeze`, what start-up made is
+    collected once and then frozen (gc.freeze: moved to the permanent generation, which no collection
+    walks again); a `gen0_threshold` > 0 replaces the generation-0 threshold, keeping the other two."""
+    if freeze:
+        gc.collect()
+        gc.freeze()
+    if gen0_threshold > 0:
+        _, gen1, gen2 = gc.get_threshold()
+        gc.set_threshold(gen0_threshold, gen1, gen2)
 
 
 async def serve_until_signalled(

@@ -29,6 +29,10 @@ class BrokerMessage:
     store_timestamp: int = 0
     commit_log_offset: int = 0
     queue_offset: int = 0
+    # `properties` as the record stores them (encode_properties_bytes), when the broker had them without
+    # encoding the dict (properties_for_store); None: the store encodes the dict. Whoever changes
+    # `properties` afterwards sets it back to None.
+    properties_bytes: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -43,3 +47,6 @@ class BrokerMessageBatch:
     born_host: tuple[str, int] = ("127.0.0.1", 0)
     store_host: tuple[str, int] = ("127.0.0.1", 0)
     reconsume_times: int = 0
+    # Each entry's properties as its record stores them (decode_batch_for_store), None where the store
+    # encodes the entry's dict; None: the store encodes every dict.
+    properties_bytes: list[bytes | None] | None = None

@@ -15,15 +15,22 @@ from tests.unit.store.test_store_record_codec import messages
 from rocketq.common.message import Message
 from rocketq.common.record import accel
 from rocketq.common.record.codec import (
+    decode_batch_for_store_py,
     decode_batch_py,
     encode_batch,
     encode_record,
+    offset_msg_ids_py,
     pack_batch_into_py,
     pack_record_into_py,
 )
 from rocketq.common.record.layout import RECORD_HEADER, RecordDecodeError, topic_block
 from rocketq.common.record.lazy import scan_record_py
-from rocketq.common.record.properties import decode_properties_py
+from rocketq.common.record.properties import (
+    decode_properties_py,
+    encode_properties_bytes,
+    properties_for_store_py,
+)
+from rocketq.store.index_file import put_entries_py
 
 crecord = pytest.importorskip("rocketq.common.record._crecord", reason="accelerators not built")
 
@@ -52,6 +59,38 @@ def damaged(good: bytes, data: st.DataObject) -> bytes:
 @given(st.one_of(property_texts, st.text(max_size=60)))
 def test_decode_properties_both_paths(text: str) -> None:
     assert crecord.decode_properties(text) == decode_properties_py(text)
+
+
+# Property strings as producers write them: names (WAIT, CLUSTER among them), values, and now and then
+# a segment decode skips or a name twice.
+store_texts = st.lists(
+    st.tuples(st.sampled_from(["WAIT", "CLUSTER", "UNIQ_KEY", "TAGS", "a", "é", ""]), property_texts),
+    max_size=6,
+).map(lambda entries: "\x02".join(f"{k}\x01{v}" for k, v in entries))
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.one_of(store_texts, property_texts, st.text(max_size=60)), st.sampled_from(["DefaultCluster", "c€"])
+)
+def test_properties_for_store_both_paths(text: str, cluster: str) -> None:
+    """The stored bytes cut from the request's string are the edited dict's encoding, byte for byte."""
+    props, stored = crecord.properties_for_store(text, "WAIT", "CLUSTER", cluster)
+    expected, none = properties_for_store_py(text, "WAIT", "CLUSTER", cluster)
+    assert none is None
+    assert props == expected and list(props) == list(expected)
+    if stored is not None:
+        assert stored == encode_properties_bytes(expected)
+
+
+def test_properties_for_store_cuts_the_usual_producer_string() -> None:
+    text = "UNIQ_KEY\x017F00000100002A9F\x02WAIT\x01true\x02TAGS\x01t"
+    props, stored = crecord.properties_for_store(text, "WAIT", "CLUSTER", "DefaultCluster")
+    assert stored == b"UNIQ_KEY\x017F00000100002A9F\x02TAGS\x01t\x02CLUSTER\x01DefaultCluster"
+    assert props == {"UNIQ_KEY": "7F00000100002A9F", "TAGS": "t", "CLUSTER": "DefaultCluster"}
+    # A name twice, or CLUSTER already there: the dict is encoded by the store instead.
+    assert crecord.properties_for_store("a\x011\x02a\x012", "WAIT", "CLUSTER", "c")[1] is None
+    assert crecord.properties_for_store("CLUSTER\x01x\x02a\x011", "WAIT", "CLUSTER", "c")[1] is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -87,6 +126,73 @@ batch_entries = st.lists(
 def test_decode_batch_both_paths(entries: list[Message], data: st.DataObject) -> None:
     raw = damaged(encode_batch(entries), data)
     assert outcome(crecord.decode_batch, raw) == outcome(decode_batch_py, raw)
+
+
+def _stored_outcome(body: bytes, batch_props: dict[str, str]):  # type: ignore[no-untyped-def]
+    """decode_batch_for_store's entries, each stored properties checked against the merged dict's encoding."""
+    result = outcome(crecord.decode_batch_for_store, body, batch_props)
+    if result[0] == "ok":
+        entries, stored = result[1]
+        assert len(stored) == len(entries)
+        for (_flag, _body, props), cut in zip(entries, stored, strict=True):
+            assert cut is None or cut == encode_properties_bytes(props)
+        result = ("ok", entries)
+    return result
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batch_entries,
+    st.dictionaries(
+        st.sampled_from(["CLUSTER", "WAIT", "TAGS", "a", "é"]), st.sampled_from(["x", "true", "€"])
+    ),
+    st.data(),
+)
+def test_decode_batch_for_store_both_paths(
+    entries: list[Message], batch_props: dict[str, str], data: st.DataObject
+) -> None:
+    raw = damaged(encode_batch(entries), data)
+    pure = outcome(decode_batch_for_store_py, raw, dict(batch_props))
+    if pure[0] == "ok":
+        assert pure[1][1] is None
+        pure = ("ok", pure[1][0])
+    assert _stored_outcome(raw, dict(batch_props)) == pure
+
+
+def test_decode_batch_for_store_cuts_the_usual_batch() -> None:
+    msgs = [Message("T", b"x", properties={"UNIQ_KEY": f"K{i}"}) for i in range(3)]
+    msgs.append(Message("T", b"y", properties={"CLUSTER": "mine"}))  # the batch's name: encoded instead
+    entries, stored = crecord.decode_batch_for_store(encode_batch(msgs), {"WAIT": "true", "CLUSTER": "c"})
+    assert stored[:3] == [f"UNIQ_KEY\x01K{i}\x02WAIT\x01true\x02CLUSTER\x01c".encode() for i in range(3)]
+    assert stored[3] is None and entries[3][2] == {"CLUSTER": "c", "WAIT": "true"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2**31 - 1), st.integers(0, 2**63 - 1), st.integers(0, 2**45)), max_size=40
+    ),
+    st.integers(1, 7),
+    st.integers(0, 3),
+    st.integers(0, 2**44),
+)
+def test_index_put_entries_both_paths(
+    entries: list[tuple[int, int, int]], slot_num: int, count: int, begin: int
+) -> None:
+    """The index entries and slots written, and the header fields returned, are the same both ways."""
+    size = 40 + slot_num * 4 + (count + len(entries)) * 20
+    seed = bytes(range(256)) * (size // 256 + 1)  # slots holding old values, in range and not
+    compiled_buf, pure_buf = bytearray(seed[:size]), bytearray(seed[:size])
+    entry_at = 40 + slot_num * 4 + count * 20
+    args = (entries, 0, len(entries), count, entry_at, slot_num, begin, 77)
+    assert crecord.index_put_entries(compiled_buf, *args) == put_entries_py(pure_buf, *args)
+    assert compiled_buf == pure_buf
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["", "0A00000500002A9F", "é1"]), st.lists(st.integers(-5, 2**63 - 1), max_size=20))
+def test_offset_msg_ids_both_paths(prefix: str, offsets: list[int]) -> None:
+    assert crecord.offset_msg_ids(prefix, offsets) == offset_msg_ids_py(prefix, offsets)
 
 
 def test_the_environment_variable_forces_pure_python() -> None:

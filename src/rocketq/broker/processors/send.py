@@ -46,8 +46,9 @@ from rocketq.broker.transaction.half import prepare_half_message
 from rocketq.common import constants as C
 from rocketq.common.constants import MessageSysFlag, PermName
 from rocketq.common.message import decode_properties
-from rocketq.common.record.codec import decode_batch
+from rocketq.common.record.codec import decode_batch_for_store
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
+from rocketq.common.record.properties import properties_for_store, properties_for_store_py
 from rocketq.common.tags import hash_of_tag
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
@@ -92,6 +93,8 @@ _REDIRECTING = frozenset((C.PROPERTY_DELAY_TIME_LEVEL, *TIMER_REQUEST_PROPERTIES
 _CLUSTER = C.PROPERTY_CLUSTER
 _RETRY_PREFIX = C.RETRY_GROUP_TOPIC_PREFIX
 _MSGPACK = SerializeType.MSGPACK
+# The compiled properties_for_store (which also gives the stored bytes), None on the pure path.
+_CUT = properties_for_store if properties_for_store is not properties_for_store_py else None
 # The codes whose header has the long field names (SendMessageRequestHeader); as ints, read once.
 _V1_CODES = frozenset((int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE)))
 
@@ -333,7 +336,19 @@ class SendMessageProcessor(Processor):
         properties (RequestError when refused)."""
         config = self._check(conn, request, header)
         queue_id = self._pick_queue(header, config)
-        properties = decode_properties(header.properties) if header.properties else {}
+        # WAIT is not worth storing (9 bytes a message); CLUSTER tells consumers where it was stored. Java
+        # (SendMessageProcessor.sendMessage) encodes the edited map again; the compiled properties_for_store
+        # cuts the stored bytes from the request's string instead, when that gives the same bytes.
+        cluster = self.ctx.broker_config.broker_cluster_name
+        text = header.properties
+        if not text:
+            properties, stored = {_CLUSTER: cluster}, None
+        elif _CUT is not None:
+            properties, stored = _CUT(text, _WAIT, _CLUSTER, cluster)
+        else:  # pure Python: properties_for_store_py's edit inline (its call costs more than the edit)
+            properties, stored = decode_properties(text), None
+            properties.pop(_WAIT, None)
+            properties[_CLUSTER] = cluster
         sys_flag = header.sys_flag
         if config.topic_filter_type is _MULTI_TAG:
             sys_flag |= _MULTI_TAGS_FLAG
@@ -346,9 +361,6 @@ class SendMessageProcessor(Processor):
         )  # fmt: skip
         if header.topic.startswith(_RETRY_PREFIX):
             self._handle_retry_and_dlq(request, header, msg)
-        # WAIT is not worth storing (9 bytes a message); CLUSTER tells consumers where it was stored.
-        properties.pop(_WAIT, None)
-        properties[_CLUSTER] = self.ctx.broker_config.broker_cluster_name
         prepared = properties.get(_PREPARED)
         if prepared is not None and prepared.lower() == "true":
             if self.ctx.broker_config.reject_transaction_message:
@@ -359,6 +371,8 @@ class SendMessageProcessor(Processor):
             msg = self.prepare_half_message(self.ctx, msg)
         elif not properties.keys().isdisjoint(_REDIRECTING):  # else nothing to redirect (one C call)
             self._redirect_delayed(msg)
+        else:  # the properties are stored as they are now
+            msg.properties_bytes = stored
         return msg, queue_id, properties
 
     def _redirect_delayed(self, msg: BrokerMessage) -> None:
@@ -410,17 +424,17 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold transactional messages")
         if delay_level_of(batch_props) > 0 or is_timer_request(batch_props):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold delayed or timer messages")
+        batch_props[C.PROPERTY_CLUSTER] = self.ctx.broker_config.broker_cluster_name
         try:
-            entries = decode_batch(request.body)
+            # Each record stores its own properties followed by the batch's (Java MessageExtBatchEncoder);
+            # compiled, the stored bytes are cut from the entry's own (`stored`), not encoded again.
+            merged, stored = decode_batch_for_store(request.body, batch_props)
         except (ValueError, IndexError, struct.error) as exc:
             raise RequestError(
                 ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not decode: {exc}"
             ) from None
-        if not entries:
+        if not merged:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "the batch body holds no message")
-        batch_props[C.PROPERTY_CLUSTER] = self.ctx.broker_config.broker_cluster_name
-        # Each record stores its own properties followed by the batch's (Java MessageExtBatchEncoder).
-        merged = [(flag, body, props | batch_props) for flag, body, props in entries]
         if any(props.get(C.PROPERTY_TRANSACTION_PREPARED, "").lower() == "true" for _f, _b, props in merged):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold transactional messages")
         sys_flag = header.sys_flag
@@ -435,6 +449,7 @@ class SendMessageProcessor(Processor):
             born_host=born_host_of(conn),
             store_host=self.ctx.store_host,
             reconsume_times=header.reconsume_times or 0,
+            properties_bytes=stored,
         )
         started = perf_counter_ns()
         result = await self.ctx.store.put_messages(batch)

@@ -15,8 +15,13 @@ from zlib import crc32 as zlib_crc32
 
 from rocketq.common.record.layout import RecordDecodeError
 
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+    void* PyUnicode_DATA(object o)
+
 # What rocketq.common.record.accel expects: a module built from an older .pyx is not used.
-API_VERSION = 6
+API_VERSION = 9
 
 cdef int32_t MESSAGE_MAGIC = -626843481  # layout.MESSAGE_MAGIC_CODE (0xDAA320A7)
 
@@ -45,23 +50,122 @@ cdef inline int16_t _i16(const uint8_t* p) noexcept:
 def decode_properties(str text):
     """Java string2messageProperties: a segment counts only with >= 1 char each side of U+0001."""
     cdef dict props = {}
+    _decode_into(text, props)
+    return props
+
+
+cdef Py_ssize_t _decode_into(str text, dict props) except -2:
+    """decode_properties into `props`; the number of segments kept, or -1 when one was skipped."""
     cdef Py_ssize_t n = len(text)
-    cdef Py_ssize_t i, seg = 0, kv = -1
+    cdef Py_ssize_t i, seg = 0, kv = -1, kept = 0
+    cdef bint skipped = False
     cdef Py_UCS4 c
     if n == 0:
-        return props
+        return 0
     for i in range(n):
         c = text[i]
         if c == 2:
             if kv > seg and i > kv + 1:
                 props[text[seg:kv]] = text[kv + 1:i]
+                kept += 1
+            else:
+                skipped = True
             seg = i + 1
             kv = -1
         elif c == 1 and kv < 0:
             kv = i
     if kv > seg and n > kv + 1:
         props[text[seg:kv]] = text[kv + 1:n]
-    return props
+        kept += 1
+    else:
+        skipped = True
+    return -1 if skipped else kept
+
+
+cdef bytes _ascii_cut(str text, Py_ssize_t cut_start, Py_ssize_t cut_end, str name, str value):
+    """properties_for_store's bytes for ASCII strings (a character is a byte): one copy into the result."""
+    cdef Py_ssize_t n = len(text), nn = len(name), nv = len(value), head, tail_at, size
+    cdef const char* t = <const char*>PyUnicode_DATA(text)
+    if cut_start < 0:
+        head, tail_at = n, n
+    elif cut_start == 0:
+        head, tail_at = 0, (cut_end + 1 if cut_end < n else n)
+    else:
+        head, tail_at = cut_start - 1, cut_end
+    size = head + (n - tail_at) + nn + 1 + nv
+    if head + (n - tail_at) > 0:
+        size += 1
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
+    cdef char* o = PyBytes_AS_STRING(out)
+    memcpy(o, t, head)
+    memcpy(o + head, t + tail_at, n - tail_at)
+    o += head + (n - tail_at)
+    if head + (n - tail_at) > 0:
+        o[0] = 2
+        o += 1
+    memcpy(o, PyUnicode_DATA(name), nn)
+    o[nn] = 1
+    memcpy(o + nn + 1, PyUnicode_DATA(value), nv)
+    return out
+
+
+def properties_for_store(str text, str drop, str name, str value):
+    """properties.properties_for_store: decode_properties(text) without `drop` and with name = value, and
+    the UTF-8 of that dict's properties string cut from `text` (the `drop` segment taken out, the new
+    entry appended) when the cut is exactly what encoding the dict gives, else None: a name twice, a
+    segment the decode skips, two `drop` segments, `name` already there, text that does not encode."""
+    cdef dict props = {}
+    cdef Py_ssize_t n = len(text)
+    cdef Py_ssize_t i, seg = 0, kv = -1, kept = 0, cut_start = -1, cut_end = -1
+    cdef bint exact = True
+    cdef Py_UCS4 c
+    cdef str key, base
+    if n == 0:
+        props[name] = value
+        exact = False
+    else:
+        for i in range(n + 1):
+            if i < n:
+                c = text[i]
+                if c == 1:
+                    if kv < 0:
+                        kv = i
+                    continue
+                if c != 2:
+                    continue
+            if kv > seg and i > kv + 1:  # a segment decode keeps
+                key = text[seg:kv]
+                if key == drop:
+                    if cut_start >= 0:
+                        exact = False
+                    cut_start = seg
+                    cut_end = i
+                else:
+                    props[key] = text[kv + 1:i]
+                    kept += 1
+            else:
+                exact = False
+            seg = i + 1
+            kv = -1
+        if kept != len(props) or name in props:
+            exact = False
+        props[name] = value
+    if not exact:
+        return props, None
+    if PyUnicode_IS_ASCII(text) and PyUnicode_IS_ASCII(name) and PyUnicode_IS_ASCII(value):
+        return props, _ascii_cut(text, cut_start, cut_end, name, value)
+    if cut_start < 0:
+        base = text
+    elif cut_start == 0:
+        base = text[cut_end + 1:] if cut_end < n else ""
+    else:
+        base = text[:cut_start - 1] + text[cut_end:]
+    try:
+        if base:
+            return props, (base + "\x02" + name + "\x01" + value).encode("utf-8")
+        return props, (name + "\x01" + value).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: what the store's encode does with it is kept
+        return props, None
 
 
 cdef str _topic(const uint8_t* p, Py_ssize_t n):
@@ -137,6 +241,26 @@ cdef tuple _scan(const uint8_t* b, Py_ssize_t end, Py_ssize_t pos):
 
 def decode_batch(body):
     """rocketq.common.record.codec.decode_batch, compiled: the same entries and the same errors."""
+    return _decode_batch(body, None, None)
+
+
+def decode_batch_for_store(body, dict batch_props):
+    """rocketq.common.record.codec.decode_batch_for_store, compiled: the entries with `batch_props` merged
+    into each one's properties, and each record's stored properties (encode_properties_bytes of the
+    merged dict) cut from the entry's own bytes and the batch's encoded once; None for an entry where
+    that would not be the same bytes (a name twice, a segment the decode skips, a batch name repeated)."""
+    cdef list stored = []
+    cdef list parts = []
+    for key, value in batch_props.items():
+        parts.append(key + "\x01" + value)
+    try:
+        suffix = "\x02".join(parts).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the store's encode does what it does with it
+        return [(flag, entry_body, props | batch_props) for flag, entry_body, props in decode_batch(body)], None
+    return _decode_batch(body, batch_props, stored, suffix), stored
+
+
+cdef list _decode_batch(body, dict batch_props, list stored, bytes suffix=None):
     cdef const uint8_t[::1] view = body
     cdef Py_ssize_t end = view.shape[0]
     cdef Py_ssize_t pos = 0, p
@@ -144,6 +268,8 @@ def decode_batch(body):
     cdef int32_t total, flag, body_len
     cdef int16_t props_len
     cdef list out = []
+    cdef Py_ssize_t kept
+    cdef bytes sep_suffix = (b"\x02" + suffix) if suffix else b""
     if end == 0:
         return out
     b = &view[0]
@@ -162,14 +288,23 @@ def decode_batch(body):
         p += 2
         if props_len < 0 or p + props_len > end:
             raise RecordDecodeError(f"batch entry at {pos}: properties length {props_len} runs past the body")
+        props = {}
+        kept = 0
         if props_len:
+            raw = PyBytes_FromStringAndSize(<const char*>(b + p), props_len)
             try:
-                text = PyBytes_FromStringAndSize(<const char*>(b + p), props_len).decode("utf-8")
+                text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise RecordDecodeError(f"malformed batch entry at {pos}: {exc}") from None
-            props = decode_properties(text)
-        else:
-            props = {}
+            kept = _decode_into(text, props)
+        if stored is not None:
+            if kept < 0 or kept != len(props) or not batch_props.keys().isdisjoint(props):
+                stored.append(None)
+            elif props_len:
+                stored.append(raw + sep_suffix if suffix else raw)
+            else:
+                stored.append(suffix)
+            props.update(batch_props)  # props | batch_props: the entry's own first, a repeated name replaced
         p += props_len
         if total != p - pos:
             raise RecordDecodeError(f"batch entry at {pos}: TOTALSIZE {total} but its fields take {p - pos}")
@@ -439,3 +574,85 @@ def pack_record_into(buf, Py_ssize_t pos, Py_ssize_t size, body, bytes topic_blo
         )
     finally:
         PyBuffer_Release(&view)
+
+
+def index_put_entries(buf, list entries, Py_ssize_t start, Py_ssize_t stop, int32_t count, Py_ssize_t entry_at,
+                      int64_t slot_num, int64_t begin_ts, int64_t begin_phy):
+    """rocketq.store.index_file.put_entries_py, compiled: the same entries and slots written, the same
+    (count, new slots, begin offset, begin timestamp) returned."""
+    cdef Py_buffer view
+    cdef Py_ssize_t i, slot_pos
+    cdef int64_t key_hash, phy, ts, time_diff, new_slots = 0
+    cdef int32_t slot_value
+    cdef uint8_t* b
+    cdef tuple entry
+    if slot_num <= 0 or stop > len(entries) or start < 0:
+        raise ValueError("index_put_entries: bad arguments")
+    PyObject_GetBuffer(buf, &view, PyBUF_WRITABLE)
+    try:
+        if entry_at < 0 or entry_at + (stop - start) * 20 > view.len or 40 + slot_num * 4 > view.len:
+            raise ValueError("index_put_entries: the entries do not fit the mapping")
+        b = <uint8_t*>view.buf
+        for i in range(start, stop):
+            entry = entries[i]
+            key_hash = entry[0]
+            phy = entry[1]
+            ts = entry[2]
+            if key_hash < 0 or key_hash > 0x7FFFFFFF:
+                raise ValueError(f"index_put_entries: key hash {key_hash} is not a non-negative int32")
+            slot_pos = 40 + (key_hash % slot_num) * 4
+            slot_value = _i32(b + slot_pos)
+            if slot_value <= 0 or slot_value > count:
+                slot_value = 0
+                new_slots += 1
+            time_diff = (ts - begin_ts) // 1000 if ts > begin_ts > 0 else 0
+            if time_diff > 0x7FFFFFFF:
+                time_diff = 0x7FFFFFFF
+            _w32(b + entry_at, <uint32_t>key_hash)
+            _w64(b + entry_at + 4, <uint64_t>phy)
+            _w32(b + entry_at + 12, <uint32_t>time_diff)
+            _w32(b + entry_at + 16, <uint32_t>slot_value)
+            _w32(b + slot_pos, <uint32_t>count)
+            if count <= 1:
+                begin_phy = phy
+                begin_ts = ts
+            count += 1
+            entry_at += 20
+    finally:
+        PyBuffer_Release(&view)
+    return count, new_slots, begin_phy, begin_ts
+
+
+
+cdef const char* _HEX = b"0123456789ABCDEF"
+
+
+def offset_msg_ids(str prefix, list offsets):
+    """rocketq.common.record.codec.offset_msg_ids_py, compiled: the hex digits written straight into the
+    result (no %-format per record)."""
+    cdef Py_ssize_t n = len(offsets), np = len(prefix), i, j, at = 0
+    cdef int64_t offset
+    cdef uint64_t v
+    cdef bytes out
+    cdef char* o
+    if n == 0:
+        return ""
+    if not PyUnicode_IS_ASCII(prefix):
+        return ",".join([prefix + "%016X" % offset for offset in offsets])
+    out = PyBytes_FromStringAndSize(NULL, n * (np + 17) - 1)
+    o = PyBytes_AS_STRING(out)
+    for i in range(n):
+        offset = offsets[i]
+        if offset < 0:  # never a commit-log offset; as the format writes it
+            return ",".join([prefix + "%016X" % offset for offset in offsets])
+        v = <uint64_t>offset
+        if i:
+            o[at] = 44  # ","
+            at += 1
+        memcpy(o + at, PyUnicode_DATA(prefix), np)
+        at += np
+        for j in range(15, -1, -1):
+            o[at + j] = _HEX[v & 15]
+            v >>= 4
+        at += 16
+    return out.decode("ascii")

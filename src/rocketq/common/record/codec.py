@@ -311,7 +311,29 @@ def decode_batch_py(body: bytes | bytearray | memoryview) -> list[tuple[int, byt
     return out
 
 
+def decode_batch_for_store_py(
+    body: bytes | bytearray | memoryview, batch_props: dict[str, str]
+) -> tuple[list[tuple[int, bytes, dict[str, str]]], list[bytes | None] | None]:
+    """decode_batch's entries with `batch_props` merged into each one's properties (the entry's own
+    first, a name both have takes the batch's value), and what each record stores as its properties
+    when it can be had without encoding the merged dict: the compiled one cuts it from the entry's bytes
+    (None for an entry where that would differ); here None, the store encodes every dict."""
+    return [
+        (flag, entry_body, props | batch_props) for flag, entry_body, props in decode_batch_py(body)
+    ], None
+
+
+def offset_msg_ids_py(prefix: str, offsets: list[int]) -> str:
+    """The comma-joined offset msgIds (the store host's prefix and the offset as 16 hex digits) of records
+    at `offsets`: a batch's answer (Java CommitLog.DefaultAppendMessageCallback.doAppend of a batch)."""
+    return ",".join(map((prefix + "%016X").__mod__, offsets))
+
+
 decode_batch = compiled.decode_batch if compiled is not None else decode_batch_py
+offset_msg_ids = compiled.offset_msg_ids if compiled is not None else offset_msg_ids_py
+decode_batch_for_store = (
+    compiled.decode_batch_for_store if compiled is not None else decode_batch_for_store_py
+)
 
 
 def pack_batch_into_py(

@@ -44,5 +44,18 @@ def _decode_properties(text: str) -> dict[str, str]:
     return props
 
 
+def _properties_for_store(text: str, drop: str, name: str, value: str) -> tuple[dict[str, str], bytes | None]:
+    """The properties a broker stores for a request's properties string: decode_properties(text) without
+    `drop` and with `name` set to `value`, and their encode_properties_bytes when it can be had without
+    encoding the dict (the compiled one cuts it from `text`); here always None, the store encodes the
+    dict: a cut made by Python string operations measured slower than the encode (docs/performance.md)."""
+    props = _decode_properties(text)
+    props.pop(drop, None)
+    props[name] = value
+    return props, None
+
+
 decode_properties = compiled.decode_properties if compiled is not None else _decode_properties
 decode_properties_py = _decode_properties
+properties_for_store = compiled.properties_for_store if compiled is not None else _properties_for_store
+properties_for_store_py = _properties_for_store
