@@ -3,13 +3,15 @@ from typing import Any
 import pytest
 from broker_fakes import FakeConnection, FakeStore, make_context
 
-from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.broker.processors.send import SendMessageProcessor, _waits_store_msg_ok
 from rocketq.common.message import Message, encode_properties
 from rocketq.common.record.codec import encode_batch
+from rocketq.common.record.properties import encode_properties_bytes
 from rocketq.common.tags import java_hash_code
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers.send import SendMessageRequestHeader
+from rocketq.store.config import MessageStoreConfig
 from rocketq.store.status import PutMessageStatus
 
 PROPS = {"UNIQ_KEY": "ABC", "WAIT": "true", "TAGS": "TagA", "KEYS": "k1 k2"}
@@ -284,3 +286,48 @@ async def test_a_run_with_a_batch_request_goes_one_at_a_time(caplog: pytest.LogC
     assert [a.code for a in answers if a is not None] == [0, ResponseCode.NO_PERMISSION, 0]
     assert [m.body for m in store.queues[("T", 0)]] == [b"hello", b"a", b"b"]
     assert caplog.text.count("SCHEDULE_TOPIC_XXXX") == 1  # the refusal logged once
+
+
+def sync_flush_setup() -> tuple[SendMessageProcessor, FakeStore, FakeConnection]:
+    store = FakeStore()
+    ctx = make_context(store)
+    ctx.store_config = MessageStoreConfig.model_validate(
+        {"maxMessageSize": 1024, "flushDiskType": "SYNC_FLUSH"}
+    )
+    return SendMessageProcessor(ctx), store, FakeConnection("10.0.0.5:4321")
+
+
+@pytest.mark.parametrize(
+    ("text", "waits"),
+    [
+        ("", True),
+        ("UNIQ_KEY\x01A\x02", True),
+        ("WAIT\x01true\x02", True),
+        ("WAIT\x01TRUE", True),
+        ("WAIT\x01false\x02", False),
+        ("KEYS\x01k\x02WAIT\x01no\x02", False),  # Boolean.parseBoolean: anything but "true" is false
+        ("XWAIT\x01false\x02", True),  # another property's name ending in WAIT
+        ("WAIT\x01false\x02WAIT\x01true\x02", True),  # the last one counts
+        ("WAIT\x01\x02", True),  # an empty value is no property
+    ],
+)
+def test_wait_store_msg_ok_read_as_java_reads_it(text: str, waits: bool) -> None:
+    assert _waits_store_msg_ok(text) is waits
+
+
+@pytest.mark.parametrize("v2", [False, True])
+async def test_wait_false_reaches_a_sync_flush_store_and_is_not_stored(v2: bool) -> None:
+    # Java's SendMessageProcessor takes WAIT out of the stored properties and puts it back into the
+    # message, whose isWaitStoreMsgOK the store reads: a producer's WAIT=false is no flush wait.
+    proc, store, conn = sync_flush_setup()
+    resp = await proc.process_request(conn, request(header(props={**PROPS, "WAIT": "false"}), v2=v2))
+    assert resp is not None and resp.code == ResponseCode.SUCCESS, resp
+    msg = store.queues[("T", 1)][0]
+    assert msg.properties["WAIT"] == "false"
+    stored = {**PROPS, "CLUSTER": "DefaultCluster"}
+    del stored["WAIT"]
+    assert msg.properties_bytes == encode_properties_bytes(stored)
+    # WAIT=true (every Java producer sends it) is neither stored nor kept
+    resp = await proc.process_request(conn, request(header(), v2=v2))
+    assert resp is not None and resp.code == ResponseCode.SUCCESS, resp
+    assert "WAIT" not in store.queues[("T", 1)][1].properties

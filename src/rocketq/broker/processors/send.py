@@ -48,7 +48,11 @@ from rocketq.common.constants import MessageSysFlag, PermName
 from rocketq.common.message import decode_properties
 from rocketq.common.record.codec import decode_batch_for_store
 from rocketq.common.record.layout import MAX_PROPERTIES_BYTES
-from rocketq.common.record.properties import properties_for_store, properties_for_store_py
+from rocketq.common.record.properties import (
+    encode_properties_bytes,
+    properties_for_store,
+    properties_for_store_py,
+)
 from rocketq.common.tags import hash_of_tag
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
@@ -59,6 +63,7 @@ from rocketq.remoting.protocol.headers.send import (
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
 )
+from rocketq.store.config import BrokerRole, FlushDiskType
 from rocketq.store.delay import redirect_to_schedule
 from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import PutMessageStatus, PutResult
@@ -155,6 +160,34 @@ def born_host_of(conn: Connection) -> tuple[str, int]:
     return host
 
 
+_WAIT_SEGMENT = "\x02" + _WAIT + "\x01"
+
+
+def _waits_store_msg_ok(text: str) -> bool:
+    """Java's Message.isWaitStoreMsgOK over a request's properties string: true unless WAIT is there with a
+    value Boolean.parseBoolean does not take for true; the last WAIT counts and an empty value is no WAIT,
+    as in MessageDecoder.string2messageProperties."""
+    at = text.rfind(_WAIT_SEGMENT)
+    if at >= 0:
+        at += len(_WAIT_SEGMENT)
+    elif text.startswith(_WAIT_SEGMENT[1:]):
+        at = len(_WAIT_SEGMENT) - 1
+    else:
+        return True
+    end = text.find("\x02", at)
+    value = text[at:] if end < 0 else text[at:end]
+    return not value or value.lower() == "true"
+
+
+def _keep_no_wait(msg: BrokerMessage) -> None:
+    """A producer's WAIT=false reaches the store, which reads it from the message (no flush or replica wait),
+    and is not stored: Java's SendMessageProcessor.sendMessage takes WAIT out of the stored string and puts
+    it back into the message's map. The stored bytes are fixed first where the store would encode the map."""
+    if msg.properties_bytes is None:
+        msg.properties_bytes = encode_properties_bytes(msg.properties)
+    msg.properties[_WAIT] = "false"
+
+
 class SendMessageProcessor(Processor):
     def __init__(self, ctx: BrokerContext) -> None:
         super().__init__()
@@ -164,6 +197,12 @@ class SendMessageProcessor(Processor):
         self._answer_tails: dict[tuple[str | None, bool | None], str] = {}
         # Taken together when one read brings several (process_requests).
         self.batch_codes = frozenset({RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2})
+        # A put that may wait (SYNC_FLUSH, SYNC_MASTER) reads the producer's WAIT (_keep_no_wait).
+        store_config = ctx.store_config
+        self._store_waits = (
+            store_config.flush_disk_type is FlushDiskType.SYNC_FLUSH
+            or store_config.broker_role is BrokerRole.SYNC_MASTER
+        )
         self.handlers = {
             RequestCode.SEND_MESSAGE: self.send,
             RequestCode.SEND_MESSAGE_V2: self.send,
@@ -373,6 +412,11 @@ class SendMessageProcessor(Processor):
             self._redirect_delayed(msg)
         else:  # the properties are stored as they are now
             msg.properties_bytes = stored
+            if text and self._store_waits and not _waits_store_msg_ok(text):
+                _keep_no_wait(msg)
+            return msg, queue_id, properties
+        if text and self._store_waits and not _waits_store_msg_ok(text):
+            msg.properties[_WAIT] = "false"  # stored with the rest, as Java stores these re-encoded maps
         return msg, queue_id, properties
 
     def _redirect_delayed(self, msg: BrokerMessage) -> None:
