@@ -20,7 +20,7 @@ the pure way, so the result is always the pure path's: tests/unit/acl/test_signi
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_Contains, PyDict_GetItem
+from cpython.dict cimport PyDict_Contains
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -48,6 +48,9 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
     # not cpython.buffer's (which raises): a body that is not a buffer goes to the pure path
     int get_buffer "PyObject_GetBuffer"(object obj, Py_buffer* view, int flags)
+    # not PyDict_GetItem, which saves and restores the error state on every call (a third of the
+    # interpreter's share here): NULL with an error set only for a key whose hash or compare raises
+    PyObject* dict_get "PyDict_GetItemWithError"(object mapping, object key)
 
 cdef enum:
     DIGEST_SIZE = 20  # SHA-1
@@ -58,16 +61,43 @@ cdef str SIGNATURE = "Signature"
 
 cdef class Sha1Keys:
     """The SHA-1 states after a secret key's inner and outer pads (RFC 2104): `inner_pad` and
-    `outer_pad` are the 64-byte padded key XORed with 0x36 and 0x5C, as signing._keyed makes them."""
+    `outer_pad` are the 64-byte padded key XORed with 0x36 and 0x5C, as signing._keyed makes them.
+
+    `matches(fields, body)` is signing.signature_matches for this key: the request's signed keys in
+    order come from `by_size` (signing's last key set of each size, its (getter, left-out keys, signed
+    keys)); a request carrying `unique_key` that does not match without it, and whatever
+    signature_check hands back, go to `fallback(fields, body)` (the pure check)."""
 
     cdef SHA_CTX inner
     cdef SHA_CTX outer
+    cdef dict by_size
+    cdef str unique_key
+    cdef object fallback
 
-    def __cinit__(self, bytes inner_pad not None, bytes outer_pad not None):
+    def __cinit__(self, bytes inner_pad not None, bytes outer_pad not None, dict by_size not None,
+                  str unique_key not None, fallback not None):
         SHA1_Init(&self.inner)
         SHA1_Update(&self.inner, PyBytes_AS_STRING(inner_pad), PyBytes_GET_SIZE(inner_pad))
         SHA1_Init(&self.outer)
         SHA1_Update(&self.outer, PyBytes_AS_STRING(outer_pad), PyBytes_GET_SIZE(outer_pad))
+        self.by_size = by_size
+        self.unique_key = unique_key
+        self.fallback = fallback
+
+    def matches(self, fields, body):
+        cdef PyObject* last
+        if type(fields) is dict:
+            last = dict_get(self.by_size, len(<dict>fields))
+            if last is not NULL and type(<object>last) is tuple and PyTuple_GET_SIZE(<object>last) == 3:
+                verdict = signature_check(
+                    fields, <object>PyTuple_GET_ITEM(<object>last, 2), <object>PyTuple_GET_ITEM(<object>last, 1),
+                    body, self,
+                )
+                if verdict is True:
+                    return True
+                if verdict is False and PyDict_Contains(fields, self.unique_key) == 0:
+                    return False
+        return self.fallback(fields, body)
 
 
 cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsigned char* digest) except -2:
@@ -87,8 +117,9 @@ cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsig
             return -1
     ctx = keys.inner  # a copy of the keyed state, on the stack
     for i in range(PyTuple_GET_SIZE(ordered)):
-        value = PyDict_GetItem(fields, <object>PyTuple_GET_ITEM(ordered, i))
+        value = dict_get(fields, <object>PyTuple_GET_ITEM(ordered, i))
         if value is NULL or not PyUnicode_Check(<object>value):
+            PyErr_Clear()
             return -1
         data = PyUnicode_AsUTF8AndSize(<object>value, &size)  # the str's own (kept) UTF-8
         if data is NULL:  # a lone surrogate: the pure path encodes it its own way
@@ -126,8 +157,11 @@ def signature_check(fields, tuple ordered, tuple left_out, body, Sha1Keys keys n
     Signature is not an ASCII str (signing.signature_matches decides those)."""
     cdef unsigned char digest[DIGEST_SIZE]
     cdef unsigned char text[SIGNATURE_CHARS + 1]  # EVP_EncodeBlock ends it with a NUL
-    cdef PyObject* found = PyDict_GetItem(fields, SIGNATURE) if type(fields) is dict else NULL
-    if found is NULL or not PyUnicode_CheckExact(<object>found) or not PyUnicode_IS_COMPACT_ASCII(<object>found):
+    cdef PyObject* found = dict_get(fields, SIGNATURE) if type(fields) is dict else NULL
+    if found is NULL:
+        PyErr_Clear()
+        return None
+    if not PyUnicode_CheckExact(<object>found) or not PyUnicode_IS_COMPACT_ASCII(<object>found):
         return None
     signature = <object>found
     if PyUnicode_GET_LENGTH(signature) != SIGNATURE_CHARS:  # no Base64 of a digest

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import operator
@@ -145,7 +146,8 @@ _csign: Any = load_extension("rocketq.remoting.acl._csign", CSIGN_API_VERSION)
 # states 1.5 us, of which SHA-1 itself and OpenSSL's context copies take most. The values and the body
 # go in as two updates, not joined into one buffer (a copy of the body). With the compiled twin, the
 # same pads keyed once more as its plain SHA_CTX states (_csign.Sha1Keys). Bounded like _GETTERS.
-_Keyed = tuple[Any, Any, Any]  # (inner, outer, the twin's Sha1Keys or None)
+# (inner, outer, the twin's Sha1Keys or None, signature_matches with the key bound)
+_Keyed = tuple[Any, Any, Any, Callable[[Mapping[str, str], "bytes | None"], bool]]
 _KEYED: dict[str, _Keyed] = {}
 _MAX_KEYED = 256
 _SHA1_BLOCK = 64  # bytes
@@ -160,8 +162,13 @@ def _keyed(secret_key: str) -> _Keyed:
         key = hashlib.sha1(key).digest()
     key = key.ljust(_SHA1_BLOCK, b"\0")
     inner, outer = key.translate(_INNER_PAD), key.translate(_OUTER_PAD)
-    twin = None if _csign is None else _csign.Sha1Keys(inner, outer)
-    states = (hashlib.sha1(inner), hashlib.sha1(outer), twin)
+    pure = functools.partial(_pure_signature_matches, secret_key=secret_key)
+    twin = (
+        None
+        if _csign is None
+        else _csign.Sha1Keys(inner, outer, _LAST_BY_SIZE[True], UNIQUE_MSG_QUERY_FLAG, pure)
+    )
+    states = (hashlib.sha1(inner), hashlib.sha1(outer), twin, pure if twin is None else twin.matches)
     if len(_KEYED) >= _MAX_KEYED:
         _KEYED.clear()
     _KEYED[secret_key] = states
@@ -180,7 +187,7 @@ def _hmac_sha1(inner: Any, outer: Any, values: bytes, body: bytes | None) -> byt
 
 def hmac_sha1_base64(values: bytes, body: bytes | None, secret_key: str) -> str:
     """cal_signature(values + body, secret_key), from the keyed states."""
-    inner, outer, _twin = _KEYED.get(secret_key) or _keyed(secret_key)
+    inner, outer, _twin, _matches = _KEYED.get(secret_key) or _keyed(secret_key)
     digest = _hmac_sha1(inner, outer, values, body)
     return binascii.b2a_base64(digest, newline=False).decode("ascii")
 
@@ -189,7 +196,7 @@ def request_signature(
     fields: Mapping[str, str], body: bytes | None, secret_key: str, *, skip_unique_query: bool = False
 ) -> str:
     """cal_signature(combine_request_content(fields, body, ...), secret_key), computed without the join."""
-    inner, outer, twin = _KEYED.get(secret_key) or _keyed(secret_key)
+    inner, outer, twin, _matches = _KEYED.get(secret_key) or _keyed(secret_key)
     digest = None
     if twin is not None:
         last = _LAST_BY_SIZE[skip_unique_query].get(len(fields))
@@ -206,13 +213,16 @@ def signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key:
     Java's validator leaves `_UNIQUE_KEY_QUERY` out of the content, and Java's client signs it: a
     request carrying it is accepted signed either way.
     """
-    keyed = _KEYED.get(secret_key) or _keyed(secret_key)
-    if keyed[2] is not None:  # the compiled twin, for a request of the last key set of its size
-        last = _LAST_BY_SIZE[True].get(len(fields))
-        if last is not None:
-            verdict = _csign.signature_check(fields, last[2], last[1], body, keyed[2])
-            if verdict is True or (verdict is False and UNIQUE_MSG_QUERY_FLAG not in fields):
-                return verdict
+    return signature_checker(secret_key)(fields, body)
+
+
+def signature_checker(secret_key: str) -> Callable[[Mapping[str, str], bytes | None], bool]:
+    """signature_matches with `secret_key` bound (the compiled twin's when built): what the validator
+    calls on each request of a run from one account."""
+    return (_KEYED.get(secret_key) or _keyed(secret_key))[3]
+
+
+def _pure_signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key: str) -> bool:
     signature = fields.get(SIGNATURE)
     if not signature or not signature.isascii():  # a Base64 text is ASCII
         return False
