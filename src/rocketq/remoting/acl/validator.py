@@ -15,7 +15,14 @@ from typing import Any
 from rocketq.common.constants import RETRY_GROUP_TOPIC_PREFIX, RMQ_SYS_TRACE_TOPIC
 from rocketq.remoting.acl import permission as P
 from rocketq.remoting.acl.errors import AclError
-from rocketq.remoting.acl.permission import ADMIN_CODES, PUB, RESOURCE_VALUES, check_permission
+from rocketq.remoting.acl.permission import (
+    ADMIN_CODES,
+    PUB,
+    RESOURCE_FIELDS,
+    RESOURCE_VALUES,
+    check_permission,
+    same_values,
+)
 from rocketq.remoting.acl.plain_config import Account, AclTables
 from rocketq.remoting.acl.signing import ACCESS_KEY, signature_checker
 from rocketq.remoting.protocol.bodies.heartbeat import HeartbeatData
@@ -132,13 +139,15 @@ def validate_run(
     account: Any = None
     matches: Any = None
     last_pass: tuple[Any, ...] | None = None
+    passed: dict[str, str] | None = None  # the fields of the last request that passed, of this key
+    passed_code = -1
     for i, cmd in enumerate(cmds):
         fields = cmd.ext_fields or {}
         access_key = fields.get(ACCESS_KEY)
         try:
             if access_key != last_key:
                 kind, account = _verdict(tables, remote_addr, access_key)
-                last_key = access_key
+                last_key, passed = access_key, None
                 if kind == _SIGNED:
                     matches = signature_checker(account.secret_key)
             if kind == _SIGNED:
@@ -151,11 +160,20 @@ def validate_run(
                     continue
                 # What the permission check decides depends on the account, the code and the fields
                 # its resources come from, and on nothing else until the files load again: a pass is
-                # kept, and the previous request's is compared first (a run's sends mostly share it).
+                # kept. A run's sends mostly need what the one before needed: compared first, field
+                # by field (no key built), then by the key of the pass.
+                if (
+                    code == passed_code
+                    and passed is not None
+                    and same_values(fields, passed, RESOURCE_FIELDS.get(code, ()))
+                ):
+                    continue
                 reader = RESOURCE_VALUES.get(code)
                 pass_key = (access_key, code, None if reader is None else reader(fields.get))
                 if pass_key != last_pass:
                     last_pass = _check_pass(tables, account, fields, pass_key)
+                if last_pass is not None:
+                    passed, passed_code = fields, code
         except AclError as exc:
             if refused is None:
                 refused = [None] * len(cmds)
