@@ -2,7 +2,7 @@
 
 Everything else is in pyproject.toml. rocketq.common.record._crecord (the record codec) and
 rocketq.remoting.protocol._cheader (the msgpack header codec), rocketq.spark._carrow (the Spark
-source's column gathering) and rocketq.remoting.acl._csign (the ACL signature's values and HMAC calls) are built from their .pyx with
+source's column gathering) and rocketq.remoting.acl._csign (the ACL signature's HMAC-SHA1 through OpenSSL's SHA-1) are built from their .pyx with
 Cython when a C compiler is there; when the build fails (no compiler, no Python headers) the install
 goes on without it, says so, and rocketq runs on the pure-Python record functions. ROCKETQ_NO_EXTENSIONS=1
 at install time skips the build.
@@ -22,6 +22,16 @@ SOURCES = {
     "rocketq.remoting.protocol._cheader": "src/rocketq/remoting/protocol/_cheader.pyx",
     "rocketq.spark._carrow": "src/rocketq/spark/_carrow.pyx",
     "rocketq.remoting.acl._csign": "src/rocketq/remoting/acl/_csign.pyx",
+}
+
+# _csign calls OpenSSL's SHA-1 (the libcrypto Python's hashlib uses): its headers are needed to build it.
+# SHA1_Init/Update/Final are deprecated in OpenSSL 3 in favour of EVP, whose context copies allocate;
+# they are still exported, and the warning is silenced.
+LINKED = {
+    "rocketq.remoting.acl._csign": {
+        "libraries": ["crypto"],
+        "define_macros": [("OPENSSL_SUPPRESS_DEPRECATED", None)],
+    },
 }
 
 
@@ -58,7 +68,10 @@ def extensions() -> list[Extension]:
     except ImportError:
         print("rocketq: Cython not installed, not building the record accelerators", file=sys.stderr)
         return []
-    exts = [Extension(name, [source], extra_compile_args=["-O2"]) for name, source in SOURCES.items()]
+    exts = [
+        Extension(name, [source], extra_compile_args=["-O2"], **LINKED.get(name, {}))
+        for name, source in SOURCES.items()
+    ]
     return cythonize(exts, language_level=3, quiet=True)
 
 

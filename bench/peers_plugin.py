@@ -10,7 +10,9 @@ drives them through rocketq.client (Producer, PushConsumer, Admin). Options (`--
 header_codec=auto|json|msgpack (default auto: msgpack once the broker accepts it), flush=ASYNC_FLUSH|SYNC_FLUSH (server side, via ROCKETQ_BENCH_FLUSH).
 Ports: ROCKETQ_BENCH_NAMESRV_PORT (19876) and ROCKETQ_BENCH_BROKER_PORT (19911). The peer rocketq-metrics is
 the same broker with its Prometheus exporter on (ROCKETQ_BENCH_METRICS_PORT, 15557): name both peers in one
-run to see what metrics cost.
+run to see what metrics cost. The peer rocketq-acl is the same broker with ACL on (aclEnable, one PUB|SUB
+account and one admin) and every client request signed: with rocketq in one run, what ACL costs
+(docs/security.md).
 """
 
 from __future__ import annotations
@@ -125,13 +127,19 @@ class RocketqAdapter(Adapter):
     def namesrv(self) -> str:
         return f"{self.host}:{self.port or NAMESRV_PORT}"
 
+    # keyword arguments of every client (the ACL peer's credentials)
+    credentials: dict[str, str] = {}
+    admin_credentials: dict[str, str] = {}
+
     async def connect(self) -> None:
         self.codec = self.opts.get("header_codec", "auto")
-        self.producer = Producer("peers_bench_producer", namesrv_addr=self.namesrv, header_codec=self.codec)
+        self.producer = Producer(
+            "peers_bench_producer", namesrv_addr=self.namesrv, header_codec=self.codec, **self.credentials
+        )
         await self.producer.start()
 
     async def create_topic(self, topic: str, group: str) -> None:
-        async with Admin(namesrv_addr=self.namesrv) as admin:
+        async with Admin(namesrv_addr=self.namesrv, **self.admin_credentials) as admin:
             for _ in range(100):  # the broker registers with the NameServer just after it listens
                 try:
                     await admin.create_topic(topic, read_queues=8, write_queues=8)
@@ -173,6 +181,7 @@ class RocketqAdapter(Adapter):
             consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
             consume_message_batch_max_size=32,
             pull_batch_size=32,
+            **self.credentials,
         )
         consumer.subscribe(topic, "*")
         consumer.register_listener(listener)
@@ -274,13 +283,46 @@ class RocketqMetricsAdapter(RocketqAdapter):
     name = "rocketq-metrics"
 
 
+ACL_USER = {"access_key": "peersBenchUser", "secret_key": "peersBenchUserSecret"}
+ACL_ADMIN = {"access_key": "peersBenchAdmin", "secret_key": "peersBenchAdminSecret"}
+
+
+class RocketqAclServer(RocketqServer):
+    """The same broker with ACL on: a plain_acl.yml with an admin account (topic and group creation)
+    and a PUB|SUB one (the sends and the consumer), in the run's directory."""
+
+    name = "rocketq-acl"
+
+    def fresh_dir(self) -> Path:
+        d = super().fresh_dir()
+        acl = d / "conf" / "plain_acl.yml"
+        acl.parent.mkdir()
+        acl.write_text(
+            f"accounts:\n"
+            f"  - accessKey: {ACL_ADMIN['access_key']}\n    secretKey: {ACL_ADMIN['secret_key']}\n    admin: true\n"
+            f"  - accessKey: {ACL_USER['access_key']}\n    secretKey: {ACL_USER['secret_key']}\n"
+            f"    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: PUB|SUB\n",
+            encoding="utf-8",
+        )
+        self.extra_broker_args = ("--aclEnable", "true", "--aclFilePath", str(acl))
+        return d
+
+
+class RocketqAclAdapter(RocketqAdapter):
+    name = "rocketq-acl"
+    credentials = ACL_USER
+    admin_credentials = ACL_ADMIN
+
+
 ADAPTERS = {
     "rocketq": (RocketqAdapter, {}),
     "rocketq-metrics": (RocketqMetricsAdapter, {}),
+    "rocketq-acl": (RocketqAclAdapter, {}),
     "apache-rocketmq": (ApacheRocketmqAdapter, {}),
 }
 SERVERS = {
     "rocketq": RocketqServer,
     "rocketq-metrics": RocketqMetricsServer,
+    "rocketq-acl": RocketqAclServer,
     "apache-rocketmq": ApacheRocketmqServer,
 }

@@ -106,3 +106,33 @@ def test_needed_perms_reads_only_the_fields_the_validator_keeps_passes_by(code: 
         if reader is not None:
             reader(kept_by.get)
         assert fields.read <= kept_by.read, (code, value)
+
+
+class _Fields(dict):  # type: ignore[type-arg]  # a dict subclass: the compiled compare does not decide it
+    pass
+
+
+def test_same_values_compiled_and_pure_agree() -> None:
+    a = {"b": "topicB", "a": "PG", "x": "1"}
+    cases = [
+        (a, dict(a), ("b", "a")),
+        (a, {**a, "x": "2"}, ("b", "a")),  # a field not named differs: the same
+        (a, {**a, "b": "topicA"}, ("b", "a")),
+        (a, {"b": "topicB"}, ("b", "a")),  # absent in one
+        ({"x": "1"}, {"x": "2"}, ("b", "a")),  # absent in both
+        (a, {**a, "b": "topic" + "B"[:1]}, ("b",)),  # equal, not the same object
+        (a, dict(a), ()),
+    ]
+    for fields, previous, names in cases:
+        pure = P._same_values(fields, previous, names)
+        assert pure == (tuple(map(fields.get, names)) == tuple(map(previous.get, names)))
+        if P._csign is not None:
+            assert P._csign.same_values(fields, previous, names) is pure, (fields, previous, names)
+    if P._csign is not None:
+        assert P._csign.same_values(_Fields(a), dict(a), ("b",)) is None
+
+
+def test_resource_fields_are_what_each_reader_reads() -> None:
+    assert P.RESOURCE_FIELDS[RC.SEND_MESSAGE_V2] == ("b", "a", "topic", "producerGroup")
+    assert P.RESOURCE_FIELDS[RC.PULL_MESSAGE] == ("topic", "consumerGroup")
+    assert set(P.RESOURCE_FIELDS) == set(P.RESOURCE_VALUES)

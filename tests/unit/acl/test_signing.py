@@ -180,8 +180,8 @@ def _twin_cases() -> list[tuple[dict[str, str], bytes | None, str]]:
 def test_the_compiled_twin_accepts_and_refuses_exactly_what_the_pure_path_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """_csign.signed_hmac (when built) against the pure path: the same verdict and signature on every
-    case, each computed twice (the first time teaches the key set, the second takes the twin)."""
+    """_csign (when built) against the pure path: the same verdict and signature on every case, each
+    computed twice (the first time teaches the key set, the second takes the twin)."""
     cases = _twin_cases()
 
     def verdicts() -> list[tuple[bool, str]]:
@@ -192,23 +192,48 @@ def test_the_compiled_twin_accepts_and_refuses_exactly_what_the_pure_path_does(
         return out
 
     compiled = verdicts()
-    monkeypatch.setattr(signing, "_signed_hmac", None)
+    monkeypatch.setattr(signing, "_csign", None)
+    monkeypatch.setattr(signing, "_KEYED", {})  # keyed again, without the twin's states
     pure = verdicts()
     assert compiled == pure
     assert [ok for ok, _ in pure[: len(cases)]].count(True) == 4 + 4 + 10  # Java's, as a subclass, ours
 
 
-def test_the_compiled_twin_signs_a_known_key_set_as_the_pure_path() -> None:
-    if signing._signed_hmac is None:
+def _twin_keys(secret: str) -> object:
+    if signing._csign is None:
         pytest.skip("the compiled accelerators are not built (or ROCKETQ_NO_EXTENSIONS is set)")
+    signing._KEYED.pop(secret, None)
+    return signing._keyed(secret)[2]
+
+
+@pytest.mark.parametrize("body", [b"BODY", bytearray(b"BODY"), memoryview(b"xBODY")[1:]])
+def test_the_compiled_twin_signs_a_known_key_set_as_the_pure_path(body: bytes) -> None:
+    digest_of, keys = signing._csign and signing._csign.signed_digest, _twin_keys("secretKey1")
     fields = {"b": "T\u00f6pic", "a": "G", SIGNATURE: "x"}
-    inner, outer = signing._keyed("secretKey1")
-    digest = signing._signed_hmac(fields, ("a", "b"), (SIGNATURE,), b"BODY", inner, outer)
-    assert digest == hmac.new(b"secretKey1", "GT\u00f6pic".encode() + b"BODY", "sha1").digest()
-    assert signing._signed_hmac(fields, ("a", "c"), (SIGNATURE,), b"BODY", inner, outer) is None
-    assert signing._signed_hmac(fields, ("a", "b"), ("d",), b"BODY", inner, outer) is None
-    assert signing._signed_hmac(_Ext(fields), ("a", "b"), (SIGNATURE,), b"BODY", inner, outer) is None
-    assert (
-        signing._signed_hmac({**fields, "b": "\udc00"}, ("a", "b"), (SIGNATURE,), None, inner, outer) is None
+    assert digest_of(fields, ("a", "b"), (SIGNATURE,), body, keys) == (
+        hmac.new(b"secretKey1", "GT\u00f6pic".encode() + b"BODY", "sha1").digest()
     )
-    assert signing._signed_hmac({**fields, "b": 7}, ("a", "b"), (SIGNATURE,), None, inner, outer) is None
+    assert digest_of(fields, ("a", "b"), (SIGNATURE,), None, keys) == (
+        hmac.new(b"secretKey1", "GT\u00f6pic".encode(), "sha1").digest()
+    )
+    assert digest_of(fields, ("a", "c"), (SIGNATURE,), body, keys) is None
+    assert digest_of(fields, ("a", "b"), ("d",), body, keys) is None
+    assert digest_of(_Ext(fields), ("a", "b"), (SIGNATURE,), body, keys) is None
+    assert digest_of({**fields, "b": "\udc00"}, ("a", "b"), (SIGNATURE,), None, keys) is None
+    assert digest_of({**fields, "b": 7}, ("a", "b"), (SIGNATURE,), None, keys) is None
+    # not a buffer: the pure path raises its error
+    assert digest_of(fields, ("a", "b"), (SIGNATURE,), 12, keys) is None
+
+
+def test_the_compiled_check_hands_back_what_it_does_not_decide() -> None:
+    check, keys = signing._csign and signing._csign.signature_check, _twin_keys("secretKey1")
+    fields = {"a": "G", SIGNATURE: request_signature({"a": "G"}, b"B", "secretKey1")}
+    assert check(fields, ("a",), (SIGNATURE,), b"B", keys) is True
+    assert check(fields, ("a",), (SIGNATURE,), b"C", keys) is False
+    tampered = {**fields, SIGNATURE: fields[SIGNATURE][:-1] + "x"}
+    assert check(tampered, ("a",), (SIGNATURE,), b"B", keys) is False
+    assert check({**fields, SIGNATURE: "short"}, ("a",), (SIGNATURE,), b"B", keys) is False
+    assert check({**fields, SIGNATURE: "\u00e9" * 28}, ("a",), (SIGNATURE,), b"B", keys) is None  # not ASCII
+    assert check({**fields, SIGNATURE: 7}, ("a",), (SIGNATURE,), b"B", keys) is None
+    assert check({"a": "G"}, ("a",), (), b"B", keys) is None  # no Signature
+    assert check(_Ext(fields), ("a",), (SIGNATURE,), b"B", keys) is None

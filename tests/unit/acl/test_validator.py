@@ -254,6 +254,7 @@ def _mixed_requests() -> list[RemotingCommand]:
         signed(RC.HEART_BEAT, {}, hb.encode()),
         signed(RC.HEART_BEAT, {}, b"{not json"),
         signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"6"),
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicA"}, b"7"),  # DENY right after the same code's pass
     ]
 
 

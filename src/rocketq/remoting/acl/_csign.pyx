@@ -1,69 +1,196 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Compiled twin of the request signature's hot part (signing.py): the signed values of a request of a
-known key set, joined as UTF-8 into one bytes object, and the HMAC-SHA1 over them and the body from
-the keyed SHA-1 states. Built by setup.py when Cython and a C compiler are there; picked by signing.py
-at import time unless ROCKETQ_NO_EXTENSIONS=1.
+"""Compiled twin of the request signature's hot part (signing.py): the HMAC-SHA1 over the signed values
+of a request of a known key set (their UTF-8, in key order) and its body, and the check of the
+request's Signature against its Base64. Built by setup.py when Cython, a C compiler and OpenSSL's
+headers are there; picked by signing.py at import time unless ROCKETQ_NO_EXTENSIONS=1.
 
-No crypto here: the hashing is the states' own (hashlib's, OpenSSL's) copy, update and digest; what
-this saves is the interpreter's work around them (the tuple of values, the join and the encode, the
-calls of signing.py's functions), about 0.4 us of a 2.5 us signature check. Anything outside what it
-handles (a key missing or extra, a value that is not a str or does not encode as UTF-8, a dict
-subclass) returns None, and signing.py computes the digest the pure way, so the result is always the
-pure path's: tests/unit/acl/test_signing.py compares both.
+No crypto of our own: SHA-1 is OpenSSL's (SHA1_Update, the same libcrypto and the same assembly
+hashlib's sha1 runs), the HMAC is RFC 2104's two keyed SHA-1 states, built once per secret key as
+signing.py builds them; Base64 is OpenSSL's EVP_EncodeBlock and the compare its CRYPTO_memcmp
+(constant time, as hmac.compare_digest). What this saves against hashlib is not the hashing but what
+surrounds it: a keyed state is a plain SHA_CTX copied on the stack, where hashlib's copy allocates an
+EVP_MD_CTX and OpenSSL 3 duplicates the provider's context (four allocations and two frees per HMAC),
+plus a Python object per copy and per digest; and the values go into SHA-1 from the strings' own UTF-8
+without being joined into a bytes object (docs/security.md, "The ACL step alone").
+
+Anything outside what it handles (a key missing or extra, a value that is not a str or does not encode
+as UTF-8, a dict subclass, a Signature that is not an ASCII str) returns None, and signing.py decides
+the pure way, so the result is always the pure path's: tests/unit/acl/test_signing.py compares both.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cpython.dict cimport PyDict_Contains, PyDict_GetItem
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_Contains
 from cpython.exc cimport PyErr_Clear
-from cpython.object cimport PyObject
+from cpython.object cimport Py_EQ, PyObject, PyObject_RichCompareBool
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
-from cpython.unicode cimport PyUnicode_Check
-from libc.string cimport memcpy
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_CheckExact
 
-API_VERSION = 1
+API_VERSION = 3
 
-# more values than a header has (the longest has about 20): the pure path
-cdef enum:
-    MAX_VALUES = 64
+cdef extern from "openssl/sha.h":
+    ctypedef struct SHA_CTX:
+        pass
+    int SHA1_Init(SHA_CTX* ctx)
+    int SHA1_Update(SHA_CTX* ctx, const void* data, size_t size)
+    int SHA1_Final(unsigned char* digest, SHA_CTX* ctx)
+
+cdef extern from "openssl/evp.h":
+    int EVP_EncodeBlock(unsigned char* out, const unsigned char* data, int size)
+
+cdef extern from "openssl/crypto.h":
+    int CRYPTO_memcmp(const void* a, const void* b, size_t size)
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size)
+    bint PyUnicode_IS_COMPACT_ASCII(object text)
+    const void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    # not cpython.buffer's (which raises): a body that is not a buffer goes to the pure path
+    int get_buffer "PyObject_GetBuffer"(object obj, Py_buffer* view, int flags)
+    # not PyDict_GetItem, which saves and restores the error state on every call (a third of the
+    # interpreter's share here): NULL with an error set only for a key whose hash or compare raises
+    PyObject* dict_get "PyDict_GetItemWithError"(object mapping, object key)
+
+cdef enum:
+    DIGEST_SIZE = 20  # SHA-1
+    SIGNATURE_CHARS = 28  # Base64 of 20 bytes
+
+cdef str SIGNATURE = "Signature"
 
 
-def signed_hmac(fields, tuple ordered, tuple left_out, body, inner, outer):
-    """HMAC-SHA1 (the digest bytes) of the values of `fields` under `ordered` (in that order), then
-    `body`, from the keyed states `inner` and `outer`; None when `fields` is not a dict with exactly
-    the keys `ordered` and `left_out` name (as many keys as their sum, the caller checks) or a value is
-    not a str that encodes as UTF-8."""
-    if type(fields) is not dict or PyTuple_GET_SIZE(ordered) > MAX_VALUES:
-        return None
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(ordered), i, total = 0
-    cdef const char* data[MAX_VALUES]
-    cdef Py_ssize_t size[MAX_VALUES]
+cdef class Sha1Keys:
+    """The SHA-1 states after a secret key's inner and outer pads (RFC 2104): `inner_pad` and
+    `outer_pad` are the 64-byte padded key XORed with 0x36 and 0x5C, as signing._keyed makes them.
+
+    `matches(fields, body)` is signing.signature_matches for this key: the request's signed keys in
+    order come from `by_size` (signing's last key set of each size, its (getter, left-out keys, signed
+    keys)); a request carrying `unique_key` that does not match without it, and whatever
+    signature_check hands back, go to `fallback(fields, body)` (the pure check)."""
+
+    cdef SHA_CTX inner
+    cdef SHA_CTX outer
+    cdef dict by_size
+    cdef str unique_key
+    cdef object fallback
+
+    def __cinit__(self, bytes inner_pad not None, bytes outer_pad not None, dict by_size not None,
+                  str unique_key not None, fallback not None):
+        SHA1_Init(&self.inner)
+        SHA1_Update(&self.inner, PyBytes_AS_STRING(inner_pad), PyBytes_GET_SIZE(inner_pad))
+        SHA1_Init(&self.outer)
+        SHA1_Update(&self.outer, PyBytes_AS_STRING(outer_pad), PyBytes_GET_SIZE(outer_pad))
+        self.by_size = by_size
+        self.unique_key = unique_key
+        self.fallback = fallback
+
+    def matches(self, fields, body):
+        cdef PyObject* last
+        if type(fields) is dict:
+            last = dict_get(self.by_size, len(<dict>fields))
+            if last is not NULL and type(<object>last) is tuple and PyTuple_GET_SIZE(<object>last) == 3:
+                verdict = signature_check(
+                    fields, <object>PyTuple_GET_ITEM(<object>last, 2), <object>PyTuple_GET_ITEM(<object>last, 1),
+                    body, self,
+                )
+                if verdict is True:
+                    return True
+                if verdict is False and PyDict_Contains(fields, self.unique_key) == 0:
+                    return False
+        return self.fallback(fields, body)
+
+
+cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsigned char* digest) except -2:
+    """HMAC-SHA1 of the values of `fields` under `ordered` (in that order), then `body`, into
+    `digest`: 0, or -1 when `fields` is not a dict with exactly the keys `ordered` and `left_out` name
+    (as many keys as their sum, the caller checks) or a value is not a str that encodes as UTF-8."""
+    cdef SHA_CTX ctx
+    cdef Py_ssize_t i, size
     cdef PyObject* value
-    cdef char* out
+    cdef const char* data
+    cdef Py_buffer view
+    if type(fields) is not dict:
+        return -1
     for i in range(PyTuple_GET_SIZE(left_out)):
         if PyDict_Contains(fields, <object>PyTuple_GET_ITEM(left_out, i)) != 1:
             PyErr_Clear()
-            return None
-    for i in range(n):
-        value = PyDict_GetItem(fields, <object>PyTuple_GET_ITEM(ordered, i))
+            return -1
+    ctx = keys.inner  # a copy of the keyed state, on the stack
+    for i in range(PyTuple_GET_SIZE(ordered)):
+        value = dict_get(fields, <object>PyTuple_GET_ITEM(ordered, i))
         if value is NULL or not PyUnicode_Check(<object>value):
-            return None
-        data[i] = PyUnicode_AsUTF8AndSize(<object>value, &size[i])  # the str's own (kept) UTF-8
-        if data[i] is NULL:  # a lone surrogate: the pure path encodes it its own way
             PyErr_Clear()
-            return None
-        total += size[i]
-    values = PyBytes_FromStringAndSize(NULL, total)
-    out = PyBytes_AS_STRING(values)
-    for i in range(n):
-        memcpy(out, data[i], size[i])
-        out += size[i]
-    mac = inner.copy()
-    mac.update(values)
-    if body:
-        mac.update(body)
-    digest = outer.copy()
-    digest.update(mac.digest())
-    return digest.digest()
+            return -1
+        data = PyUnicode_AsUTF8AndSize(<object>value, &size)  # the str's own (kept) UTF-8
+        if data is NULL:  # a lone surrogate: the pure path encodes it its own way
+            PyErr_Clear()
+            return -1
+        SHA1_Update(&ctx, data, size)
+    if body is not None:
+        if PyBytes_CheckExact(body):
+            SHA1_Update(&ctx, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body))
+        else:
+            if get_buffer(body, &view, PyBUF_SIMPLE) != 0:
+                PyErr_Clear()
+                return -1
+            SHA1_Update(&ctx, view.buf, view.len)
+            PyBuffer_Release(&view)
+    SHA1_Final(digest, &ctx)
+    ctx = keys.outer
+    SHA1_Update(&ctx, digest, DIGEST_SIZE)
+    SHA1_Final(digest, &ctx)
+    return 0
+
+
+def signed_digest(fields, tuple ordered, tuple left_out, body, Sha1Keys keys not None):
+    """The HMAC-SHA1 digest (bytes) of the values of `fields` under `ordered`, then `body`; None when
+    `_hmac` cannot take the request."""
+    cdef unsigned char digest[DIGEST_SIZE]
+    if _hmac(fields, ordered, left_out, body, keys, digest) != 0:
+        return None
+    return PyBytes_FromStringAndSize(<char*>digest, DIGEST_SIZE)
+
+
+def signature_check(fields, tuple ordered, tuple left_out, body, Sha1Keys keys not None):
+    """Whether the request's Signature is Base64 of the HMAC-SHA1 of its signed values under `ordered`
+    and its body (compared in constant time); None when `_hmac` cannot take the request or the
+    Signature is not an ASCII str (signing.signature_matches decides those)."""
+    cdef unsigned char digest[DIGEST_SIZE]
+    cdef unsigned char text[SIGNATURE_CHARS + 1]  # EVP_EncodeBlock ends it with a NUL
+    cdef PyObject* found = dict_get(fields, SIGNATURE) if type(fields) is dict else NULL
+    if found is NULL:
+        PyErr_Clear()
+        return None
+    if not PyUnicode_CheckExact(<object>found) or not PyUnicode_IS_COMPACT_ASCII(<object>found):
+        return None
+    signature = <object>found
+    if PyUnicode_GET_LENGTH(signature) != SIGNATURE_CHARS:  # no Base64 of a digest
+        return False
+    if _hmac(fields, ordered, left_out, body, keys, digest) != 0:
+        return None
+    EVP_EncodeBlock(text, digest, DIGEST_SIZE)
+    return CRYPTO_memcmp(text, PyUnicode_DATA(signature), SIGNATURE_CHARS) == 0
+
+
+def same_values(fields, previous, tuple names):
+    """Whether `fields` and `previous` (dicts) hold equal values, or both none, under each of `names`:
+    permission.same_values, without the tuples and bound methods the pure one's callers build (the
+    validator compares each request of a run with the last one that passed)."""
+    cdef PyObject* a
+    cdef PyObject* b
+    if type(fields) is not dict or type(previous) is not dict:
+        return None
+    for i in range(PyTuple_GET_SIZE(names)):
+        name = <object>PyTuple_GET_ITEM(names, i)
+        a = dict_get(fields, name)
+        b = dict_get(previous, name)
+        if a == b:  # the same object, or both absent
+            if a is NULL:
+                PyErr_Clear()
+            continue
+        if a is NULL or b is NULL:
+            PyErr_Clear()
+            return False
+        if PyObject_RichCompareBool(<object>a, <object>b, Py_EQ) != 1:
+            return False
+    return True

@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from rocketq.common.constants import RETRY_GROUP_TOPIC_PREFIX
+from rocketq.common.record.accel import load_extension
 from rocketq.remoting.acl.errors import AclError
+from rocketq.remoting.acl.signing import CSIGN_API_VERSION
 from rocketq.remoting.protocol.codes import RequestCode as RC
 
 DENY: Final = 1
@@ -146,6 +148,39 @@ RESOURCE_VALUES: Final[dict[int, Callable[[_Get], tuple[str | None, ...]]]] = {
     **dict.fromkeys(_POP_CODES, lambda get: (get("topic"), get("consumerGroup"))),
     RC.UPDATE_CONSUMER_OFFSET: lambda get: (get("consumerGroup"), get("topic")),
 }
+
+
+def _fields_read(reader: Callable[[_Get], tuple[str | None, ...]]) -> tuple[str, ...]:
+    names: list[str] = []
+    reader(lambda name: names.append(name))
+    return tuple(names)
+
+
+# The names each RESOURCE_VALUES reader reads (they read the same fields whatever the values; a code
+# not here reads none).
+RESOURCE_FIELDS: Final[dict[int, tuple[str, ...]]] = {
+    code: _fields_read(r) for code, r in RESOURCE_VALUES.items()
+}
+
+
+def _same_values(
+    fields: Mapping[str, str], previous: Mapping[str, str], names: tuple[str, ...]
+) -> bool | None:
+    get, was = fields.get, previous.get
+    for name in names:
+        if get(name) != was(name):
+            return False
+    return True
+
+
+# same_values(fields, previous, names): whether two requests' fields hold equal values (or both none)
+# under each of `names`; with RESOURCE_FIELDS, whether a request needs what the previous one needed.
+# The compiled one (_csign.same_values) builds no objects; it answers None for a dict subclass, which
+# the caller takes as "not known to be the same".
+_csign = load_extension("rocketq.remoting.acl._csign", CSIGN_API_VERSION)
+same_values: Callable[[Mapping[str, str], Mapping[str, str], tuple[str, ...]], bool | None] = (
+    _same_values if _csign is None else _csign.same_values
+)
 
 
 def _put(perms: dict[str, int], resource: str | None, perm: int) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from rocketq.remoting.acl.errors import AclError
 from rocketq.remoting.acl.plain_config import PlainAclConfig
-from rocketq.remoting.acl.validator import client_ip, shown_key, validate, validate_run
+from rocketq.remoting.acl.validator import client_ip, shown_key, validate_run
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.transport.hooks import RequestRefused, before_each
@@ -49,10 +49,10 @@ class AclServerHook:
         checked = self.checked
         if checked is not None and not checked(request.code):
             return
-        try:
-            validate(self.config.tables, remote_addr, request)
-        except AclError as exc:
-            raise self._refusal(remote_addr, request, exc) from None
+        # validate without its return value: a run of one (validate looks the verdict up once more)
+        refused = validate_run(self.config.tables, remote_addr, [request])
+        if refused is not None:
+            raise self._refusal(remote_addr, request, refused[0]) from None  # type: ignore[arg-type]
 
     def do_before_requests(
         self, remote_addr: str, requests: list[RemotingCommand]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import operator
@@ -131,27 +132,43 @@ def cal_signature(data: bytes, secret_key: str) -> str:
     return base64.b64encode(hmac.digest(secret_key.encode("utf-8"), data, "sha1")).decode("ascii")
 
 
+CSIGN_API_VERSION = 3  # _csign.pyx's, raised when its functions change
+# The compiled twin of the signature (see _csign.pyx) unless ROCKETQ_NO_EXTENSIONS is set or it was not
+# built: the HMAC and the check of a request of the last key set of its size.
+# A keyed state made while it is None (the tests' pure runs) has no twin, and its requests go the pure way.
+_csign: Any = load_extension("rocketq.remoting.acl._csign", CSIGN_API_VERSION)
+
 # HMAC-SHA1 (RFC 2104) keyed once per secret key: the SHA-1 states after the key's inner and outer
 # pads, as the stdlib hmac module builds them (hmac.HMAC's pure path, same key padding); a request
 # copies both. Measured on the content of a signed 1 KiB send (docs/security.md, "The ACL step
 # alone"): one-shot hmac.digest costs about 2.5 us (OpenSSL 3's HMAC() sets up its digest on every
 # call), a copy of a keyed hmac.HMAC 1.9 us (its Python-level copy/update/digest), the copied SHA-1
-# states 1.5 us, of which SHA-1 itself and OpenSSL's context copies take most. The values and the body go in as two updates, not joined into one buffer
-# (a copy of the body). Bounded like _GETTERS.
-_KEYED: dict[str, tuple[Any, Any]] = {}
+# states 1.5 us, of which SHA-1 itself and OpenSSL's context copies take most. The values and the body
+# go in as two updates, not joined into one buffer (a copy of the body). With the compiled twin, the
+# same pads keyed once more as its plain SHA_CTX states (_csign.Sha1Keys). Bounded like _GETTERS.
+# (inner, outer, the twin's Sha1Keys or None, signature_matches with the key bound)
+_Keyed = tuple[Any, Any, Any, Callable[[Mapping[str, str], "bytes | None"], bool]]
+_KEYED: dict[str, _Keyed] = {}
 _MAX_KEYED = 256
 _SHA1_BLOCK = 64  # bytes
 _INNER_PAD = bytes(b ^ 0x36 for b in range(256))
 _OUTER_PAD = bytes(b ^ 0x5C for b in range(256))
 
 
-def _keyed(secret_key: str) -> tuple[Any, Any]:
+def _keyed(secret_key: str) -> _Keyed:
     """The SHA-1 states after the inner and the outer pad of `secret_key`."""
     key = secret_key.encode("utf-8")
     if len(key) > _SHA1_BLOCK:
         key = hashlib.sha1(key).digest()
     key = key.ljust(_SHA1_BLOCK, b"\0")
-    states = (hashlib.sha1(key.translate(_INNER_PAD)), hashlib.sha1(key.translate(_OUTER_PAD)))
+    inner, outer = key.translate(_INNER_PAD), key.translate(_OUTER_PAD)
+    pure = functools.partial(_pure_signature_matches, secret_key=secret_key)
+    twin = (
+        None
+        if _csign is None
+        else _csign.Sha1Keys(inner, outer, _LAST_BY_SIZE[True], UNIQUE_MSG_QUERY_FLAG, pure)
+    )
+    states = (hashlib.sha1(inner), hashlib.sha1(outer), twin, pure if twin is None else twin.matches)
     if len(_KEYED) >= _MAX_KEYED:
         _KEYED.clear()
     _KEYED[secret_key] = states
@@ -170,27 +187,21 @@ def _hmac_sha1(inner: Any, outer: Any, values: bytes, body: bytes | None) -> byt
 
 def hmac_sha1_base64(values: bytes, body: bytes | None, secret_key: str) -> str:
     """cal_signature(values + body, secret_key), from the keyed states."""
-    digest = _hmac_sha1(*(_KEYED.get(secret_key) or _keyed(secret_key)), values, body)
+    inner, outer, _twin, _matches = _KEYED.get(secret_key) or _keyed(secret_key)
+    digest = _hmac_sha1(inner, outer, values, body)
     return binascii.b2a_base64(digest, newline=False).decode("ascii")
-
-
-CSIGN_API_VERSION = 1  # _csign.pyx's, raised when its functions change
-# The compiled twin of _signed_bytes + _hmac_sha1 for a request of the last key set of its size (see
-# _csign.pyx), unless ROCKETQ_NO_EXTENSIONS is set or it was not built; None hands it to them.
-_csign = load_extension("rocketq.remoting.acl._csign", CSIGN_API_VERSION)
-_signed_hmac: Callable[..., bytes | None] | None = None if _csign is None else _csign.signed_hmac
 
 
 def request_signature(
     fields: Mapping[str, str], body: bytes | None, secret_key: str, *, skip_unique_query: bool = False
 ) -> str:
     """cal_signature(combine_request_content(fields, body, ...), secret_key), computed without the join."""
-    inner, outer = _KEYED.get(secret_key) or _keyed(secret_key)
+    inner, outer, twin, _matches = _KEYED.get(secret_key) or _keyed(secret_key)
     digest = None
-    if _signed_hmac is not None:
+    if twin is not None:
         last = _LAST_BY_SIZE[skip_unique_query].get(len(fields))
         if last is not None:
-            digest = _signed_hmac(fields, last[2], last[1], body, inner, outer)
+            digest = _csign.signed_digest(fields, last[2], last[1], body, twin)
     if digest is None:
         digest = _hmac_sha1(inner, outer, _signed_bytes(fields, skip_unique_query), body)
     return binascii.b2a_base64(digest, newline=False).decode("ascii")
@@ -202,6 +213,16 @@ def signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key:
     Java's validator leaves `_UNIQUE_KEY_QUERY` out of the content, and Java's client signs it: a
     request carrying it is accepted signed either way.
     """
+    return signature_checker(secret_key)(fields, body)
+
+
+def signature_checker(secret_key: str) -> Callable[[Mapping[str, str], bytes | None], bool]:
+    """signature_matches with `secret_key` bound (the compiled twin's when built): what the validator
+    calls on each request of a run from one account."""
+    return (_KEYED.get(secret_key) or _keyed(secret_key))[3]
+
+
+def _pure_signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key: str) -> bool:
     signature = fields.get(SIGNATURE)
     if not signature or not signature.isascii():  # a Base64 text is ASCII
         return False
