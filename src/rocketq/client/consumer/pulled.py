@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from rocketq.common.message import Message, MessageExt
+from rocketq.common.record.accel import compiled
 from rocketq.common.record.lazy import UNSET, LazyMessageExt, decode_view_properties, lazy_field, views_of
 
 # The properties slot itself, past the lazy descriptor: UNSET until decoded.
@@ -38,7 +39,10 @@ class PulledMessageExt(LazyMessageExt):
     __slots__ = ("_later",)
     _later: tuple[str, ...]  # name, value, name, value ... in the order they were added
 
-    properties = lazy_field(Message.__dict__["properties"], _properties_with_later)
+    properties = lazy_field(
+        Message.__dict__["properties"],
+        _properties_with_later if compiled is None else compiled.lazy_properties_later,
+    )
 
 
 decode_pulled: Any = views_of(PulledMessageExt)

@@ -21,7 +21,7 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object o)
 
 # What rocketq.common.record.accel expects: a module built from an older .pyx is not used.
-API_VERSION = 9
+API_VERSION = 10
 
 cdef int32_t MESSAGE_MAGIC = -626843481  # layout.MESSAGE_MAGIC_CODE (0xDAA320A7)
 
@@ -416,6 +416,22 @@ def lazy_properties(msg):
     except UnicodeDecodeError:
         return _properties_fallback(msg)  # raises the error naming the record
     return decode_properties(text)
+
+
+def lazy_properties_later(msg):
+    """rocketq.client.consumer.pulled._properties_with_later, compiled: a view's properties decoded
+    (lazy_properties), then the name, value pairs of its `_later` tuple, when it has one, set in order.
+    A consumer's listener that reads tags or keys pays this on its first read of each message."""
+    cdef dict props = lazy_properties(msg)
+    cdef tuple later
+    try:
+        later = msg._later
+    except AttributeError:  # a view nothing was added to
+        return props
+    cdef Py_ssize_t i, n = len(later)
+    for i in range(0, n - 1, 2):
+        props[later[i]] = later[i + 1]
+    return props
 
 
 def java_string_hash(str text, prefix_hash=0):

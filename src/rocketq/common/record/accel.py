@@ -12,7 +12,7 @@ import importlib
 import os
 from types import ModuleType
 
-API_VERSION = 9  # _crecord.pyx's, raised when its functions change
+API_VERSION = 10  # _crecord.pyx's, raised when its functions change
 NO_EXTENSIONS = os.environ.get("ROCKETQ_NO_EXTENSIONS", "") not in ("", "0")
 
 
