@@ -25,8 +25,9 @@ from rocketq.remoting.acl.signing import (
     sign_request,
     signature_matches,
 )
+from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.header_json import JSON_CODEC, EncodedExt
+from rocketq.remoting.protocol.header_json import JSON_CODEC, DeferredJsonExt, EncodedExt
 from rocketq.remoting.transport.acl_hook import AclClientRPCHook
 
 JAVA_VECTORS = [
@@ -100,6 +101,24 @@ def test_the_client_hook_keeps_a_send_header_json_text_in_step_with_the_codec(to
     assert ext.json is None
 
 
+def test_the_client_hook_signs_a_msgpack_header_without_formatting_its_json() -> None:
+    made: list[int] = []
+
+    def make() -> str:
+        made.append(1)
+        return '{"a":"grp"}'
+
+    ext = DeferredJsonExt(a="grp", b="T\u00f6pic")
+    ext.defer(make)
+    request = RemotingCommand.request(310, ext_fields=ext, body=b"BODY")
+    request.serialize_type = SerializeType.MSGPACK  # the codec agreed with our broker
+    AclClientRPCHook("ak-1", "secretKey1").do_before_request("127.0.0.1:10911", request)
+    assert not made and ext.json is None  # never formatted, and no stale text left
+    assert ext[ACCESS_KEY] == "ak-1"
+    assert ext[SIGNATURE] == cal_signature(combine_request_content(ext, b"BODY"), "secretKey1")
+    assert signature_matches(dict(ext), b"BODY", "secretKey1")
+
+
 @pytest.mark.parametrize("skip", [False, True])
 def test_keyed_signature_equals_the_joined_content_one(skip: bool) -> None:
     fields = {"b": "2", "_UNIQUE_KEY_QUERY": "true", "a": "\ud800lone", SIGNATURE: "x"}
@@ -145,8 +164,9 @@ def test_key_sets_with_huge_names_are_signed_but_not_kept() -> None:
     assert all(tuple(fields) not in table for table in signing._GETTERS)
 
 
-class _Ext(dict):  # type: ignore[type-arg]  # a dict subclass: the compiled twin hands it to the pure path
-    pass
+class _Ext(dict):  # type: ignore[type-arg]  # reads of its own: the compiled twin hands it to the pure path
+    def __getitem__(self, key: str) -> str:
+        return str(dict.__getitem__(self, key))
 
 
 def _twin_cases() -> list[tuple[dict[str, str], bytes | None, str]]:
@@ -219,6 +239,10 @@ def test_the_compiled_twin_signs_a_known_key_set_as_the_pure_path(body: bytes) -
     assert digest_of(fields, ("a", "c"), (SIGNATURE,), body, keys) is None
     assert digest_of(fields, ("a", "b"), ("d",), body, keys) is None
     assert digest_of(_Ext(fields), ("a", "b"), (SIGNATURE,), body, keys) is None
+    # a subclass with dict's own reads (the client's send header) is signed by the twin
+    assert digest_of(EncodedExt(fields), ("a", "b"), (SIGNATURE,), None, keys) == (
+        hmac.new(b"secretKey1", "GT\u00f6pic".encode(), "sha1").digest()
+    )
     assert digest_of({**fields, "b": "\udc00"}, ("a", "b"), (SIGNATURE,), None, keys) is None
     assert digest_of({**fields, "b": 7}, ("a", "b"), (SIGNATURE,), None, keys) is None
     # not a buffer: the pure path raises its error

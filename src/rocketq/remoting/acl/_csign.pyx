@@ -14,19 +14,19 @@ plus a Python object per copy and per digest; and the values go into SHA-1 from 
 without being joined into a bytes object (docs/security.md, "The ACL step alone").
 
 Anything outside what it handles (a key missing or extra, a value that is not a str or does not encode
-as UTF-8, a dict subclass, a Signature that is not an ASCII str) returns None, and signing.py decides
+as UTF-8, a dict subclass with reads of its own, a Signature that is not an ASCII str) returns None, and signing.py decides
 the pure way, so the result is always the pure path's: tests/unit/acl/test_signing.py compares both.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_Contains
+from cpython.dict cimport PyDict_Check, PyDict_Contains
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport Py_EQ, PyObject, PyObject_RichCompareBool
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_CheckExact
 
-API_VERSION = 3
+API_VERSION = 4
 
 cdef extern from "openssl/sha.h":
     ctypedef struct SHA_CTX:
@@ -100,6 +100,19 @@ cdef class Sha1Keys:
         return self.fallback(fields, body)
 
 
+cdef object _DICT_GETITEM = dict.__getitem__
+cdef object _DICT_GET = dict.get
+
+
+cdef bint _reads_as_dict(fields):
+    """A dict subclass whose reads are dict's own (the client's pre-encoded send header, EncodedExt, overrides
+    only its mutators): its values read from the dict's storage are what the pure path's reads give."""
+    if not PyDict_Check(fields):
+        return False
+    cls = type(fields)
+    return cls.__getitem__ is _DICT_GETITEM and cls.get is _DICT_GET
+
+
 cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsigned char* digest) except -2:
     """HMAC-SHA1 of the values of `fields` under `ordered` (in that order), then `body`, into
     `digest`: 0, or -1 when `fields` is not a dict with exactly the keys `ordered` and `left_out` name
@@ -109,7 +122,7 @@ cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsig
     cdef PyObject* value
     cdef const char* data
     cdef Py_buffer view
-    if type(fields) is not dict:
+    if type(fields) is not dict and not _reads_as_dict(fields):
         return -1
     for i in range(PyTuple_GET_SIZE(left_out)):
         if PyDict_Contains(fields, <object>PyTuple_GET_ITEM(left_out, i)) != 1:

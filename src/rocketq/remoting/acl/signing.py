@@ -132,7 +132,7 @@ def cal_signature(data: bytes, secret_key: str) -> str:
     return base64.b64encode(hmac.digest(secret_key.encode("utf-8"), data, "sha1")).decode("ascii")
 
 
-CSIGN_API_VERSION = 3  # _csign.pyx's, raised when its functions change
+CSIGN_API_VERSION = 4  # _csign.pyx's, raised when its functions change
 # The compiled twin of the signature (see _csign.pyx) unless ROCKETQ_NO_EXTENSIONS is set or it was not
 # built: the HMAC and the check of a request of the last key set of its size.
 # A keyed state made while it is None (the tests' pure runs) has no twin, and its requests go the pure way.

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json.encoder
 
 from rocketq.remoting.acl.signing import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE, sign_request
+from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.header_json import EncodedExt
 
 # How the JSON header codec writes a string (its extFields encoder uses this function, no ASCII escaping).
 _json_str = json.encoder.encode_basestring
+_MSGPACK = SerializeType.MSGPACK
 
 
 class AclClientRPCHook:
@@ -40,6 +42,19 @@ class AclClientRPCHook:
         fields = request.ext_fields
         if fields is None:
             fields = request.ext_fields = {}
+        if isinstance(fields, EncodedExt) and request.serialize_type == _MSGPACK:
+            # A msgpack header (the codec agreed with our broker) never reads the JSON text: it is dropped
+            # (a deferred one is never formatted) and the fields set with dict's own __setitem__ (see below).
+            sign_request(
+                fields,
+                request.body,
+                self.access_key,
+                self.secret_key,
+                self.security_token,
+                put=dict.__setitem__,
+            )
+            fields.json = None
+            return
         # A header that carries its own JSON text (the producer's send header, EncodedExt) keeps it:
         # the fields signing adds go at its end, as the codec would write them, instead of the whole
         # map being encoded again (about 2 us a send).
