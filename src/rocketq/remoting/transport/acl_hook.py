@@ -23,6 +23,8 @@ class AclClientRPCHook:
     """Signs requests; give it to RemotingClient.register_rpc_hook."""
 
     __slots__ = ("_signed_json", "access_key", "secret_key", "security_token")
+    # Nothing to do after a response: a send takes the producer's fast path (RemotingClient.start_sync).
+    after_response = False
 
     def __init__(self, access_key: str, secret_key: str, security_token: str | None = None) -> None:
         if not access_key or not secret_key:

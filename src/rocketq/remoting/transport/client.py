@@ -225,11 +225,17 @@ class RemotingClient(RemotingEndpoint):
     ) -> asyncio.Future[RemotingCommand] | None:
         """invoke_sync's common case as a plain call: send `cmd` on the open connection to `addr` now and
         return the future of its response (failing as invoke_sync fails). None when invoke_sync has more
-        to do (open the connection, offer msgpack headers, run RPC hooks, close the connection after a
-        timeout): await invoke_sync then. Saves a hot caller (the producer's send) a coroutine frame.
-        A caller that gives up cancels the future; its entry then waits for the answer or the deadline."""
+        to do (open the connection, offer msgpack headers, run RPC hooks after the response, close the
+        connection after a timeout): await invoke_sync then. Saves a hot caller (the producer's send) a
+        coroutine frame. A caller that gives up cancels the future; its entry then waits for the answer or the deadline."""
         conn = self._conns.get(addr)
-        if conn is None or conn._closing or self.rpc_hooks or self.config.client_close_socket_if_timeout:
+        # Before-hooks (ACL's signing) run in _send_sync; a hook with work after the response needs invoke_sync.
+        if (
+            conn is None
+            or conn._closing
+            or self._rpc_after_hooks
+            or self.config.client_close_socket_if_timeout
+        ):
             return None
         if self.negotiate_msgpack and cmd.serialize_type == _JSON:
             if conn.attributes.get(_AGREED) is None:

@@ -65,6 +65,7 @@ class RemotingEndpoint:
         self.owner_loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # set by _bind_loop
         self.registry = ProcessorRegistry()
         self.rpc_hooks: list[RPCHook] = []
+        self._rpc_after_hooks: list[RPCHook] = []  # those of rpc_hooks with after-response work
         # Hooks around the requests the peer sends us only (ACL verification must not see our own).
         self.request_hooks: list[RPCHook] = []
         self._request_after_hooks: list[RPCHook] = []  # those of request_hooks with after-response work
@@ -87,6 +88,8 @@ class RemotingEndpoint:
     def register_rpc_hook(self, hook: RPCHook) -> None:
         """Run `hook` around every request, the ones we send and the ones we serve (Java's RPCHook)."""
         self.rpc_hooks.append(hook)
+        if has_after_response(hook):
+            self._rpc_after_hooks.append(hook)
         self.register_request_hook(hook)
 
     def register_request_hook(self, hook: RPCHook) -> None:
