@@ -400,6 +400,7 @@ class SendMessageProcessor(Processor):
         )  # fmt: skip
         if header.topic.startswith(_RETRY_PREFIX):
             self._handle_retry_and_dlq(request, header, msg)
+        as_received = False  # the record stores the request's properties as they came (WAIT out, CLUSTER in)
         prepared = properties.get(_PREPARED)
         if prepared is not None and prepared.lower() == "true":
             if self.ctx.broker_config.reject_transaction_message:
@@ -412,11 +413,12 @@ class SendMessageProcessor(Processor):
             self._redirect_delayed(msg)
         else:  # the properties are stored as they are now
             msg.properties_bytes = stored
-            if text and self._store_waits and not _waits_store_msg_ok(text):
-                _keep_no_wait(msg)
-            return msg, queue_id, properties
+            as_received = True
         if text and self._store_waits and not _waits_store_msg_ok(text):
-            msg.properties[_WAIT] = "false"  # stored with the rest, as Java stores these re-encoded maps
+            if as_received:
+                _keep_no_wait(msg)  # WAIT kept out of the record
+            else:  # a half or redirected message's edited map is stored with it, as Java stores these
+                msg.properties[_WAIT] = "false"
         return msg, queue_id, properties
 
     def _redirect_delayed(self, msg: BrokerMessage) -> None:
