@@ -5,9 +5,10 @@ walks each body once with the shared record scanner (rocketq.common.record.lazy.
 of fixed fields and of where the variable ones lie, per record; no message object) and builds each
 column of a batch in one piece: gather_columns copies the bodies and the properties sections into
 one buffer each and fills the numeric columns (compiled in rocketq.spark._carrow when it was built,
-else gather_columns_py), Arrow wraps those buffers without a copy, its string kernels split the
-properties (at U+0002, then at the first U+0001) into the map column, and tags, keys and UNIQ_KEY are
-looked up in that map. So no message and no property dict is made per row (and, compiled, no Python
+else gather_columns_py), Arrow wraps those buffers without a copy, and the properties are split (at
+U+0002, then at the first U+0001) into the map column, with tags, keys and UNIQ_KEY looked up in it:
+compiled, in one pass (rocketq.spark._carrow.split_properties, which also notes each row's tags,
+keys and UNIQ_KEY pair), else with Arrow's string kernels. So no message and no property dict is made per row (and, compiled, no Python
 object per body either).
 
 The decoded messages (MessageExt views) are the reference: `batch_of_messages` builds the same batch
@@ -90,7 +91,7 @@ def batch_of_pulls(pulls: Sequence[PulledRecords], schema: pa.Schema) -> pa.Reco
     n, body_values, body_offsets, texts, text_offsets, queue_ids, queue_offsets, born, stored = (
         gather_columns([(p.body, p.records) for p in pulls])
     )
-    props = _properties(n, _array(pa.large_string(), n, text_offsets, texts))
+    props = _properties(n, texts, text_offsets)
     if props is None:
         return _reference(pulls, schema)
     msg_id = props.lookup(UNIQ_KEY)
@@ -157,16 +158,14 @@ def gather_columns_py(pulls: list[tuple[bytes, list[tuple[Any, ...]]]]) -> tuple
     )
 
 
-def _load_compiled() -> Any:
-    """rocketq.spark._carrow.gather_columns when it was built (setup.py) and ROCKETQ_NO_EXTENSIONS is not set."""
-    module = load_extension("rocketq.spark._carrow", _CARROW_API_VERSION)
-    return None if module is None else module.gather_columns
-
-
-_CARROW_API_VERSION = 1  # _carrow.pyx's, raised when gather_columns changes
+_CARROW_API_VERSION = 2  # _carrow.pyx's, raised when gather_columns or split_properties changes
+# rocketq.spark._carrow when it was built (setup.py) and ROCKETQ_NO_EXTENSIONS is not set.
+_COMPILED: Any = load_extension("rocketq.spark._carrow", _CARROW_API_VERSION)
 gather_columns: Callable[[list[tuple[bytes, list[tuple[Any, ...]]]]], tuple[Any, ...]] = (
-    _load_compiled() or gather_columns_py
+    gather_columns_py if _COMPILED is None else _COMPILED.gather_columns
 )
+# The properties batch_of_pulls looks up per row (msg_id, tags, keys), found by the compiled split.
+_LOOKED_UP = (UNIQ_KEY, C.PROPERTY_TAGS, C.PROPERTY_KEYS)
 
 
 def _offset_msg_id(uniq_key: str | None, r: tuple[Any, ...]) -> str:
@@ -186,10 +185,15 @@ class _Properties:
     map: pa.MapArray
     names: pa.Array
     values: pa.Array
-    rows: pa.Array
+    rows: pa.Array | None  # (None when `found` has every name looked up)
+    found: dict[str, pa.Array]  # per name: the index of each row's pair that has it (null: none)
 
     def lookup(self, name: str) -> pa.Array:
         """Each row's value of property `name`, null where it has none (no row names one twice)."""
+        at = self.found.get(name)
+        if at is not None:
+            return self.values.take(at)
+        assert self.rows is not None
         n = len(self.map)
         mask = pc.equal(self.names, name)
         found = pc.filter(self.values, mask)
@@ -199,14 +203,23 @@ class _Properties:
         return pc.replace_with_mask(pa.nulls(n, pa.string()), has, found)
 
 
-def _properties(n: int, strings: pa.Array) -> _Properties | None:
-    """The properties sections (a large_string array) as the map column, or None where the string
+def _properties(n: int, texts: Any, text_offsets: Any) -> _Properties | None:
+    """The properties sections (gather_columns' buffers) as the map column, or None where the string
     kernels would not give what rocketq.common.record.properties.decode_properties gives (the
-    reference path decides)."""
+    reference path decides). Compiled, one pass of rocketq.spark._carrow.split_properties makes the
+    same arrays (and finds msg_id's, tags' and keys' pairs); else Arrow's string kernels."""
+    strings = _array(pa.large_string(), n, text_offsets, texts)
     try:
         strings.validate(full=True)  # UTF-8
     except pa.ArrowInvalid:
         return None
+    if _COMPILED is not None:
+        return _split_compiled(n, texts, text_offsets)
+    return _split_kernels(n, strings)
+
+
+def _split_kernels(n: int, strings: pa.Array) -> _Properties | None:
+    """_properties with Arrow's string kernels (`strings`: the sections as a valid large_string array)."""
     # No properties: a null row, which splits into no segment (an empty string would split into one).
     present = pc.not_equal(pc.binary_length(strings), 0)
     strings = pa.Array.from_buffers(pa.large_string(), n, [present.buffers()[1], *strings.buffers()[1:]])
@@ -227,7 +240,24 @@ def _properties(n: int, strings: pa.Array) -> _Properties | None:
     if _repeats_a_name(counts, rows, names):
         return None
     offsets = pa.concat_arrays([pa.array([0], pa.int32()), pc.cumulative_sum(counts)])
-    return _Properties(pa.MapArray.from_arrays(offsets, names, values), names, values, rows)
+    return _Properties(pa.MapArray.from_arrays(offsets, names, values), names, values, rows, {})
+
+
+def _split_compiled(n: int, texts: Any, text_offsets: Any) -> _Properties | None:
+    """_properties' arrays from rocketq.spark._carrow.split_properties (the same checks, one pass)."""
+    wanted = tuple(name.encode() for name in _LOOKED_UP)
+    split = _COMPILED.split_properties(texts, text_offsets, n, wanted)
+    if split is None:
+        return None
+    pairs, map_offsets, name_offsets, names_buf, value_offsets, values_buf, found = split
+    names = _array(pa.string(), pairs, name_offsets, names_buf)
+    values = _array(pa.string(), pairs, value_offsets, values_buf)
+    offsets = _array(pa.int32(), n + 1, map_offsets)
+    at = {
+        name: pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(valid), pa.py_buffer(index)])
+        for name, (valid, index) in zip(_LOOKED_UP, found, strict=True)
+    }
+    return _Properties(pa.MapArray.from_arrays(offsets, names, values), names, values, None, at)
 
 
 def _repeats_a_name(counts: pa.Array, rows: pa.Array, names: pa.Array) -> bool:

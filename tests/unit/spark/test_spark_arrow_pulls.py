@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("pyarrow")
 
 import itertools
+from array import array
 
 import pyarrow as pa
 from hypothesis import given, settings
@@ -21,14 +22,19 @@ from rocketq.common.record.codec import encode_record
 from rocketq.common.record.layout import COMPRESSED_FLAG, RecordDecodeError
 from rocketq.common.record.lazy import decode_records_lazy, scan_records
 from rocketq.spark.arrow_batches import (
+    _COMPILED,
+    _LOOKED_UP,
     PulledRecords,
-    _load_compiled,
+    _array,
+    _split_compiled,
+    _split_kernels,
     batch_of_messages,
     batch_of_pulls,
     gather_columns_py,
 )
 
-COMPILED = _load_compiled()  # None without the built extension, or with ROCKETQ_NO_EXTENSIONS=1
+# None without the built extension, or with ROCKETQ_NO_EXTENSIONS=1
+COMPILED = None if _COMPILED is None else _COMPILED.gather_columns
 NO_HEADERS = pa.schema([f for f in SCHEMA if f.name != "headers"])
 # Property names and values with the separators in them: segments without U+0001, empty names or
 # values, a name given twice, and the plain case - what the fast path must hand to the reference.
@@ -87,6 +93,24 @@ def test_batches_from_pulls_equal_those_from_messages(
         assert [bytes(b) if not isinstance(b, int) else b for b in COMPILED(pairs)] == [
             bytes(b) if not isinstance(b, int) else b for b in gather_columns_py(pairs)
         ]
+        _assert_same_split(pairs)
+
+
+def _assert_same_split(pairs: list[tuple[bytes, list[tuple[object, ...]]]]) -> None:
+    """The compiled one-pass split of the properties gives the string kernels' arrays (or both None)."""
+    n, _bodies, _body_offsets, texts, text_offsets, *_ = gather_columns_py(pairs)
+    strings = _array(pa.large_string(), n, text_offsets, texts)
+    try:
+        strings.validate(full=True)
+    except pa.ArrowInvalid:
+        return  # (neither split runs: the reference path decides)
+    kernels = _split_kernels(n, strings)
+    compiled = _split_compiled(n, texts, text_offsets)
+    assert (kernels is None) == (compiled is None)
+    if kernels is not None and compiled is not None:
+        assert compiled.map.equals(kernels.map)
+        for name in _LOOKED_UP:
+            assert compiled.lookup(name).equals(kernels.lookup(name))
 
 
 def test_a_table_of_records() -> None:
@@ -144,3 +168,34 @@ def test_properties_the_kernels_do_not_cover_give_the_messages_rows(odd: dict[st
     msgs = [MessageExt("T", b"1", properties={"a": "x", "b": "y"}), MessageExt("T", b"2", properties=odd)]
     pulls, views = _pulls(msgs, [])
     assert batch_of_pulls(pulls, SCHEMA).to_pylist() == batch_of_messages(views, SCHEMA).to_pylist()
+    if _COMPILED is not None:
+        _assert_same_split([(p.body, p.records) for p in pulls])
+
+
+@pytest.mark.skipif(_COMPILED is None, reason="the compiled split is not built (or ROCKETQ_NO_EXTENSIONS=1)")
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"",
+        b"a\x01b",
+        b"a\x01b\x02",
+        b"\x02",
+        b"a\x01b\x02c",
+        b"a\x01\x02c\x01d",
+        b"\x01b",
+        b"a\x01b\x01c\x02d\x01e",
+    ],
+)
+def test_the_compiled_split_decides_as_the_kernels_do(text: bytes) -> None:
+    # A trailing U+0002 (an empty last segment), a segment without U+0001, an empty name or value,
+    # a value holding U+0001: one row with the section, one without, one with the plain pairs.
+    plain = b"TAGS\x01t\x02KEYS\x01k"
+    sections = [text, b"", plain]
+    offsets = array("q", [0, len(text), len(text), len(text) + len(plain)])
+    texts = b"".join(sections)
+    kernels = _split_kernels(3, _array(pa.large_string(), 3, offsets, texts))
+    compiled = _split_compiled(3, texts, offsets)
+    assert (kernels is None) == (compiled is None)
+    if kernels is not None and compiled is not None:
+        assert compiled.map.to_pylist() == kernels.map.to_pylist()
+        assert compiled.lookup("TAGS").to_pylist() == kernels.lookup("TAGS").to_pylist()
