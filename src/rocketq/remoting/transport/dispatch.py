@@ -317,12 +317,15 @@ class Executor:
             return
         self._continue(resume(coro, awaiting), awaiting)
 
-    def _continue(self, job: Coroutine[Any, Any, None], awaiting: Any) -> None:
-        """Run `job`, which finishes a job started in place and suspended on `awaiting`, in a task.
+    def _continue(
+        self, job: Coroutine[Any, Any, None], awaiting: Any, loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
+        """Run `job`, which finishes a job started in place and suspended on `awaiting`, in a task (on
+        `loop`, the running loop, when the caller knows it).
 
         The job already holds its slot (`running`); the task's end frees it.
         """
-        task = continue_in_task(job, awaiting, f"{self.name}-job")
+        task = continue_in_task(job, awaiting, f"{self.name}-job", loop)
         self._tasks.add(task)
         task.add_done_callback(self._job_task_done)
 
@@ -456,7 +459,9 @@ class Dispatcher:
                 log.exception("executor %s: job crashed", executor.name)
                 return
             else:  # suspended: it continues in a task, holding its slot
-                executor._continue(self._run_rest(coro, awaiting, conn, cmd, started), awaiting)
+                # the connection's owner loop is the running one (dispatch runs there)
+                owner_loop = getattr(conn, "owner_loop", None)
+                executor._continue(self._run_rest(coro, awaiting, conn, cmd, started), awaiting, owner_loop)
         elif not executor.submit(self._run, entry, conn, cmd, started):
             if executor.rejected % 10_000 == 1:  # Java samples this warning too
                 log.warning(
@@ -502,7 +507,8 @@ class Dispatcher:
             executor.running -= 1
             log.exception("executor %s: job crashed", executor.name)
         else:  # suspended (a flush or replica wait): it continues in a task, holding its slot
-            executor._continue(self._finish_run(coro, awaiting, conn, cmds, started), awaiting)
+            owner_loop = getattr(conn, "owner_loop", None)  # the running loop, as in _execute
+            executor._continue(self._finish_run(coro, awaiting, conn, cmds, started), awaiting, owner_loop)
 
     async def _finish_run(
         self,
