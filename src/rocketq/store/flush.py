@@ -139,7 +139,9 @@ class GroupCommitService(Service):
                 requests[-1] = (end_offset, deadline, future)
                 self._ask(end_offset)
             return future
-        loop = asyncio.get_running_loop()
+        # The loop the service started on (requests come from it alone): asyncio.get_running_loop() is
+        # a getpid system call each time, one more per SYNC_FLUSH put (bench/sync_round_trip.py --perf).
+        loop = self._loop or asyncio.get_running_loop()
         future = loop.create_future()
         requests.append((end_offset, loop.time() + self.timeout_s, future))
         self._group_round = self._rounds_started

@@ -317,12 +317,15 @@ class Executor:
             return
         self._continue(resume(coro, awaiting), awaiting)
 
-    def _continue(self, job: Coroutine[Any, Any, None], awaiting: Any) -> None:
-        """Run `job`, which finishes a job started in place and suspended on `awaiting`, in a task.
+    def _continue(
+        self, job: Coroutine[Any, Any, None], awaiting: Any, loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
+        """Run `job`, which finishes a job started in place and suspended on `awaiting`, in a task (on
+        `loop`, the running loop, when the caller knows it).
 
         The job already holds its slot (`running`); the task's end frees it.
         """
-        task = continue_in_task(job, awaiting, f"{self.name}-job")
+        task = continue_in_task(job, awaiting, f"{self.name}-job", loop)
         self._tasks.add(task)
         task.add_done_callback(self._job_task_done)
 
@@ -396,7 +399,7 @@ def exception_description(exc: BaseException) -> str:
 class Dispatcher:
     """Turns decoded requests into processor runs and responses (owner loop)."""
 
-    __slots__ = ("after_hooks", "hooks", "registry", "timer", "version")
+    __slots__ = ("after_hooks", "hooks", "loop", "registry", "timer", "version")
 
     def __init__(
         self,
@@ -411,6 +414,9 @@ class Dispatcher:
         self.after_hooks = hooks if after_hooks is None else after_hooks
         self.version = version
         self.timer: RequestTimer | None = None  # set by RemotingServer.time_requests (metrics on)
+        # The owner loop, set when the endpoint binds it: requests are dispatched on it, so it is the
+        # running loop for a suspended request's task (asyncio.get_running_loop() is a system call).
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def dispatch(self, conn: Any, cmd: RemotingCommand) -> None:
         entry = self.registry.lookup(cmd.code)
@@ -456,7 +462,7 @@ class Dispatcher:
                 log.exception("executor %s: job crashed", executor.name)
                 return
             else:  # suspended: it continues in a task, holding its slot
-                executor._continue(self._run_rest(coro, awaiting, conn, cmd, started), awaiting)
+                executor._continue(self._run_rest(coro, awaiting, conn, cmd, started), awaiting, self.loop)
         elif not executor.submit(self._run, entry, conn, cmd, started):
             if executor.rejected % 10_000 == 1:  # Java samples this warning too
                 log.warning(
@@ -502,7 +508,7 @@ class Dispatcher:
             executor.running -= 1
             log.exception("executor %s: job crashed", executor.name)
         else:  # suspended (a flush or replica wait): it continues in a task, holding its slot
-            executor._continue(self._finish_run(coro, awaiting, conn, cmds, started), awaiting)
+            executor._continue(self._finish_run(coro, awaiting, conn, cmds, started), awaiting, self.loop)
 
     async def _finish_run(
         self,

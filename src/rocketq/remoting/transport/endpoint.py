@@ -82,6 +82,7 @@ class RemotingEndpoint:
         if self.owner_loop is None:
             self.owner_loop = loop
             self.responses = ResponseTable(loop)
+            self.dispatcher.loop = loop
         elif self.owner_loop is not loop:
             raise RuntimeError("a remoting endpoint is used from one event loop only")
 
