@@ -133,7 +133,9 @@ def validate_run(
     processor together); None when all pass, else the refusal of each (None where it passed).
 
     The same verdicts as request by request; the address and account are looked up once per access
-    key in the run, and a permission pass found for the previous request is compared, not looked up.
+    key on the connection (the run starts with its last run's state, AclTables.run_states), and a
+    permission pass found for the previous request is compared, not looked up (by the compiled twin,
+    for the requests that follow it, in one call: _csign.Sha1Keys.passes).
     """
     refused: list[AclError | None] | None = None
     # The run starts where the connection's last one left off: what that holds depends on the tables
