@@ -258,19 +258,25 @@ def _mixed_requests() -> list[RemotingCommand]:
     ]
 
 
+def _verdicts_alone(acl: PlainAclConfig, peer: str, requests: list[RemotingCommand]) -> list[str | None]:
+    """validate's verdict on each of `requests`, one by one: None, or the refusal's remark."""
+    alone: list[str | None] = []
+    for cmd in requests:
+        try:
+            validate(acl.tables, peer, cmd)
+            alone.append(None)
+        except AclError as exc:
+            alone.append(str(exc))
+    return alone
+
+
 @pytest.mark.parametrize("peer", [PEER, "192.168.1.20:1234", "10.10.103.7:1234"])
 def test_a_run_gets_the_verdicts_of_its_requests_one_by_one(acl: PlainAclConfig, peer: str) -> None:
     """validate_run (the dispatcher's runs) refuses exactly what validate refuses, with its remark,
     from cold and from warm caches, and from whitelisted addresses."""
     requests = _mixed_requests()
     for _ in range(2):  # cold, then with the verdicts and passes kept
-        alone: list[str | None] = []
-        for cmd in requests:
-            try:
-                validate(acl.tables, peer, cmd)
-                alone.append(None)
-            except AclError as exc:
-                alone.append(str(exc))
+        alone = _verdicts_alone(acl, peer, requests)
         together = validate_run(acl.tables, peer, requests) or [None] * len(requests)
         assert [None if exc is None else str(exc) for exc in together] == alone
     if peer == PEER:
@@ -313,3 +319,77 @@ def test_server_hook_refuses_in_a_run_what_it_refuses_alone(acl: PlainAclConfig)
     picked = namesrv.do_before_requests(PEER, requests)
     assert picked is not None
     assert [i for i, exc in enumerate(picked) if exc is not None] == [9]
+
+
+def _runs_of_sends() -> list[RemotingCommand]:
+    """Sends that pass as the one before them did, broken by every way one can differ from it."""
+    sends = [signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, bytes([i])) for i in range(12)]
+    tampered_body = signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"body")
+    tampered_body.body = b"BODY"
+    tampered_field = signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB", "e": "1"}, b"x")
+    tampered_field.ext_fields["e"] = "2"  # type: ignore[index]
+    # Java's client signs _UNIQUE_KEY_QUERY too: accepted, though the content without it does not match
+    unique_query = signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB", "_UNIQUE_KEY_QUERY": "true"}, b"u")
+    no_fields = RemotingCommand(code=RC.SEND_MESSAGE_V2, ext_fields=None)
+    return [
+        *sends[:3],
+        tampered_body,
+        *sends[3:5],
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicA"}, b"d"),  # DENY
+        sends[5],
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG", "b": "topicB"}, b"o", ak="rocketmq2"),  # another account
+        sends[6],
+        tampered_field,
+        unique_query,
+        sends[7],
+        signed(RC.SEND_MESSAGE, {"a": "PG", "b": "topicB"}, b"c"),  # another code, same resources
+        sends[8],
+        no_fields,
+        sends[9],
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG2", "b": "topicB"}, b"g"),  # another group
+        signed(RC.SEND_MESSAGE_V2, {"a": "PG2", "b": "topicB"}, b"h"),
+        signed(RC.HEART_BEAT, {}),  # no body: its pass is by the code alone
+        signed(RC.HEART_BEAT, {}, b"{not json"),
+        *sends[10:],
+    ]
+
+
+def test_a_run_of_sends_gets_the_verdicts_of_its_requests_one_by_one(acl: PlainAclConfig) -> None:
+    """The compiled twin passes the requests of a run that follow one that passed (Sha1Keys.passes);
+    whatever differs from that request stops it, and the run's verdicts stay those of each request
+    alone, from cold and from warm caches (the pure path runs the same test)."""
+    requests = _runs_of_sends()
+    for _ in range(2):
+        alone = _verdicts_alone(acl, PEER, requests)
+        together = validate_run(acl.tables, PEER, requests) or [None] * len(requests)
+        assert [None if exc is None else str(exc) for exc in together] == alone
+    assert [i for i, verdict in enumerate(alone) if verdict is not None] == [3, 6, 10, 15, 20]
+    for start in range(len(requests)):  # every suffix: a run may start anywhere
+        part = requests[start:]
+        together = validate_run(acl.tables, PEER, part) or [None] * len(part)
+        assert [None if exc is None else str(exc) for exc in together] == alone[start:]
+
+
+def test_the_compiled_run_passer_stops_at_the_first_request_it_is_not_sure_of() -> None:
+    from rocketq.remoting.acl import signing
+
+    passer = signing.run_passer("12345678")
+    if passer is None:
+        pytest.skip("the compiled accelerators are not built (or ROCKETQ_NO_EXTENSIONS is set)")
+    requests = _runs_of_sends()
+    first = requests[0].ext_fields
+    assert first is not None
+    names = ("b", "a", "topic", "producerGroup")
+    code = int(RC.SEND_MESSAGE_V2)
+    assert passer(requests, 1, "RocketMQ", first, code, names) == 3  # the tampered body
+    assert passer(requests, 4, "RocketMQ", first, code, names) == 6  # topicA
+    assert passer(requests, 7, "RocketMQ", first, code, names) == 8  # another account
+    assert passer(requests, 9, "RocketMQ", first, code, names) == 10  # a tampered field
+    assert passer(requests, 11, "RocketMQ", first, code, names) == 11  # signed with _UNIQUE_KEY_QUERY
+    assert passer(requests, 12, "RocketMQ", first, code, names) == 13  # SEND_MESSAGE
+    assert passer(requests, 14, "RocketMQ", first, code, names) == 15  # no fields
+    assert passer(requests, 16, "RocketMQ", first, code, names) == 17  # another group
+    assert passer(requests, 21, "RocketMQ", first, code, names) == len(requests)
+    assert passer(requests, 1, "rocketmq2", first, code, names) == 1  # not the key of the run
+    assert passer(requests, 1, "RocketMQ", dict(first), code, names) == 3  # an equal copy of the pass
+    assert passer(requests, 1, None, first, code, names) == 1

@@ -22,11 +22,13 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_Check, PyDict_Contains
 from cpython.exc cimport PyErr_Clear
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport Py_EQ, PyObject, PyObject_RichCompareBool
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_CheckExact
+from libc.string cimport memcpy
 
-API_VERSION = 4
+API_VERSION = 5
 
 cdef extern from "openssl/sha.h":
     ctypedef struct SHA_CTX:
@@ -55,8 +57,13 @@ cdef extern from "Python.h":
 cdef enum:
     DIGEST_SIZE = 20  # SHA-1
     SIGNATURE_CHARS = 28  # Base64 of 20 bytes
+    # the signed values are gathered into a stack buffer of this size and hashed in one SHA1_Update:
+    # a header's dozen short values, each its own SHA1_Update, cost a call and a copy into SHA-1's
+    # block buffer apiece (docs/security.md, "What is left of a signed send")
+    VALUES_BUFFER = 1024
 
 cdef str SIGNATURE = "Signature"
+cdef str ACCESS_KEY = "AccessKey"
 
 
 cdef class Sha1Keys:
@@ -84,20 +91,63 @@ cdef class Sha1Keys:
         self.unique_key = unique_key
         self.fallback = fallback
 
-    def matches(self, fields, body):
+    cdef object _check(self, fields, body):
+        """signature_check with the signed keys of the last key set of `fields`' size (None when
+        there is none, or signature_check cannot decide)."""
         cdef PyObject* last
-        if type(fields) is dict:
-            last = dict_get(self.by_size, len(<dict>fields))
-            if last is not NULL and type(<object>last) is tuple and PyTuple_GET_SIZE(<object>last) == 3:
-                verdict = signature_check(
-                    fields, <object>PyTuple_GET_ITEM(<object>last, 2), <object>PyTuple_GET_ITEM(<object>last, 1),
-                    body, self,
-                )
-                if verdict is True:
-                    return True
-                if verdict is False and PyDict_Contains(fields, self.unique_key) == 0:
-                    return False
+        if type(fields) is not dict:
+            return None
+        last = dict_get(self.by_size, len(<dict>fields))
+        if last is NULL or type(<object>last) is not tuple or PyTuple_GET_SIZE(<object>last) != 3:
+            PyErr_Clear()
+            return None
+        return _signature_check(
+            fields, <object>PyTuple_GET_ITEM(<object>last, 2), <object>PyTuple_GET_ITEM(<object>last, 1),
+            body, self,
+        )
+
+    def matches(self, fields, body):
+        verdict = self._check(fields, body)
+        if verdict is True:
+            return True
+        if verdict is False and PyDict_Contains(fields, self.unique_key) == 0:
+            return False
         return self.fallback(fields, body)
+
+    def passes(self, list cmds not None, Py_ssize_t start, access_key, passed, passed_code,
+               tuple names not None):
+        """The index of the first of `cmds` from `start` on that validator.validate_run must look at
+        itself: each request before it has `access_key` (this key's account, already found to be
+        checked by signature), the code `passed_code` (not HEART_BEAT, whose resources come from its
+        body), equal values under `names` (its code's resource fields) to `passed` (the fields of the
+        last request that passed its permission check, from the same account) and a signature that
+        matches: exactly the requests validate_run lets through on its way without a look-up. Anything
+        else (a refusal included) stops here, and validate_run decides it the way it did."""
+        cdef Py_ssize_t i
+        cdef PyObject* found
+        if type(passed) is not dict or access_key is None:
+            return start
+        for i in range(start, PyList_GET_SIZE(cmds)):
+            cmd = <object>PyList_GET_ITEM(cmds, i)
+            fields = cmd.ext_fields
+            if type(fields) is not dict:
+                return i
+            found = dict_get(fields, ACCESS_KEY)
+            if found is NULL:
+                PyErr_Clear()
+                return i
+            if found is not <PyObject*>access_key and PyObject_RichCompareBool(<object>found, access_key, Py_EQ) != 1:
+                PyErr_Clear()
+                return i
+            code = cmd.code
+            if code is not passed_code and PyObject_RichCompareBool(code, passed_code, Py_EQ) != 1:
+                PyErr_Clear()
+                return i
+            if _same_values(fields, passed, names) is not True:
+                return i
+            if self._check(fields, cmd.body) is not True:
+                return i
+        return PyList_GET_SIZE(cmds)
 
 
 cdef object _DICT_GETITEM = dict.__getitem__
@@ -122,6 +172,8 @@ cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsig
     cdef PyObject* value
     cdef const char* data
     cdef Py_buffer view
+    cdef char values[VALUES_BUFFER]
+    cdef Py_ssize_t used = 0
     if type(fields) is not dict and not _reads_as_dict(fields):
         return -1
     for i in range(PyTuple_GET_SIZE(left_out)):
@@ -138,7 +190,16 @@ cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsig
         if data is NULL:  # a lone surrogate: the pure path encodes it its own way
             PyErr_Clear()
             return -1
-        SHA1_Update(&ctx, data, size)
+        if used + size > VALUES_BUFFER:  # SHA-1 of the whole is the same however it is fed
+            SHA1_Update(&ctx, values, used)
+            used = 0
+            if size > VALUES_BUFFER:
+                SHA1_Update(&ctx, data, size)
+                continue
+        memcpy(values + used, data, size)
+        used += size
+    if used:
+        SHA1_Update(&ctx, values, used)
     if body is not None:
         if PyBytes_CheckExact(body):
             SHA1_Update(&ctx, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body))
@@ -165,6 +226,11 @@ def signed_digest(fields, tuple ordered, tuple left_out, body, Sha1Keys keys not
 
 
 def signature_check(fields, tuple ordered, tuple left_out, body, Sha1Keys keys not None):
+    """_signature_check, for Python callers."""
+    return _signature_check(fields, ordered, left_out, body, keys)
+
+
+cdef object _signature_check(fields, tuple ordered, tuple left_out, body, Sha1Keys keys):
     """Whether the request's Signature is Base64 of the HMAC-SHA1 of its signed values under `ordered`
     and its body (compared in constant time); None when `_hmac` cannot take the request or the
     Signature is not an ASCII str (signing.signature_matches decides those)."""
@@ -185,7 +251,12 @@ def signature_check(fields, tuple ordered, tuple left_out, body, Sha1Keys keys n
     return CRYPTO_memcmp(text, PyUnicode_DATA(signature), SIGNATURE_CHARS) == 0
 
 
-def same_values(fields, previous, tuple names):
+def same_values(fields, previous, tuple names not None):
+    """_same_values, for Python callers."""
+    return _same_values(fields, previous, names)
+
+
+cdef object _same_values(fields, previous, tuple names):
     """Whether `fields` and `previous` (dicts) hold equal values, or both none, under each of `names`:
     permission.same_values, without the tuples and bound methods the pure one's callers build (the
     validator compares each request of a run with the last one that passed)."""

@@ -59,6 +59,9 @@ class AclTables:
     address_verdicts: dict[tuple[str, str | None], tuple[int, Any]] = field(default_factory=dict)
     # and the permission checks passed, by (access key, code, the values of the code's resource fields)
     permission_passes: set[tuple[Any, ...]] = field(default_factory=set)
+    # and where validator.validate_run left off on each connection (its access key, verdict, account
+    # and last pass), so that the next run, or a request that comes alone, starts from there
+    run_states: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 def _as_list(value: Any, what: str) -> list[Any]:
