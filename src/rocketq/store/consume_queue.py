@@ -20,6 +20,7 @@ from __future__ import annotations
 import mmap
 import struct
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 
 from rocketq.store.config import CQ_STORE_UNIT_SIZE
@@ -29,6 +30,18 @@ from rocketq.store.mapping_budget import MappingBudget
 
 CQ_UNIT = struct.Struct(">qiq")
 _UNIT_PACK = CQ_UNIT.pack_into
+_UNITS: dict[int, struct.Struct] = {}  # count -> the Struct of that many units (a batch's size, bounded)
+
+
+def _units_struct(count: int) -> struct.Struct:
+    """The Struct of `count` consecutive consume-queue units (kept for up to 64 counts)."""
+    units = _UNITS.get(count)
+    if units is None:
+        units = struct.Struct(">" + "qiq" * count)
+        if len(_UNITS) < 64:
+            _UNITS[count] = units
+    return units
+
 
 # store_time(phys_offset, size) -> STORETIMESTAMP, or -1 when the record is gone.
 StoreTimeLookup = Callable[[int, int], int]
@@ -192,10 +205,11 @@ class ConsumeQueue:
         count = len(sizes)
         if offset == self.max_offset and offset + count <= self.room_limit:
             mm, rel = self._cur_mm, (offset - self._cur_base) * CQ_STORE_UNIT_SIZE
-            for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
-                _UNIT_PACK(mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
-                rel += CQ_STORE_UNIT_SIZE
-            self._cur.wrote_position = rel  # type: ignore[union-attr]
+            # The units packed by one Struct of `count` units and written with one slice copy, not a
+            # pack_into per unit.
+            units = _units_struct(count)
+            units.pack_into(mm, rel, *chain.from_iterable(zip(phys_offsets, sizes, tags_codes, strict=True)))  # type: ignore[arg-type]
+            self._cur.wrote_position = rel + units.size  # type: ignore[union-attr]
             self.max_offset = offset + count
             return
         for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
