@@ -30,16 +30,17 @@ from rocketq.store.mapping_budget import MappingBudget
 
 CQ_UNIT = struct.Struct(">qiq")
 _UNIT_PACK = CQ_UNIT.pack_into
-_UNITS: dict[int, struct.Struct] = {}  # count -> the Struct of that many units (a batch's size, bounded)
+# count -> the Struct of that many units, for a batch of up to _UNITS_MAX records (a Struct holds ~100 bytes
+# a unit: a larger batch, or a count past the first 64 seen, goes unit by unit).
+_UNITS: dict[int, struct.Struct] = {}
+_UNITS_MAX = 256
 
 
-def _units_struct(count: int) -> struct.Struct:
-    """The Struct of `count` consecutive consume-queue units (kept for up to 64 counts)."""
+def _units_struct(count: int) -> struct.Struct | None:
+    """The Struct of `count` consecutive consume-queue units, or None: pack them one by one."""
     units = _UNITS.get(count)
-    if units is None:
-        units = struct.Struct(">" + "qiq" * count)
-        if len(_UNITS) < 64:
-            _UNITS[count] = units
+    if units is None and count <= _UNITS_MAX and len(_UNITS) < 64:
+        units = _UNITS[count] = struct.Struct(">" + "qiq" * count)
     return units
 
 
@@ -208,8 +209,15 @@ class ConsumeQueue:
             # The units packed by one Struct of `count` units and written with one slice copy, not a
             # pack_into per unit.
             units = _units_struct(count)
-            units.pack_into(mm, rel, *chain.from_iterable(zip(phys_offsets, sizes, tags_codes, strict=True)))  # type: ignore[arg-type]
-            self._cur.wrote_position = rel + units.size  # type: ignore[union-attr]
+            if units is not None:
+                fields = chain.from_iterable(zip(phys_offsets, sizes, tags_codes, strict=True))
+                units.pack_into(mm, rel, *fields)  # type: ignore[arg-type]
+                rel += units.size
+            else:
+                for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
+                    _UNIT_PACK(mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
+                    rel += CQ_STORE_UNIT_SIZE
+            self._cur.wrote_position = rel  # type: ignore[union-attr]
             self.max_offset = offset + count
             return
         for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
