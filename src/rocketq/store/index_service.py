@@ -21,8 +21,6 @@ import errno
 import logging
 import os
 from collections.abc import Callable
-from itertools import islice
-from operator import itemgetter, lt
 from pathlib import Path
 
 from rocketq.common import constants as C
@@ -42,8 +40,6 @@ MAX_MSGS_NUM_BATCH = 64
 PENDING_MAX = 256  # records whose entries wait to be written in one go
 _KEY_SEPARATOR = C.KEY_SEPARATOR
 _ROLLBACK = int(C.MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
-# The fields of a pending record: (key prefix hash, commit-log offset, store timestamp, UNIQ_KEY, KEYS).
-_PREFIX_OF, _PHYS_OF, _TS_OF, _UNIQ_OF, _KEYS_OF = map(itemgetter, range(5))
 
 
 def key_prefix(topic: str) -> int:
@@ -150,25 +146,9 @@ class IndexService:
         pending = self.pending
         if not pending and not self.unwritten:
             return
-        next_phy = self.next_phy
-        physs = list(map(_PHYS_OF, pending))
-        if (
-            physs
-            and physs[0] >= next_phy
-            and all(map(lt, physs, islice(physs, 1, None)))
-            and all(map(_UNIQ_OF, pending))
-            and not any(map(_KEYS_OF, pending))
-        ):
-            # The usual drain (records in order, each with its UNIQ_KEY and no KEYS): the hashes and entries
-            # through C-level maps, not a Python loop body per record (a tenth of a compiled batch, py-spy).
-            hashes = map(java_string_hash, map(_UNIQ_OF, pending), map(_PREFIX_OF, pending))
-            self._written(
-                list(zip(map(positive_key_hash, hashes), physs, map(_TS_OF, pending), strict=True)),
-                physs[-1] + 1,
-            )
-            return
         entries: list[tuple[int, int, int]] = []
         add = entries.append
+        next_phy = self.next_phy
         for prefix, phys, store_ts, uniq_key, keys in pending:
             if phys < next_phy:
                 continue  # indexed already (re-dispatch)
@@ -180,11 +160,7 @@ class IndexService:
                 for key in keys.split(_KEY_SEPARATOR):
                     if key:
                         add((positive_key_hash(java_string_hash(key, prefix)), phys, store_ts))
-        self._written(entries, next_phy)
-
-    def _written(self, entries: list[tuple[int, int, int]], next_phy: int) -> None:
-        """The pending records' entries are `entries`: write them (after any unwritten ones)."""
-        self.pending.clear()
+        pending.clear()
         self.next_phy = next_phy
         if self.unwritten:
             entries = self.unwritten + entries
