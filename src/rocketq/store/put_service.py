@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import contains, itemgetter
 from typing import Final, NamedTuple, cast
 
 from rocketq.common import constants as C
@@ -38,6 +39,8 @@ log = logging.getLogger("rocketq.store")
 
 _UNIQ: Final = C.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 _KEYS: Final = C.PROPERTY_KEYS
+_second = itemgetter(1)  # a batch entry's body
+_third = itemgetter(2)  # a batch entry's properties
 _TAGS: Final = C.PROPERTY_TAGS
 _DELAY: Final = C.PROPERTY_DELAY_TIME_LEVEL
 _PUT_OK: Final = PutMessageStatus.PUT_OK
@@ -182,8 +185,10 @@ class PutService:
         if bad is not None:
             return bad
         entries = batch.entries
-        dicts = [entry[2] for entry in entries]
-        if any(_DELAY in props for props in dicts):  # the check itself only where the property is
+        # Per-entry fields through C-level maps (itemgetter, dict.get, contains): a batch is ~100 entries,
+        # and a Python-level loop or generator per field was a tenth of the compiled path's time (py-spy).
+        dicts = list(map(_third, entries))
+        if any(map(contains, dicts, repeat(_DELAY))):  # the check itself only where the property is
             for props in dicts:
                 delay = props.get(_DELAY)
                 if delay and delay != "0":
@@ -204,7 +209,7 @@ class PutService:
                 PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
                 f"properties of {longest} bytes are over {MAX_PROPERTIES_BYTES}",
             )
-        total_body = sum(len(entry[1]) for entry in entries)
+        total_body = sum(map(len, map(_second, entries)))
         if total_body > self.max_body_bytes:
             return illegal(
                 PutMessageStatus.MESSAGE_ILLEGAL,
@@ -220,12 +225,13 @@ class PutService:
             return illegal(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
         except OSError as exc:
             return self._failed(exc, "commit log")
-        ids = self._dispatch_batch(batch, queue, phys, sizes, first_offset, store_ts, id_prefix)
+        ids = self._dispatch_batch(batch, dicts, queue, phys, sizes, first_offset, store_ts, id_prefix)
         return PutResult(_PUT_OK, AppendResult(phys, sum(sizes), ids, store_ts, first_offset, len(sizes)))
 
     def _dispatch_batch(
         self,
         batch: BrokerMessageBatch,
+        dicts: list[dict[str, str]],
         queue: ConsumeQueue,
         phys: int,
         sizes: list[int],
@@ -233,24 +239,27 @@ class PutService:
         store_ts: int,
         id_prefix: str,
     ) -> str:
-        """Units, index entries and arrival notices of a batch's records (never transactional); returns
-        their msgIds, comma-joined."""
+        """Units, index entries and arrival notices of a batch's records (never transactional; `dicts`
+        their properties); returns their msgIds, comma-joined."""
         kept = self._topic(batch.topic)
         listeners = kept.listeners
         index_pending = self._index_pending
         topic, queue_id = batch.topic, batch.queue_id
-        dicts = [entry[2] for entry in batch.entries]
         physs = list(accumulate(sizes[:-1], initial=phys))  # each record's commit-log offset
-        tags = [props.get(_TAGS) for props in dicts]
-        tags_codes = [tags_code_of_tag(tag) if tag else 0 for tag in tags] if any(tags) else [0] * len(tags)
+        count = len(dicts)
+        tags = list(map(dict.get, dicts, repeat(_TAGS)))
+        tags_codes = [tags_code_of_tag(tag) if tag else 0 for tag in tags] if any(tags) else [0] * count
         queue.put_units(offset, physs, sizes, tags_codes)
         if index_pending is not None:
             prefix = kept.key_prefix
-            for props, record_phys in zip(dicts, physs, strict=True):
-                uniq_key = props.get(_UNIQ)
-                keys = props.get(_KEYS)
-                if uniq_key or keys:
-                    index_pending.append((prefix, record_phys, store_ts, uniq_key, keys))
+            uniq_keys = list(map(dict.get, dicts, repeat(_UNIQ)))
+            keys_of = list(map(dict.get, dicts, repeat(_KEYS)))
+            if all(uniq_keys) and not any(keys_of):  # the usual batch: each entry has its UNIQ_KEY only
+                index_pending.extend(zip(repeat(prefix), physs, repeat(store_ts), uniq_keys, keys_of))
+            else:
+                for record_phys, uniq_key, keys in zip(physs, uniq_keys, keys_of, strict=True):
+                    if uniq_key or keys:
+                        index_pending.append((prefix, record_phys, store_ts, uniq_key, keys))
         if listeners:
             for props, tags_code in zip(dicts, tags_codes, strict=True):
                 notify_arrival(listeners, topic, queue_id, offset, tags_code, store_ts, props)

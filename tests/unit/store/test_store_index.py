@@ -21,6 +21,7 @@ from rocketq.store.index_file import (
     index_file_size,
     index_key_hash,
     java_string_hash,
+    java_string_hash_py,
     legacy_index_key_hash,
     positive_key_hash,
 )
@@ -74,6 +75,22 @@ def test_index_key_hash_is_javas_string_hash_code(text: str, java_hash: int, slo
 @given(st.text(max_size=50), st.text(max_size=50))
 def test_java_string_hash_continues_from_a_prefix(prefix: str, rest: str) -> None:
     assert java_string_hash(rest, java_string_hash(prefix)) == java_string_hash(prefix + rest)
+
+
+@settings(max_examples=300)
+@given(
+    st.text("0123456789ABCDEF", min_size=9, max_size=40),
+    st.lists(st.text("0123456789ABCDEF\u00e9", min_size=0, max_size=6), max_size=6),
+    st.integers(0, 2**32 - 1),
+)
+def test_pure_hash_of_keys_sharing_a_head(head: str, tails: list[str], prefix: int) -> None:
+    # The pure hash keeps the hash of a long ASCII key's head (all but its last 4 characters) for the next
+    # key with that head; every key still hashes as String.hashCode's loop does.
+    for key in [head + tail for tail in tails] * 2:
+        expected = prefix
+        for unit in memoryview(key.encode("utf-16-le")).cast("H"):
+            expected = (expected * 31 + unit) & 0xFFFFFFFF
+        assert java_string_hash_py(key, prefix) == expected
 
 
 def test_positive_key_hash_is_java_math_abs() -> None:

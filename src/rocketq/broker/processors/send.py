@@ -27,6 +27,8 @@ import logging
 import random
 import struct
 from collections.abc import Callable, Mapping
+from itertools import repeat
+from operator import contains, itemgetter
 from time import perf_counter_ns
 from typing import NamedTuple
 
@@ -93,6 +95,7 @@ _TAGS = C.PROPERTY_TAGS
 _DELAY = C.PROPERTY_DELAY_TIME_LEVEL
 _WAIT = C.PROPERTY_WAIT_STORE_MSG_OK
 _PREPARED = C.PROPERTY_TRANSACTION_PREPARED
+_PROPS_OF = itemgetter(2)  # a decoded batch entry's properties
 # A delay level or a timer time (is_timer_request's names): the properties that redirect a send.
 _REDIRECTING = frozenset((C.PROPERTY_DELAY_TIME_LEVEL, *TIMER_REQUEST_PROPERTIES))
 _CLUSTER = C.PROPERTY_CLUSTER
@@ -481,7 +484,11 @@ class SendMessageProcessor(Processor):
             ) from None
         if not merged:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "the batch body holds no message")
-        if any(props.get(C.PROPERTY_TRANSACTION_PREPARED, "").lower() == "true" for _f, _b, props in merged):
+        # Whether any entry has the property at all, in C (a generator per entry was 3 % of a batch), then
+        # its value only where it is.
+        if any(map(contains, map(_PROPS_OF, merged), repeat(_PREPARED))) and any(
+            props.get(_PREPARED, "").lower() == "true" for _f, _b, props in merged
+        ):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot hold transactional messages")
         sys_flag = header.sys_flag
         if config.topic_filter_type is TopicFilterType.MULTI_TAG:
