@@ -4,6 +4,7 @@
     .venv/bin/python bench/send_cpu.py --canned --count 20000   # no network: producer, API and header codecs only
     valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python bench/send_cpu.py --canned --count 2000
     .venv/bin/python bench/send_cpu.py --canned --header-codec msgpack   # requests as after the msgpack agreement
+    .venv/bin/python bench/send_cpu.py --canned --sign          # ACL: every request signed (AclClientRPCHook)
     # ... and again with --count 6000: (difference of the two "I refs") / 4000 = instructions per send
 
 The peers harness measures the SDK's pipelined send with the harness's own loop around it; this one times
@@ -54,6 +55,8 @@ class CannedTransport:
         self.frame = encode_frame(ANSWER)[4:]
 
     def _answer(self, cmd: RemotingCommand) -> RemotingCommand:
+        for hook in self.real.rpc_hooks:  # ACL's signing (--sign), as the real transport's _send_sync
+            hook.do_before_request("127.0.0.1:0", cmd)
         encode_frame(cmd)
         answer = decode_frame_payload(self.frame)
         answer.opaque = cmd.opaque
@@ -90,7 +93,11 @@ async def main(args: argparse.Namespace) -> None:
         async with LocalCluster(tmp) as cluster:
             async with Admin(namesrv_addr=cluster.namesrv_addr) as admin:
                 await admin.create_topic(TOPIC, read_queues=8, write_queues=8)
-            async with Producer("bench_send_cpu", namesrv_addr=cluster.namesrv_addr) as producer:
+            # --sign: credentials make the producer sign every request; the broker (ACL off) ignores them
+            credentials = {"access_key": "benchUser", "secret_key": "benchUserSecret"} if args.sign else {}
+            async with Producer(
+                "bench_send_cpu", namesrv_addr=cluster.namesrv_addr, **credentials
+            ) as producer:
                 body = b"x" * args.size
                 await producer.send(Message(TOPIC, body))  # the route and the connection
                 inflight = args.inflight
@@ -122,6 +129,7 @@ if __name__ == "__main__":
         "--header-codec", choices=["json", "msgpack"], default="json",
         help="--canned: the requests' header codec (json, as to Apache's broker; msgpack, as to ours)",
     )  # fmt: skip
+    p.add_argument("--sign", action="store_true", help="sign every request (ACL credentials)")
     args = p.parse_args()
     with asyncio.Runner(loop_factory=loop_factory(args.loop)) as runner:
         runner.run(main(args))

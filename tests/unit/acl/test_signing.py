@@ -261,3 +261,40 @@ def test_the_compiled_check_hands_back_what_it_does_not_decide() -> None:
     assert check({**fields, SIGNATURE: 7}, ("a",), (SIGNATURE,), b"B", keys) is None
     assert check({"a": "G"}, ("a",), (), b"B", keys) is None  # no Signature
     assert check(_Ext(fields), ("a",), (SIGNATURE,), b"B", keys) is None
+
+
+@pytest.mark.parametrize(("ak", "sk", "fields", "body", "expected"), JAVA_VECTORS)
+def test_the_client_hook_signs_through_the_compiled_signer_as_java(
+    ak: str, sk: str, fields: dict[str, str], body: bytes | None, expected: str
+) -> None:
+    """The second request of a key set takes the compiled signing (when built): the same fields, in
+    the same order, and Java's signature; as a plain map and as a msgpack send header."""
+    hook = AclClientRPCHook(ak, sk)
+    assert (hook._sign is None) == (signing._csign is None)
+    for _ in range(2):  # the first teaches the key set
+        cmd = RemotingCommand(code=10, ext_fields=dict(fields), body=body or b"")
+        hook.do_before_request("127.0.0.1:10911", cmd)
+        assert cmd.ext_fields == {**fields, ACCESS_KEY: ak, SIGNATURE: expected}
+        assert list(cmd.ext_fields) == [*fields, ACCESS_KEY, SIGNATURE]
+        ext = DeferredJsonExt(fields)
+        ext.defer(lambda: "{}")
+        sent = RemotingCommand(code=10, ext_fields=ext, body=body or b"")
+        sent.serialize_type = SerializeType.MSGPACK
+        hook.do_before_request("127.0.0.1:10911", sent)
+        assert list(ext.items()) == [*fields.items(), (ACCESS_KEY, ak), (SIGNATURE, expected)]
+        assert ext.json is None
+
+
+def test_the_compiled_signer_hands_back_what_it_does_not_sign() -> None:
+    _twin_keys("secretKey1")
+    sign = signing.request_signer("ak-1", "secretKey1")
+    assert sign is not None
+    fields = {"q1": "G", "q2": "T"}
+    assert sign(dict(fields), b"B") is None  # a key set not seen yet: the pure path learns it
+    expected = request_signature({**fields, ACCESS_KEY: "ak-1"}, b"B", "secretKey1")
+    signed = dict(fields)
+    assert sign(signed, b"B") == expected == signed[SIGNATURE]
+    assert sign(signed, b"B") is None  # signed before (a retry): the pure path signs it afresh
+    assert sign(_Ext(fields), b"B") is None  # reads of its own
+    assert sign({**fields, "q2": 7}, b"B") is None  # type: ignore[dict-item]  # not a str
+    assert sign(dict(fields), 12) is None  # type: ignore[arg-type]  # not a buffer

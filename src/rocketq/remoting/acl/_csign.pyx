@@ -20,7 +20,7 @@ the pure way, so the result is always the pure path's: tests/unit/acl/test_signi
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_Check, PyDict_Contains
+from cpython.dict cimport PyDict_Check, PyDict_Contains, PyDict_SetItem
 from cpython.exc cimport PyErr_Clear
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport Py_EQ, PyObject, PyObject_RichCompareBool
@@ -28,7 +28,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_CheckExact
 from libc.string cimport memcpy
 
-API_VERSION = 5
+API_VERSION = 6
 
 cdef extern from "openssl/sha.h":
     ctypedef struct SHA_CTX:
@@ -48,6 +48,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_COMPACT_ASCII(object text)
     const void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    object PyUnicode_DecodeASCII(const char* data, Py_ssize_t size, const char* errors)
     # not cpython.buffer's (which raises): a body that is not a buffer goes to the pure path
     int get_buffer "PyObject_GetBuffer"(object obj, Py_buffer* view, int flags)
     # not PyDict_GetItem, which saves and restores the error state on every call (a third of the
@@ -94,17 +95,12 @@ cdef class Sha1Keys:
     cdef object _check(self, fields, body):
         """signature_check with the signed keys of the last key set of `fields`' size (None when
         there is none, or signature_check cannot decide)."""
-        cdef PyObject* last
         if type(fields) is not dict:
             return None
-        last = dict_get(self.by_size, len(<dict>fields))
-        if last is NULL or type(<object>last) is not tuple or PyTuple_GET_SIZE(<object>last) != 3:
-            PyErr_Clear()
+        last = _key_set(self.by_size, len(<dict>fields))
+        if last is None:
             return None
-        return _signature_check(
-            fields, <object>PyTuple_GET_ITEM(<object>last, 2), <object>PyTuple_GET_ITEM(<object>last, 1),
-            body, self,
-        )
+        return _signature_check(fields, last[2], last[1], body, self)
 
     def matches(self, fields, body):
         verdict = self._check(fields, body)
@@ -148,6 +144,54 @@ cdef class Sha1Keys:
             if self._check(fields, cmd.body) is not True:
                 return i
         return PyList_GET_SIZE(cmds)
+
+
+cdef class Signer:
+    """The client's signing of one account (AclClientRPCHook's), prepared once per hook: `sign(fields,
+    body)` adds AccessKey and then Signature (Base64 of the HMAC-SHA1 over the values in key order and
+    the body, as signing.sign_request) to `fields` with dict's own store, in one call, and returns the
+    Signature; the values are hashed from the strings' own UTF-8, without signing.py's key-order look-up,
+    join, bytes and Base64 objects. The signed keys in order come from `by_size` (signing's last key
+    set of each size for requests, filled by the pure path on the first request of a key set). None,
+    with nothing decided, when it cannot sign this way (a request signed before, which the pure path
+    signs afresh; a key set it does not know yet; anything _hmac does not take): the caller then signs
+    the pure way, which puts AccessKey again in its place and computes the same signature."""
+
+    cdef Sha1Keys keys
+    cdef dict by_size
+    cdef str access_key
+
+    def __cinit__(self, Sha1Keys keys not None, dict by_size not None, str access_key not None):
+        self.keys = keys
+        self.by_size = by_size
+        self.access_key = access_key
+
+    def sign(self, fields, body):
+        cdef unsigned char digest[DIGEST_SIZE]
+        cdef unsigned char text[SIGNATURE_CHARS + 1]  # EVP_EncodeBlock ends it with a NUL
+        if type(fields) is not dict and not _reads_as_dict(fields):
+            return None
+        if PyDict_Contains(fields, SIGNATURE) != 0:  # signed before (a retry), or a read that raised
+            PyErr_Clear()
+            return None
+        PyDict_SetItem(fields, ACCESS_KEY, self.access_key)
+        last = _key_set(self.by_size, len(<dict>fields))
+        if last is None or _hmac(fields, last[2], last[1], body, self.keys, digest) != 0:
+            return None
+        EVP_EncodeBlock(text, digest, DIGEST_SIZE)
+        signature = PyUnicode_DecodeASCII(<char*>text, SIGNATURE_CHARS, NULL)
+        PyDict_SetItem(fields, SIGNATURE, signature)
+        return signature
+
+
+cdef tuple _key_set(dict by_size, Py_ssize_t size):
+    """signing's last key set of `size` keys in `by_size`: (getter, left-out keys, signed keys in
+    order); None when there is none (or it is not such a tuple)."""
+    cdef PyObject* last = dict_get(by_size, size)
+    if last is NULL or type(<object>last) is not tuple or PyTuple_GET_SIZE(<object>last) != 3:
+        PyErr_Clear()
+        return None
+    return <tuple>last
 
 
 cdef object _DICT_GETITEM = dict.__getitem__

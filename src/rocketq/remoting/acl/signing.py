@@ -132,7 +132,7 @@ def cal_signature(data: bytes, secret_key: str) -> str:
     return base64.b64encode(hmac.digest(secret_key.encode("utf-8"), data, "sha1")).decode("ascii")
 
 
-CSIGN_API_VERSION = 5  # _csign.pyx's, raised when its functions change
+CSIGN_API_VERSION = 6  # _csign.pyx's, raised when its functions change
 # The compiled twin of the signature (see _csign.pyx) unless ROCKETQ_NO_EXTENSIONS is set or it was not
 # built: the HMAC and the check of a request of the last key set of its size.
 # A keyed state made while it is None (the tests' pure runs) has no twin, and its requests go the pure way.
@@ -227,6 +227,18 @@ def run_passer(secret_key: str) -> Any:
     run validate_run may let through without looking at them itself); None without the twin."""
     twin = (_KEYED.get(secret_key) or _keyed(secret_key))[2]
     return None if twin is None else twin.passes
+
+
+_Sign = Callable[[dict[str, str], bytes | None], str | None]
+
+
+def request_signer(access_key: str, secret_key: str) -> _Sign | None:
+    """The compiled twin's signing for one account (see _csign.Signer.sign): `sign(fields, body)` adds
+    AccessKey and Signature to `fields` (a dict, or a subclass whose reads are dict's: dict's own store,
+    as sign_request's `put=dict.__setitem__`) and returns the Signature, or None when the caller must
+    sign_request instead. None without the twin. Prepared once per client hook."""
+    twin = (_KEYED.get(secret_key) or _keyed(secret_key))[2]
+    return None if twin is None else _csign.Signer(twin, _LAST_BY_SIZE[False], access_key).sign
 
 
 def _pure_signature_matches(fields: Mapping[str, str], body: bytes | None, secret_key: str) -> bool:

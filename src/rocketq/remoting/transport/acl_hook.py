@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json.encoder
 
-from rocketq.remoting.acl.signing import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE, sign_request
+from rocketq.remoting.acl.signing import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE, request_signer, sign_request
 from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.header_json import EncodedExt
@@ -22,7 +22,7 @@ _MSGPACK = SerializeType.MSGPACK
 class AclClientRPCHook:
     """Signs requests; give it to RemotingClient.register_rpc_hook."""
 
-    __slots__ = ("_signed_json", "access_key", "secret_key", "security_token")
+    __slots__ = ("_sign", "_signed_json", "access_key", "secret_key", "security_token")
     # Nothing to do after a response: a send takes the producer's fast path (RemotingClient.start_sync).
     after_response = False
 
@@ -32,6 +32,10 @@ class AclClientRPCHook:
         self.access_key = access_key
         self.secret_key = secret_key
         self.security_token = security_token
+        # The compiled signing of this account (AccessKey and Signature added and the HMAC computed in
+        # one call, about 1 us a send less than sign_request's steps): None without the compiled twin,
+        # and with a security token, which goes between the two (sign_request places it).
+        self._sign = None if security_token else request_signer(access_key, secret_key)
         # the JSON text of the fields signing adds before Signature (see do_before_request)
         self._signed_json = f",{_json_str(ACCESS_KEY)}:{_json_str(access_key)}" + (
             f",{_json_str(SECURITY_TOKEN)}:{_json_str(security_token)}" if security_token else ""
@@ -44,6 +48,17 @@ class AclClientRPCHook:
         fields = request.ext_fields
         if fields is None:
             fields = request.ext_fields = {}
+        sign = self._sign
+        if sign is not None:
+            if type(fields) is dict:  # every request but a send: operator.setitem is dict's own there
+                if sign(fields, request.body) is not None:
+                    return
+            elif request.serialize_type == _MSGPACK and isinstance(fields, EncodedExt):
+                # the send header on a connection that agreed on msgpack: its JSON text is never read
+                # (dropped below as on the way further down, which would find no text to keep)
+                if sign(fields, request.body) is not None:
+                    fields.json = None
+                    return
         key, secret, token = self.access_key, self.secret_key, self.security_token
         if not isinstance(fields, EncodedExt):
             sign_request(fields, request.body, key, secret, token)
@@ -57,13 +72,16 @@ class AclClientRPCHook:
         if text is not None and (ACCESS_KEY in fields or SECURITY_TOKEN in fields or SIGNATURE in fields):
             text = None
         # dict's own __setitem__: EncodedExt's drops the text (set right below) and, being Python, costs
-        # 0.3 us a field more.
-        sign_request(fields, request.body, key, secret, token, put=dict.__setitem__)
+        # 0.3 us a field more. The compiled signing stores the same way.
+        signature = None if sign is None else sign(fields, request.body)
+        if signature is None:
+            sign_request(fields, request.body, key, secret, token, put=dict.__setitem__)
+            signature = fields[SIGNATURE]
         # in the order sign_request added them; a Base64 signature needs no escaping
         fields.json = (
             None
             if text is None or len(text) <= 2
-            else f'{text[:-1]}{self._signed_json},"{SIGNATURE}":"{fields[SIGNATURE]}"}}'
+            else f'{text[:-1]}{self._signed_json},"{SIGNATURE}":"{signature}"}}'
         )
 
     def do_after_response(
