@@ -87,9 +87,9 @@ class CommitLog:
         self.file_size = config.mapped_file_size_commit_log_bytes
         # Space is reserved a window ahead of the writer on the allocator thread: blocks allocated
         # (fallocate) and pages faulted in writable (measured with a flush every 500 ms: 1.3 us per 1.2 KB
-        # record without, 0.95 with; read-only faulting gains nothing). The cost: the window's zero pages
-        # are written back once before the records overwrite them, and under SYNC_FLUSH one group commit
-        # per window carries them. The append path only compares two ints until it nears the window's end.
+        # record without, 0.95 with; read-only faulting gains nothing). A flush syncs only the written
+        # range (MappedFile.flush), so the window's zero pages are not written back before the records
+        # overwrite them. The append path only compares two ints until it nears the window's end.
         reservation = Reservation(
             config.mapped_file_reserve_ahead_bytes,
             config.preallocate_mapped_file,

@@ -4,8 +4,9 @@ Port of org.apache.rocketmq.store.MappedFile. Deviations: no reference counting 
 reads and writes; only flushes and reservations run on worker threads, and a lock keeps those and a
 close apart); no transient store pool. No descriptor is kept: the file is opened, mapped and closed
 again (Python's mmap keeps a duplicate of its own, and none from 3.13 on, with trackfd=False), so a
-mapped file costs one descriptor at most. A flush is msync(MS_SYNC) of the whole mapping through
-ctypes: on Linux that is fdatasync of the file's range, and unlike mmap.flush it releases the GIL.
+mapped file costs one descriptor at most. A flush is msync(MS_SYNC) of the range written since the last
+one through ctypes: on Linux that is fdatasync of the file's range, and unlike mmap.flush it releases
+the GIL.
 A file may be unmapped while it is idle (`unmap()`, consume queues do) and mapped again on use
 (`map()`); a flush of an unmapped file with unflushed writes opens a short-lived descriptor for
 fdatasync. Files are created sparse; `reserve()` then allocates disk blocks (fallocate, through a
@@ -222,10 +223,14 @@ class MappedFile:
         if not self.is_able_to_flush(least_pages):
             return self.flushed_position
         wrote = self.wrote_position
+        flushed = self.flushed_position
         with self._lock:
             if self._closed:
                 return self.flushed_position
-            self._sync()
+            # Only the written range: the pages past `wrote` are the reservation's window, faulted in
+            # writable (dirty zeros); syncing them wrote them back once before the records overwrote
+            # them, and left them write-protected, so the writer faulted on each again.
+            self._sync(flushed - flushed % OS_PAGE_SIZE, wrote)
         if wrote > self.flushed_position:
             self.flushed_position = wrote
         return self.flushed_position
@@ -236,10 +241,14 @@ class MappedFile:
             if not self._closed:
                 self._sync()
 
-    def _sync(self) -> None:
-        """Make the file's written pages durable (the lock is held)."""
+    def _sync(self, start: int = 0, end: int = -1) -> None:
+        """Make the file's written pages in [start, end) durable, all of them by default; `start` is a
+        page boundary (the lock is held)."""
         if self._addr:
-            msync(self._addr, self.file_size)
+            if end < 0:
+                end = self.file_size
+            if end > start:
+                msync(self._addr + start, end - start)
             return
         # Unmapped since its last writes: the dirty pages are in the page cache, reach them by the file.
         fd = os.open(self.path, os.O_RDONLY)

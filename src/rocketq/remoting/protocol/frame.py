@@ -186,6 +186,16 @@ class FrameDecoder:
                 if pos:
                     del buf[:pos]
             elif pos < len(data):
+                if (
+                    len(data) - pos >= PREFIX_BYTES
+                    and _LENGTH.unpack_from(data, pos)[0] >= COLLECT_ABOVE_BYTES
+                ):
+                    # A large frame begins in this read: its bytes go straight into its own buffers, not
+                    # through `buf` first (validated by _cut: at most max_frame_length).
+                    with memoryview(data) as view:
+                        self._large = large = LargeFrame(view[pos : pos + PREFIX_BYTES])
+                        large.write(view[pos + PREFIX_BYTES :])  # less than the frame: it was incomplete
+                    return out
                 buf += memoryview(data)[pos:]
             if len(buf) >= PREFIX_BYTES and _LENGTH.unpack_from(buf, 0)[0] >= COLLECT_ABOVE_BYTES:
                 # Validated by _cut (at most max_frame_length). The rest of it goes into its own buffers.

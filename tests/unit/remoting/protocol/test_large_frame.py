@@ -75,6 +75,25 @@ def test_the_body_is_the_buffer_it_was_received_into() -> None:
         assert targets[-1].owner is cmd.body  # the view the last read went into wraps the body itself
 
 
+def test_a_large_frame_that_begins_inside_a_read_goes_into_its_own_buffers() -> None:
+    """A read holding whole frames and the start of a large one: the whole ones are decoded, the large
+    one's start is written into its buffers (not kept in the decoder's own buffer), and the reads that
+    follow go straight into its body."""
+    batch_body = bytes(range(256)) * (COLLECT_ABOVE_BYTES // 256 + 64)
+    frame = encode_frame(RemotingCommand.request(320, {"k": "v"}, batch_body))
+    small = encode_frame(RemotingCommand.request(11, None, b"s"))
+    decoder = FrameDecoder()
+    got = decoder.feed(memoryview(bytearray(frame + small + frame[:50_000])))
+    assert [(c.code, c.body) for c in got] == [(320, batch_body), (11, b"s")]
+    assert decoder.buffered == 50_000 and decoder.pending_length == len(frame) - 4
+    target = decoder.receive_buffer()
+    assert target is not None and len(target) == len(frame) - 50_000
+    target[:] = frame[50_000:]
+    (cmd,) = decoder.received(len(target))
+    assert cmd.body == batch_body and type(cmd.body) is bytes
+    assert decoder.buffered == 0 and decoder.receive_buffer() is None
+
+
 def test_feeding_a_large_frame_in_reads_fills_the_same_buffers() -> None:
     big = RemotingCommand.request(10, None, BIG_BODY)
     stream = encode_frame(big) * 2 + encode_frame(RemotingCommand.request(11))[:6]
