@@ -74,6 +74,7 @@ class MappedFile:
         "_addr",
         "_closed",
         "_lock",
+        "_sync_all",
         "file_from_offset",
         "file_size",
         "flushed_position",
@@ -90,6 +91,7 @@ class MappedFile:
         self.wrote_position = 0
         self.flushed_position = 0
         self.reserved = 0
+        self._sync_all = False  # the next flush syncs the whole mapping (set_positions cut the file back)
         self._lock = threading.Lock()
         self._closed = False
         self.mm = _UNMAPPED
@@ -181,6 +183,8 @@ class MappedFile:
 
     def set_positions(self, position: int) -> None:
         """After recovery: everything below `position` is valid and was flushed (it was read from disk)."""
+        if position < max(self.wrote_position, self.flushed_position):
+            self._sync_all = True
         self.wrote_position = position
         self.flushed_position = position
         self.reserved = max(self.reserved, position)
@@ -230,7 +234,14 @@ class MappedFile:
             # Only the written range: the pages past `wrote` are the reservation's window, faulted in
             # writable (dirty zeros); syncing them wrote them back once before the records overwrote
             # them, and left them write-protected, so the writer faulted on each again.
-            self._sync(flushed - flushed % OS_PAGE_SIZE, wrote)
+            # A file cut back (set_positions below what was written: truncation in recovery or on a slave)
+            # has rewritten bytes past the new positions; the next flush covers the whole mapping, as
+            # every flush did before (Java's MappedFile.flush forces the whole buffer).
+            if self._sync_all:
+                self._sync_all = False
+                self._sync()
+            else:
+                self._sync(flushed - flushed % OS_PAGE_SIZE, wrote)
         if wrote > self.flushed_position:
             self.flushed_position = wrote
         return self.flushed_position
