@@ -293,13 +293,14 @@ def _decode_batch_py(
     if not isinstance(body, bytes):
         body = bytes(body)  # one copy of the body; its slices below are then one copy each, not two
     unpack_head = _BATCH_HEAD.unpack_from
+    head_size = _BATCH_HEAD.size
     unpack_short = SHORT.unpack_from
     pos = 0
     end = len(body)
     try:
         while pos < end:
             total, _magic, _crc, flag, body_len = unpack_head(body, pos)
-            p = pos + 20  # _BATCH_HEAD.size
+            p = pos + head_size
             if body_len < 0 or p + body_len + 2 > end:
                 raise RecordDecodeError(f"batch entry at {pos}: body length {body_len} runs past the body")
             entry_body = body[p : p + body_len]

@@ -186,23 +186,10 @@ class FrameDecoder:
                 if pos:
                     del buf[:pos]
             elif pos < len(data):
-                if (
-                    len(data) - pos >= PREFIX_BYTES
-                    and _LENGTH.unpack_from(data, pos)[0] >= COLLECT_ABOVE_BYTES
-                ):
-                    # A large frame begins in this read: its bytes go straight into its own buffers, not
-                    # through `buf` first (validated by _cut: at most max_frame_length).
-                    with memoryview(data) as view:
-                        self._large = large = LargeFrame(view[pos : pos + PREFIX_BYTES])
-                        large.write(view[pos + PREFIX_BYTES :])  # less than the frame: it was incomplete
-                    return out
+                if self._starts_large(data, pos):
+                    return out  # its bytes went straight into its own buffers, not through `buf` first
                 buf += memoryview(data)[pos:]
-            if len(buf) >= PREFIX_BYTES and _LENGTH.unpack_from(buf, 0)[0] >= COLLECT_ABOVE_BYTES:
-                # Validated by _cut (at most max_frame_length). The rest of it goes into its own buffers.
-                self._large = large = LargeFrame(buf)
-                rest = memoryview(buf)[PREFIX_BYTES:]
-                large.write(rest)  # less than the frame: it was incomplete
-                rest.release()
+            if self._starts_large(buf, 0):
                 buf.clear()
         except Exception as exc:
             failed = self._poison(exc)
@@ -210,6 +197,17 @@ class FrameDecoder:
                 raise
             raise failed from exc
         return out
+
+    def _starts_large(self, source: bytes | bytearray | memoryview, pos: int) -> bool:
+        """Whether a large frame begins at `pos` of `source` (the rest of which is less than the frame: it
+        was incomplete); if so, its prefix and the rest of `source` go into its own buffers. Its length
+        was validated by _cut (at most max_frame_length)."""
+        if len(source) - pos < PREFIX_BYTES or _LENGTH.unpack_from(source, pos)[0] < COLLECT_ABOVE_BYTES:
+            return False
+        with memoryview(source) as view:
+            self._large = large = LargeFrame(view[pos : pos + PREFIX_BYTES])
+            large.write(view[pos + PREFIX_BYTES :])
+        return True
 
     def _cut(self, source: bytes | bytearray | memoryview, out: list[RemotingCommand]) -> int:
         """Decode the complete frames at the start of `source` into `out`; returns the bytes used."""

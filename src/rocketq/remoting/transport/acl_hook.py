@@ -50,15 +50,9 @@ class AclClientRPCHook:
             fields = request.ext_fields = {}
         sign = self._sign
         if sign is not None:
-            if type(fields) is dict:  # every request but a send: operator.setitem is dict's own there
-                if sign(fields, request.body) is not None:
-                    return
-            elif request.serialize_type == _MSGPACK and isinstance(fields, EncodedExt):
-                # the send header on a connection that agreed on msgpack: its JSON text is never read
-                # (dropped below as on the way further down, which would find no text to keep)
-                if sign(fields, request.body) is not None:
-                    fields.json = None
-                    return
+            # every request but a send (a send's EncodedExt is signed below, its text kept or dropped)
+            if type(fields) is dict and sign(fields, request.body) is not None:
+                return
         key, secret, token = self.access_key, self.secret_key, self.security_token
         if not isinstance(fields, EncodedExt):
             sign_request(fields, request.body, key, secret, token)
