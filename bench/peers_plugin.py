@@ -8,7 +8,8 @@ puts this checkout's src/ first on sys.path. The server is one NameServer and on
 subprocesses (`python -m rocketq namesrv|broker`), each in a fresh temporary directory; the adapter
 drives them through rocketq.client (Producer, PushConsumer, Admin). Options (`--opt k=v`):
 header_codec=auto|json|msgpack (default auto: msgpack once the broker accepts it), flush=ASYNC_FLUSH|SYNC_FLUSH (server side, via ROCKETQ_BENCH_FLUSH).
-Ports: ROCKETQ_BENCH_NAMESRV_PORT (19876) and ROCKETQ_BENCH_BROKER_PORT (19911). The peer rocketq-metrics is
+Ports: ROCKETQ_BENCH_NAMESRV_PORT (19876) and ROCKETQ_BENCH_BROKER_PORT (19911); ROCKETQ_BENCH_BROKER_CPUS
+pins the broker to CPUs (taskset). The peer rocketq-metrics is
 the same broker with its Prometheus exporter on (ROCKETQ_BENCH_METRICS_PORT, 15557): name both peers in one
 run to see what metrics cost. The peer rocketq-acl is the same broker with ACL on (aclEnable, one PUB|SUB
 account and one admin) and every client request signed: with rocketq in one run, what ACL costs
@@ -39,6 +40,14 @@ from rocketq.client import Admin, ConsumeFromWhere, ConsumeResult, Message, Prod
 NAMESRV_PORT = int(os.environ.get("ROCKETQ_BENCH_NAMESRV_PORT", "19876"))
 BROKER_PORT = int(os.environ.get("ROCKETQ_BENCH_BROKER_PORT", "19911"))
 METRICS_PORT = int(os.environ.get("ROCKETQ_BENCH_METRICS_PORT", "15557"))  # peer rocketq-metrics only
+# ROCKETQ_BENCH_BROKER_CPUS (a taskset list such as "1") runs the broker, every thread of it, on those CPUs:
+# with the harness itself under `taskset -c 0`, client and broker no longer share a core, so a broker-side
+# cost (ACL's verify) is measured without the client's work interleaved on the same CPU.
+BROKER_CPUS_PREFIX = (
+    ("taskset", "-c", os.environ["ROCKETQ_BENCH_BROKER_CPUS"])
+    if os.environ.get("ROCKETQ_BENCH_BROKER_CPUS")
+    else ()
+)
 
 
 class RocketqServer(servers.ServerProc):
@@ -81,6 +90,7 @@ class RocketqServer(servers.ServerProc):
         servers.wait_port(NAMESRV_PORT, 30, ns)
         broker = self.spawn(
             [
+                *BROKER_CPUS_PREFIX,
                 python,
                 "-m",
                 "rocketq",
