@@ -9,11 +9,20 @@ same order, so both give the same records, offsets, scanned count and status: te
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+
+cdef extern from "Python.h":
+    # The owned reference of a new bytes object, and its resize in place (the only reference held).
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* v, Py_ssize_t n) except NULL
+    int _PyBytes_Resize(PyObject** s, Py_ssize_t n) except -1
 
 # What get_service expects: a module built from an older .pyx is not used.
-API_VERSION = 1
+API_VERSION = 2
 
 # What the pure loop's status ends as, without a record found (FOUND when records were found).
 NO_MATCHED = 0
@@ -39,10 +48,13 @@ def collect_units(
     bytes units, object commit_log, object message_filter, object skip_bad_unit, str topic,
     int32_t queue_id, int64_t offset, Py_ssize_t max_count, int64_t max_phy, int64_t memory,
     int64_t memory_bytes, int64_t memory_count, int64_t disk_bytes, int64_t disk_count, Py_ssize_t fixed_size,
+    bint joined=False,
 ):
     """(kind, scanned, records, queue offsets, max_phy_pulling): GetService._collect_py's loop over `units`
     (kind NO_MATCHED or WAS_REMOVING when no record was found). commit_log is read through its
-    written_part and roll_next_file; the mapping's buffer is held only between two of those calls."""
+    written_part and roll_next_file; the mapping's buffer is held only between two of those calls.
+    joined: instead of the records' list, their bytes one after the other (b"".join(records)), each record
+    copied once, from the mapping into that buffer."""
     cdef Py_ssize_t n = len(units)
     if n % UNIT_SIZE:
         raise ValueError(f"consume-queue units of {n} bytes: not a multiple of {UNIT_SIZE}")
@@ -57,8 +69,17 @@ def collect_units(
     cdef int kind = NO_MATCHED
     cdef list records = []
     cdef list offsets = []
-    cdef bytes record
+    cdef object record
     cdef bint filtered = message_filter is not None
+    cdef PyObject* body = NULL  # joined: the records so far, in a buffer of `capacity` bytes
+    cdef int64_t capacity = 0
+    joined_records = None
+    if joined:  # room for the first max_count units; grown (doubled) when skipped ones need more
+        for i in range(0, min(n, max_count * UNIT_SIZE), UNIT_SIZE):
+            size = _i32(u + i + 8)
+            if size > 0:
+                capacity += size
+        body = _new_bytes(NULL, max(capacity, 1))
     try:
         for i in range(0, n, UNIT_SIZE):
             phys = _i64(u + i)
@@ -99,7 +120,6 @@ def collect_units(
                 held = True
                 mm = <const uint8_t*>view.buf
             pos = phys - file_start
-            record = PyBytes_FromStringAndSize(<const char*>(mm + pos), size)
             if (
                 _i32(mm + pos + 4) != MESSAGE_MAGIC
                 or _i32(mm + pos) != size
@@ -107,16 +127,30 @@ def collect_units(
                 or _i32(mm + pos + 12) != queue_id
                 or _i64(mm + pos + 20) != offset + scanned - 1
             ):
+                record = PyBytes_FromStringAndSize(<const char*>(mm + pos), size)
                 skip_bad_unit(topic, queue_id, offset + scanned - 1, record, phys, size)
                 continue
-            if filtered and not message_filter.is_matched_by_commit_log(record, None):
-                continue
-            records.append(record)
+            record = None
+            if filtered:
+                record = PyBytes_FromStringAndSize(<const char*>(mm + pos), size)
+                if not message_filter.is_matched_by_commit_log(record, None):
+                    continue
+            if joined:
+                if total + size > capacity:
+                    capacity = max(2 * capacity, total + size)
+                    _PyBytes_Resize(&body, capacity)
+                memcpy(PyBytes_AS_STRING(<object>body) + total, mm + pos, size)
+            else:
+                records.append(PyBytes_FromStringAndSize(<const char*>(mm + pos), size) if record is None else record)
             offsets.append(offset + scanned - 1)
             count += 1
             total += size
             next_file_start = -1
+        if joined:
+            _PyBytes_Resize(&body, total)
+            joined_records = <object>body
     finally:
         if held:
             PyBuffer_Release(&view)
-    return kind, scanned, records, offsets, max_phy_pulling
+        Py_XDECREF(body)
+    return kind, scanned, joined_records if joined else records, offsets, max_phy_pulling

@@ -39,7 +39,7 @@ _NO_MATCHED = GetMessageStatus.NO_MATCHED_MESSAGE
 _MAX_BAD_QUEUES_LOGGED = 10_000
 
 # The compiled twin of the per-unit loop (_cpull.pyx) unless ROCKETQ_NO_EXTENSIONS is set or it was not built.
-CPULL_API_VERSION = 1
+CPULL_API_VERSION = 2
 _cpull = load_extension("rocketq.store._cpull", CPULL_API_VERSION)
 
 # Java maxFilterMessageCount: a pull looks at no more than max(16000 bytes of units, maxMsgNums units).
@@ -84,6 +84,8 @@ class GetService:
         max_count: int,
         message_filter: MessageFilter | None = None,
         max_total_bytes: int | None = None,
+        *,
+        joined: bool = False,
     ) -> GetResult:
         queue = self.queues.get(topic, queue_id)
         if queue is None:
@@ -106,7 +108,7 @@ class GetService:
                 nxt = self._correct(offset, queue.roll_next_file(offset))
             else:
                 result = self._collect(
-                    units, topic, queue_id, offset, max_count, message_filter, max_total_bytes
+                    units, topic, queue_id, offset, max_count, message_filter, max_total_bytes, joined
                 )
                 result.min_offset, result.max_offset = min_offset, max_offset
                 return result
@@ -136,32 +138,31 @@ class GetService:
         max_count: int,
         message_filter: MessageFilter | None,
         max_bytes: int | None,
+        joined: bool,
     ) -> GetResult:
-        """The records of `units` a pull returns. The per-unit loop is the pull's hottest code, compiled
-        when _cpull was built (collect_units), else _collect_py: the same statuses, records and counts."""
+        """The records of `units` a pull returns (joined: in GetResult.body, one after the other). The
+        per-unit loop is the pull's hottest code, compiled when _cpull was built (collect_units: a joined
+        body is then written record by record from the mapping, one copy of each), else _collect_py: the
+        same statuses, records, bytes and counts."""
         max_phy = self.commit_log.max_offset
         memory = self.memory_bytes
         in_memory_limits = self._limits(False, max_bytes)
         in_disk_limits = self._limits(True, max_bytes)
+        body = b""
         if _cpull is None:
             status, scanned, records, offsets, max_phy_pulling = self._collect_py(
-                units,
-                topic,
-                queue_id,
-                offset,
-                max_count,
-                message_filter,
-                max_phy,
-                in_memory_limits,
-                in_disk_limits,
-            )
-        else:
-            kind, scanned, records, offsets, max_phy_pulling = _cpull.collect_units(
-                units, self.commit_log, message_filter, self._skip_bad_unit, topic, queue_id, offset, max_count,
-                max_phy, memory, *in_memory_limits, *in_disk_limits, FIXED_SIZE_V4,
+                units, topic, queue_id, offset, max_count, message_filter, max_phy, in_memory_limits, in_disk_limits
             )  # fmt: skip
+            if joined:
+                body, records = b"".join(records), []
+        else:
+            kind, scanned, got, offsets, max_phy_pulling = _cpull.collect_units(
+                units, self.commit_log, message_filter, self._skip_bad_unit, topic, queue_id, offset, max_count,
+                max_phy, memory, *in_memory_limits, *in_disk_limits, FIXED_SIZE_V4, joined,
+            )  # fmt: skip
+            body, records = (got, []) if joined else (b"", got)
             status = GetMessageStatus.MESSAGE_WAS_REMOVING if kind == _cpull.WAS_REMOVING else _NO_MATCHED
-        if records:
+        if offsets:
             status = GetMessageStatus.FOUND
         return GetResult(
             status,
@@ -169,6 +170,7 @@ class GetService:
             records=records,
             queue_offsets=offsets,
             suggest_pulling_from_slave=max_phy - max_phy_pulling > memory,
+            body=body,
         )
 
     def _collect_py(

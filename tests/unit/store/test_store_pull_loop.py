@@ -1,5 +1,6 @@
 """The pull's per-unit loop, compiled (_cpull.collect_units) and pure (GetService._collect_py): the same
-GetResult for the same store, pull by pull: limits, filters, holes, damaged units, files gone."""
+GetResult for the same store, pull by pull: limits, filters, holes, damaged units, files gone; and the
+joined read (the pull's body) as the records joined, on both."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ if TYPE_CHECKING:
     from rocketq.store.message_store import MessageStore
     from rocketq.store.status import GetResult
 
-pytestmark = pytest.mark.skipif(get_service._cpull is None, reason="the compiled pull loop is not in use")
+# Without the compiled loop (ROCKETQ_NO_EXTENSIONS=1, or not built) the pure one is checked alone.
+LOOPS = ("compiled", "pure") if get_service._cpull is not None else ("pure",)
 
 TOPIC = "TopicA"
 
@@ -38,6 +40,7 @@ class OddTagsEvenRecords:
 
 def fields(result: GetResult) -> tuple[object, ...]:
     return (
+        result.body,
         result.status,
         result.next_begin_offset,
         result.min_offset,
@@ -51,15 +54,24 @@ def fields(result: GetResult) -> tuple[object, ...]:
 def both(
     store: MessageStore, monkeypatch: pytest.MonkeyPatch, offset: int, count: int, make_filter: type | None
 ) -> tuple[tuple[object, ...], tuple[object, ...]]:
-    compiled_filter = make_filter() if make_filter else None
-    compiled = store.get_message("g", TOPIC, 0, offset, count, compiled_filter)
-    with monkeypatch.context() as patch:
-        patch.setattr(get_service, "_cpull", None)
-        pure_filter = make_filter() if make_filter else None
-        pure = store.get_message("g", TOPIC, 0, offset, count, pure_filter)
-    if compiled_filter is not None and pure_filter is not None:
-        assert compiled_filter.calls == pure_filter.calls  # the same callbacks, as many
-    return fields(compiled), fields(pure)
+    """The compiled and the pure loop's results (the records' list), after checking that the joined read
+    of each is the same result with the records joined in `body`."""
+    results = []
+    for loop in LOOPS:
+        with monkeypatch.context() as patch:
+            if loop == "pure":
+                patch.setattr(get_service, "_cpull", None)
+            listed_filter, joined_filter = (make_filter(), make_filter()) if make_filter else (None, None)
+            listed = store.get_message("g", TOPIC, 0, offset, count, listed_filter)
+            joined = store.get_message("g", TOPIC, 0, offset, count, joined_filter, joined=True)
+        assert not joined.records and joined.body == b"".join(listed.records)
+        assert fields(joined)[1:] == (*fields(listed)[1:5], [], *fields(listed)[6:])
+        if listed_filter is not None and joined_filter is not None:
+            assert listed_filter.calls == joined_filter.calls
+        results.append((fields(listed), listed_filter.calls if listed_filter else 0))
+    (compiled, compiled_calls), (pure, pure_calls) = results[0], results[-1]
+    assert compiled_calls == pure_calls  # the same filter callbacks, as many
+    return compiled, pure
 
 
 async def fill(store: MessageStore, message: MessageFactory, count: int) -> None:
@@ -79,7 +91,7 @@ async def test_every_pull_gives_the_same_result_on_both_loops(
     for offset, count, make_filter in itertools.product(range(0, 62), (1, 3, 32), (None, OddTagsEvenRecords)):
         compiled, pure = both(store, monkeypatch, offset, count, make_filter)
         assert compiled == pure, (offset, count, make_filter)
-        found[make_filter] += len(compiled[4])  # type: ignore[arg-type]
+        found[make_filter] += len(compiled[5])  # type: ignore[arg-type]
     assert found[OddTagsEvenRecords] and found[None] > found[OddTagsEvenRecords]
 
 
@@ -99,7 +111,7 @@ async def test_damaged_units_and_holes_are_skipped_alike(
     for offset, count in itertools.product(range(0, 12), (1, 4, 32)):
         compiled, pure = both(store, monkeypatch, offset, count, None)
         assert compiled == pure, (offset, count)
-    assert 3 not in compiled[5] and 5 not in compiled[5] and 7 not in compiled[5]  # type: ignore[operator]
+    assert 3 not in compiled[6] and 5 not in compiled[6] and 7 not in compiled[6]  # type: ignore[operator]
 
 
 async def test_records_of_a_file_gone_answer_message_was_removing_alike(
@@ -118,5 +130,5 @@ async def test_records_of_a_file_gone_answer_message_was_removing_alike(
         for offset, count in itertools.product(range(0, 40), (1, 32)):
             compiled, pure = both(store, monkeypatch, offset, count, None)
             assert compiled == pure, (offset, count)
-            statuses.add(compiled[0])
+            statuses.add(compiled[1])
     assert {s.name for s in statuses} == {"MESSAGE_WAS_REMOVING", "FOUND"}  # type: ignore[attr-defined]
