@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 .PHONY: run test lint unit unit-pure integration fault soak bench venv clean spark-venv java bench-java lowest docs
 
 # constraints.txt pins every version for reproducible runs; pyproject.toml holds the supported ranges.
-$(STAMP): pyproject.toml constraints.txt setup.py src/rocketq/common/record/_crecord.pyx src/rocketq/remoting/protocol/_cheader.pyx src/rocketq/spark/_carrow.pyx src/rocketq/remoting/acl/_csign.pyx
+$(STAMP): pyproject.toml constraints.txt setup.py src/rocketq/common/record/_crecord.pyx src/rocketq/remoting/protocol/_cheader.pyx src/rocketq/spark/_carrow.pyx src/rocketq/remoting/acl/_csign.pyx src/rocketq/store/_cpull.pyx
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
 	@$(PY) -m pip install -q -c constraints.txt -e '.[dev]'

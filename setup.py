@@ -2,7 +2,8 @@
 
 Everything else is in pyproject.toml. rocketq.common.record._crecord (the record codec) and
 rocketq.remoting.protocol._cheader (the msgpack header codec), rocketq.spark._carrow (the Spark
-source's column gathering) and rocketq.remoting.acl._csign (the ACL signature's HMAC-SHA1 through OpenSSL's SHA-1) are built from their .pyx with
+source's column gathering), rocketq.remoting.acl._csign (the ACL signature's HMAC-SHA1 through OpenSSL's SHA-1) and
+rocketq.store._cpull (the pull's loop over consume-queue units) are built from their .pyx with
 Cython when a C compiler is there; when the build fails (no compiler, no Python headers) the install
 goes on without it, says so, and rocketq runs on the pure-Python record functions. ROCKETQ_NO_EXTENSIONS=1
 at install time skips the build.
@@ -22,6 +23,7 @@ SOURCES = {
     "rocketq.remoting.protocol._cheader": "src/rocketq/remoting/protocol/_cheader.pyx",
     "rocketq.spark._carrow": "src/rocketq/spark/_carrow.pyx",
     "rocketq.remoting.acl._csign": "src/rocketq/remoting/acl/_csign.pyx",
+    "rocketq.store._cpull": "src/rocketq/store/_cpull.pyx",
 }
 
 # _csign calls OpenSSL's SHA-1 (the libcrypto Python's hashlib uses): its headers are needed to build it.

@@ -483,11 +483,15 @@ class MessageStore:
         max_count: int,
         message_filter: MessageFilter | None = None,
         max_total_bytes: int | None = None,
+        *,
+        joined: bool = False,
     ) -> GetResult:
         """Up to `max_count` records of a queue from `offset` (Java DefaultMessageStore.getMessage)."""
         if not self.is_open:
             return GetResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, offset)
-        return self._get.get_message(topic, queue_id, offset, max_count, message_filter, max_total_bytes)
+        return self._get.get_message(
+            topic, queue_id, offset, max_count, message_filter, max_total_bytes, joined=joined
+        )
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         queue = self.queues.get(topic, queue_id)

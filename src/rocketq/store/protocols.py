@@ -49,6 +49,8 @@ class MessageStoreAPI(Protocol):
         max_count: int,
         message_filter: MessageFilter | None = None,
         max_total_bytes: int | None = None,
+        *,
+        joined: bool = False,
     ) -> GetResult: ...
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int: ...

@@ -75,7 +75,9 @@ class PutResult:
 
 @dataclass(slots=True)
 class GetResult:
-    """A read from one queue. `records` are the raw stored records, ready for a pull body as they are."""
+    """A read from one queue. `records` are the raw stored records, ready for a pull body as they are;
+    a read asked for joined records (the pull's) has them in `body` instead, one after the other, and
+    `records` empty. `queue_offsets` has one entry per record either way."""
 
     status: GetMessageStatus
     next_begin_offset: int = 0
@@ -85,14 +87,15 @@ class GetResult:
     queue_offsets: list[int] = field(default_factory=list)
     # Java suggests reading from a slave when the reader is far behind; we have no slave reads yet.
     suggest_pulling_from_slave: bool = False
+    body: bytes = b""
 
     @property
     def message_count(self) -> int:
-        return len(self.records)
+        return len(self.queue_offsets)
 
     @property
     def body_size(self) -> int:
-        return sum(len(r) for r in self.records)
+        return len(self.body) + sum(len(r) for r in self.records)
 
 
 @dataclass(slots=True)

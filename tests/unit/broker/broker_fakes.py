@@ -101,6 +101,8 @@ class FakeStore:
         max_count: int,
         message_filter: Any = None,
         max_total_bytes: Any = None,
+        *,
+        joined: bool = False,
     ) -> GetResult:
         q = self.queues.get((topic, queue_id))
         lo = self.get_min_offset_in_queue(topic, queue_id)
@@ -123,6 +125,8 @@ class FakeStore:
                 offsets.append(i)
             i += 1
         status = GetMessageStatus.FOUND if records else GetMessageStatus.NO_MATCHED_MESSAGE
+        if joined:
+            return GetResult(status, i, lo, hi, [], offsets, body=b"".join(records))
         return GetResult(status, i, lo, hi, records, offsets)
 
     def add_arrival_listener(self, listener: Any) -> None:

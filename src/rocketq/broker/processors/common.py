@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from rocketq.remoting.protocol.codes import ResponseCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
+
+T = TypeVar("T")
 
 log = logging.getLogger("rocketq.broker.processor")
 
@@ -65,8 +67,13 @@ class Connection(Protocol):
 
 def decode_header(header_cls: Any, request: RemotingCommand) -> Any:
     """The typed header of `request`; a missing or malformed field raises RequestError(SYSTEM_ERROR)."""
+    return decode_with(header_cls.from_ext_fields, request)
+
+
+def decode_with(decoder: Callable[[Any], T], request: RemotingCommand) -> T:
+    """decode_header through a header's decoder (one of CommandHeader.compile_decoder_into, for a hot path)."""
     try:
-        return header_cls.from_ext_fields(request.ext_fields)
+        return decoder(request.ext_fields)
     except (MissingHeaderFieldError, BadHeaderValueError) as exc:
         raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
 

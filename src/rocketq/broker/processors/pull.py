@@ -12,18 +12,18 @@ and the expression registered with it; a parked pull keeps its filter. With enab
 an SQL92 subscription is SYSTEM_ERROR "The broker does not support consumer to filter message by SQL92".
 
 Hot path: the store read is synchronous and the answer is built without awaiting anything; the body is
-the stored records joined once.
+the stored records joined by the store's read (GetService, joined=True), each copied once.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, NamedTuple
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.filter import FilterError
 from rocketq.broker.long_polling import PullRequest
-from rocketq.broker.processors.common import FAQ_SUFFIX, Connection, Processor, RequestError, decode_header
+from rocketq.broker.processors.common import FAQ_SUFFIX, Connection, Processor, RequestError, decode_with
 from rocketq.common import constants as C
 from rocketq.common.constants import PermName, PullSysFlag
 from rocketq.common.service import spawn
@@ -51,6 +51,28 @@ _CODES = {
     GetMessageStatus.OFFSET_TOO_SMALL: ResponseCode.PULL_OFFSET_MOVED,
 }
 _EMPTY_QUEUE = (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE)
+
+
+class PullFields(NamedTuple):
+    """PullMessageRequestHeader's fields, read once per pull: decoded by the header's own rules (required
+    fields, parsers, errors) straight into this tuple, without a header object (compiled when _cheader was
+    built: CommandHeader.compile_decoder_into)."""
+
+    consumer_group: str
+    topic: str
+    queue_id: int
+    queue_offset: int
+    max_msg_nums: int
+    sys_flag: int
+    commit_offset: int
+    suspend_timeout_millis: int
+    sub_version: int
+    subscription: str | None
+    expression_type: str | None
+    bname: str | None
+
+
+_decode_pull = PullMessageRequestHeader.compile_decoder_into(PullFields, PullFields._fields)
 
 
 class PullMessageProcessor(Processor):
@@ -81,7 +103,7 @@ class PullMessageProcessor(Processor):
         self, conn: Connection, request: RemotingCommand, allow_suspend: bool
     ) -> RemotingCommand | None:
         ctx = self.ctx
-        header: PullMessageRequestHeader = decode_header(PullMessageRequestHeader, request)
+        header = decode_with(_decode_pull, request)
         cfg = ctx.broker_config
         if not PermName.is_readable(cfg.broker_permission):
             raise RequestError(
@@ -122,6 +144,7 @@ class PullMessageProcessor(Processor):
             header.queue_offset,
             header.max_msg_nums,
             message_filter,
+            joined=True,
         )
         response = self._answer(conn, request, header, group_config, result, allow_suspend, message_filter)
         # The piggy-backed commit: only on first processing, only on a master (Java storeOffsetEnable).
@@ -131,9 +154,7 @@ class PullMessageProcessor(Processor):
             )
         return response
 
-    def _filter(
-        self, header: PullMessageRequestHeader, group_config: Any, sys_flag: int
-    ) -> MessageFilter | None:
+    def _filter(self, header: PullFields, group_config: Any, sys_flag: int) -> MessageFilter | None:
         manager = self.ctx.filter_manager()
         group, topic = header.consumer_group, header.topic
         try:
@@ -146,9 +167,7 @@ class PullMessageProcessor(Processor):
         except FilterError as err:
             raise RequestError(err.response_code, str(err)) from None
 
-    def _heartbeat_subscription(
-        self, header: PullMessageRequestHeader, group_config: Any
-    ) -> SubscriptionData:
+    def _heartbeat_subscription(self, header: PullFields, group_config: Any) -> SubscriptionData:
         group_info = self.ctx.consumer_manager.get_consumer_group_info(header.consumer_group)
         if group_info is None:
             # Java's words and FAQ line (PullMessageProcessor), with the group named
@@ -178,7 +197,7 @@ class PullMessageProcessor(Processor):
         self,
         conn: Connection,
         request: RemotingCommand,
-        header: PullMessageRequestHeader,
+        header: PullFields,
         group_config: Any,
         result: GetResult,
         allow_suspend: bool,
@@ -209,14 +228,15 @@ class PullMessageProcessor(Processor):
             "maxOffset": str(result.max_offset),
         }
         if code == ResponseCode.SUCCESS:
-            body = b"".join(result.records)
-            ctx.stats.on_get(header.consumer_group, header.topic, len(result.records), len(body))
+            body = result.body  # the records joined by the store, each copied once out of the mapping
+            count = len(result.queue_offsets)
+            ctx.stats.on_get(header.consumer_group, header.topic, count, len(body))
             if ctx.metrics is not None:
                 ctx.metrics.on_get(
                     header.consumer_group,
                     header.topic,
                     header.queue_id,
-                    len(result.records),
+                    count,
                     len(body),
                     result.next_begin_offset,
                 )
@@ -251,7 +271,7 @@ class PullMessageProcessor(Processor):
         self,
         conn: Connection,
         request: RemotingCommand,
-        header: PullMessageRequestHeader,
+        header: PullFields,
         message_filter: MessageFilter | None,
     ) -> bool:
         hold_service = self.ctx.pull_hold_service
@@ -264,7 +284,7 @@ class PullMessageProcessor(Processor):
         hold_service.suspend(header.topic, header.queue_id, pr, hold_ms)
         return True
 
-    def _offset_moved_event(self, header: PullMessageRequestHeader, offset_new: int) -> None:
+    def _offset_moved_event(self, header: PullFields, offset_new: int) -> None:
         """Java generateOffsetMovedEvent: a record in OFFSET_MOVED_EVENT tagged and keyed by the group."""
         ctx = self.ctx
         body = fastjson.dumps(

@@ -60,8 +60,9 @@ _ids = itertools.count(1)
 
 __all__ = ["Connection", "ConnectionOwner", "ConnectionSettings", "format_addr"]
 
-# Bodies at least this large are queued as their own buffer instead of being copied into the frame.
-_SEPARATE_BODY_BYTES = 64 * 1024
+# Bodies at least this large are queued as their own buffer instead of being copied into the frame: a
+# pull's answer (32 records of 1 KiB, ~36 KiB) goes out by one writev of its prefix and the store's body.
+_SEPARATE_BODY_BYTES = 16 * 1024
 
 # One read buffer per io-loop thread: each read is decoded (what is kept of it copied) before the next.
 _READ_BUFFER_BYTES = 256 * 1024
