@@ -135,4 +135,4 @@ lowest:
 
 clean:
 	rm -rf $(VENV) $(LOWEST) .pytest_cache .mypy_cache .ruff_cache run-data site build htmlcov .coverage .coverage.*
-	rm -f src/rocketq/common/record/_crecord.c src/rocketq/common/record/_crecord.*.so
+	rm -f $(foreach m,common/record/_crecord remoting/protocol/_cheader spark/_carrow remoting/acl/_csign store/_cpull,src/rocketq/$(m).c src/rocketq/$(m).*.so)

@@ -20,7 +20,7 @@ def load_extension(name: str, api_version: int) -> ModuleType | None:
     """The compiled module `name` when it was built, is not switched off by ROCKETQ_NO_EXTENSIONS and was
     built from the .pyx whose API_VERSION is `api_version` (an older build in the tree is ignored, so a
     checkout that changed a .pyx but was not rebuilt runs pure Python instead of failing). Every
-    accelerator (_crecord, _cheader, _carrow) is loaded through here."""
+    accelerator (_crecord, _cheader, _carrow, _csign, _cpull) is loaded through here."""
     if NO_EXTENSIONS:
         return None
     try:
