@@ -31,7 +31,7 @@ after start() its first trigger began, each trigger's durationMs and processedRo
 A streaming query's wall time from start() includes its start-up (Spark starts a Python process for
 the query's stream reader, which imports pyspark before the first trigger), which a running stream pays
 once: "streaming/N" reads the same messages in triggers of N rows (maxOffsetsPerTrigger, AvailableNow;
---rows-per-trigger, default a fifth of the messages) and also prints its steady rate, the rows of the
+--rows-per-trigger, a comma list, default a fifth of the messages) and also prints its steady rate, the rows of the
 triggers after the first over the time from the second trigger's start to the last one's end.
 """
 
@@ -86,8 +86,8 @@ def parse_args() -> argparse.Namespace:
     )
     p.add_argument(
         "--rows-per-trigger",
-        type=int,
-        help="also a streaming run in triggers of this many rows (maxOffsetsPerTrigger), shown as "
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        help="comma list: also a streaming run in triggers of each many rows (maxOffsetsPerTrigger), shown as "
         "streaming/N with its steady rate: the triggers after the first (default: a fifth of the messages; 0 = none)",
     )
     p.add_argument(
@@ -349,9 +349,8 @@ def measure(args: argparse.Namespace) -> None:
                 modes.append(("batch/queue" if other == 0 else f"batch/{other}", batch_partitions_run(other)))
         modes.append(("streaming", stream_run))
         if args.rows_per_trigger is None:
-            args.rows_per_trigger = -(-args.messages // 5)
-        if args.rows_per_trigger:
-            modes.append((f"streaming/{args.rows_per_trigger}", triggers_run(args.rows_per_trigger)))
+            args.rows_per_trigger = [-(-args.messages // 5)]
+        modes.extend((f"streaming/{n}", triggers_run(n)) for n in args.rows_per_trigger if n)
         if args.modes:
             modes = [(name, run) for name, run in modes if name in args.modes or name == "plain"]
         times: dict[str, list[float]] = {name: [] for name, _run in modes}
