@@ -27,6 +27,12 @@ and again with each maxPartitions of --other-partitions (default 0: batch/queue)
 costs per row is read from /proc by kind of process (this driver process, Spark's JVM, the Python
 processes the JVM starts, the broker); a streaming run also prints Spark's own progress: how long
 after start() its first trigger began, each trigger's durationMs and processedRowsPerSecond.
+
+A streaming query's wall time from start() includes its start-up (Spark starts a Python process for
+the query's stream reader, which imports pyspark before the first trigger), which a running stream pays
+once: "streaming/N" reads the same messages in triggers of N rows (maxOffsetsPerTrigger, AvailableNow;
+--rows-per-trigger, a comma list, default a fifth of the messages) and also prints its steady rate, the rows of the
+triggers after the first over the time from the second trigger's start to the last one's end.
 """
 
 from __future__ import annotations
@@ -77,6 +83,12 @@ def parse_args() -> argparse.Namespace:
         "--modes",
         type=lambda v: v.split(","),
         help="comma list: only these modes (plain always runs: the baseline)",
+    )
+    p.add_argument(
+        "--rows-per-trigger",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        help="comma list: also a streaming run in triggers of each many rows (maxOffsetsPerTrigger), shown as "
+        "streaming/N with its steady rate: the triggers after the first (default: a fifth of the messages; 0 = none)",
     )
     p.add_argument(
         "--warm-up-rounds",
@@ -136,13 +148,20 @@ def session(master: str, event_log: str | None = None, jvm_options: str = "") ->
 
 
 def reader(
-    spark: SparkSession, args: argparse.Namespace, streaming: bool, *, max_partitions: int | None = None
+    spark: SparkSession,
+    args: argparse.Namespace,
+    streaming: bool,
+    *,
+    max_partitions: int | None = None,
+    rows_per_trigger: int = 0,
 ) -> Any:
     source = spark.readStream if streaming else spark.read
     source = source.format("rocketq").option("namesrv", args.namesrv).option("topic", args.topic)
     packed = args.max_partitions if max_partitions is None else max_partitions
     if packed:
         source = source.option("maxPartitions", str(packed))
+    if rows_per_trigger:
+        source = source.option("maxOffsetsPerTrigger", str(rows_per_trigger))
     return source.option("pullBatchSize", args.pull_batch_size).load()
 
 
@@ -181,8 +200,8 @@ def cpu_by_kind() -> dict[str, float]:
     return out
 
 
-# Each streaming run's Spark progress reports, and its start -> first trigger -> end times (s).
-STREAM_PROGRESS: list[tuple[list[dict[str, Any]], float, float]] = []
+# Each streaming run's mode, Spark progress reports, and its start -> first trigger -> end times (s).
+STREAM_PROGRESS: list[tuple[str, list[dict[str, Any]], float, float]] = []
 
 
 def batch_run(spark: SparkSession, args: argparse.Namespace) -> float:
@@ -204,11 +223,11 @@ def batch_partitions_run(max_partitions: int) -> Callable[[SparkSession, argpars
     return run
 
 
-def stream_run(spark: SparkSession, args: argparse.Namespace) -> float:
+def stream_run(spark: SparkSession, args: argparse.Namespace, rows_per_trigger: int = 0) -> float:
     with tempfile.TemporaryDirectory() as checkpoint:
         started = time.time()
         query = (
-            reader(spark, args, True)
+            reader(spark, args, True, rows_per_trigger=rows_per_trigger)
             .writeStream.format("noop")
             .option("checkpointLocation", checkpoint)
             .trigger(availableNow=True)
@@ -222,26 +241,52 @@ def stream_run(spark: SparkSession, args: argparse.Namespace) -> float:
         raise SystemExit(f"the streaming run read {rows} rows, expected {args.messages}")
     # Spark's own account of the query (what its UI and lastProgress show a streaming user): each
     # trigger's durationMs and processedRowsPerSecond, and when the first trigger began after start().
-    first = datetime.fromisoformat(progress[0]["timestamp"].replace("Z", "+00:00")).timestamp()
-    STREAM_PROGRESS.append((progress, first - started, elapsed))
+    first = _epoch(progress[0])
+    mode = f"streaming/{rows_per_trigger}" if rows_per_trigger else "streaming"
+    STREAM_PROGRESS.append((mode, progress, first - started, elapsed))
     return elapsed
+
+
+def triggers_run(rows_per_trigger: int) -> Callable[[SparkSession, argparse.Namespace], float]:
+    """A streaming run in triggers of `rows_per_trigger` rows (maxOffsetsPerTrigger with AvailableNow)."""
+
+    def run(spark: SparkSession, args: argparse.Namespace) -> float:
+        return stream_run(spark, args, rows_per_trigger)
+
+    return run
+
+
+def _epoch(progress: dict[str, Any]) -> float:
+    """When a trigger began (its progress report's timestamp), in seconds since the epoch."""
+    return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
 
 
 def stream_progress_lines(baseline: float) -> list[str]:
     """Per streaming run: the time before the first trigger, the triggers (Spark's processedRowsPerSecond
     over them, as a ratio of the plain read), the time after them, and each trigger's phases."""
     lines = []
-    for i, (progress, before, elapsed) in enumerate(STREAM_PROGRESS):
+    for i, (mode, progress, before, elapsed) in enumerate(STREAM_PROGRESS):
         rows = sum(p["numInputRows"] for p in progress)
         trigger_s = sum(p["durationMs"]["triggerExecution"] for p in progress) / 1000
         rate = rows / trigger_s
         spark_rates = ", ".join(f"{p['processedRowsPerSecond']:,.0f}" for p in progress)
         lines.append(
-            f"streaming run {i + 1}: start() -> first trigger {before:.2f} s, {len(progress)} trigger(s) "
+            f"{mode} run {i + 1}: start() -> first trigger {before:.2f} s, {len(progress)} trigger(s) "
             f"{trigger_s:.2f} s = {rate:,.0f} rows/s (Spark's processedRowsPerSecond "
             f"{spark_rates}) = {rate / baseline:.2f}x plain, "
             f"then {elapsed - before - trigger_s:.2f} s to the end of awaitTermination(); wall {elapsed:.2f} s"
         )
+        if len(progress) > 1:
+            # The steady rate: the rows of the triggers after the first over the time from the second
+            # trigger's start to the last one's end (the gaps between triggers included), what a running
+            # stream sees once its start-up (the query's Python process, the first plan) is paid.
+            rest = progress[1:]
+            span = _epoch(rest[-1]) + rest[-1]["durationMs"]["triggerExecution"] / 1000 - _epoch(rest[0])
+            steady = sum(p["numInputRows"] for p in rest) / span
+            lines.append(
+                f"  steady (triggers 2-{len(progress)}): {sum(p['numInputRows'] for p in rest)} rows in "
+                f"{span:.2f} s = {steady:,.0f} rows/s = {steady / baseline:.2f}x plain"
+            )
         lines.extend(f"  trigger {p['batchId']} durationMs: {p['durationMs']}" for p in progress)
     return lines
 
@@ -274,7 +319,7 @@ def plain_lazy_run(spark: SparkSession, args: argparse.Namespace) -> float:
 
 def partitions_of(mode: str, default: int) -> str:
     """The maxPartitions a mode reads with, for its line of output."""
-    if mode in ("batch", "streaming"):
+    if mode == "batch" or mode.startswith("streaming"):
         return str(default or "-")
     return mode.removeprefix("batch/") if mode.startswith("batch/") and mode != "batch/queue" else "-"
 
@@ -294,11 +339,18 @@ def measure(args: argparse.Namespace) -> None:
         if count != args.messages and not args.no_fill:
             raise SystemExit(f"the topic holds {count} messages, expected {args.messages}")
         args.messages = count
-        modes = [("plain", plain_run), ("plain-lazy", plain_lazy_run), ("batch", batch_run)]
+        modes: list[tuple[str, Callable[[SparkSession, argparse.Namespace], float]]] = [
+            ("plain", plain_run),
+            ("plain-lazy", plain_lazy_run),
+            ("batch", batch_run),
+        ]
         for other in args.other_partitions:
             if other != args.max_partitions:
                 modes.append(("batch/queue" if other == 0 else f"batch/{other}", batch_partitions_run(other)))
         modes.append(("streaming", stream_run))
+        if args.rows_per_trigger is None:
+            args.rows_per_trigger = [-(-args.messages // 5)]
+        modes.extend((f"streaming/{n}", triggers_run(n)) for n in args.rows_per_trigger if n)
         if args.modes:
             modes = [(name, run) for name, run in modes if name in args.modes or name == "plain"]
         times: dict[str, list[float]] = {name: [] for name, _run in modes}

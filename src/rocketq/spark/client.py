@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -39,6 +39,11 @@ DEFAULT_TIMEOUT_MS = 10_000
 # several per wake-up and keep pulls arriving while the reader builds or hands on a batch. Measured
 # against 4 (docs/spark.md, Performance): less CPU per message in the reader and the broker, shorter reads.
 DEFAULT_PULL_DEPTH = 16
+# Pull answers read_records takes per run of its loop, rather than one run per answer (entering and
+# leaving run_until_complete was ~7 % of a Spark worker's CPU). 4 was measured best for the Arrow
+# reader (16 % less CPU per message than one); 16 made the message-view reader of read_range slower
+# (more answers' views alive at once), 4 did not (docs/spark.md, Performance).
+ANSWERS_PER_LOOP_RUN = 4
 
 
 def _queue_offset_of_message(m: MessageExt) -> int:
@@ -250,7 +255,7 @@ class SyncClient:
         batch: int = 32,
         depth: int = DEFAULT_PULL_DEPTH,
         fail_on_data_loss: bool = True,
-    ) -> Iterator[tuple[bytes, list[R]]]:
+    ) -> Generator[tuple[bytes, list[R]], None, None]:
         """The records of [start, end) of one queue, in order: per pull answer, its body and the records
         `decode` made of it that fall in the range (whose queue offset `queue_offset_of` reads).
 
@@ -259,7 +264,29 @@ class SyncClient:
         default, and at a byte budget) is followed at once by a pull of the rest of its range, and later
         pulls ask no more than such an answer held. Missing data (the queue starts after `start`, or ends
         before `end`) raises DataLossError, or with fail_on_data_loss=False is logged and skipped.
+
+        The pulls run on the client's loop as one async generator, which the loop runs once per
+        ANSWERS_PER_LOOP_RUN answers rather than once per answer; the answers of one run are held
+        until handed on, and no more pulls are in flight than `depth`.
         """
+        answers = self._answers(route, start, end, decode, queue_offset_of, batch, depth, fail_on_data_loss)
+        try:
+            while True:
+                got, error, done = self._run(_take(answers, ANSWERS_PER_LOOP_RUN))
+                yield from got
+                if error is not None:
+                    raise error
+                if done:
+                    return
+        finally:
+            if not self._loop.is_closed():
+                self._run(answers.aclose())  # cancels the pulls still in flight
+
+    async def _answers(
+        self, route: QueueRoute, start: int, end: int, decode: Callable[[bytes], list[R]],
+        queue_offset_of: Callable[[R], int], batch: int, depth: int, fail_on_data_loss: bool,
+    ) -> AsyncGenerator[tuple[bytes, list[R]], None]:  # fmt: skip
+        """read_records' answers (its arguments), on the client's loop."""
         pos = ahead = start
         inflight: deque[tuple[int, int, _Pull]] = deque()  # (offset, count, pull)
         try:
@@ -269,7 +296,7 @@ class SyncClient:
                     inflight.append((ahead, size, self._pull(route, ahead, size)))
                     ahead += size
                 asked_at, size, task = inflight.popleft()
-                result, body = self._run(task)
+                result, body = await task
                 until = asked_at + size
                 records = (
                     [r for r in decode(body) if pos <= queue_offset_of(r) < until]
@@ -289,10 +316,10 @@ class SyncClient:
                 if asked_at == pos:
                     pos = self._no_messages(route, result, pos, end, fail_on_data_loss)
                 # Off the expected path (no data where some was planned): start again from pos.
-                self._drop(inflight)
+                await _cancel(inflight)
                 ahead = pos
         finally:
-            self._drop(inflight)
+            await _cancel(inflight)
 
     def _no_messages(self, route: QueueRoute, result: PullResult, pos: int, end: int, fail: bool) -> int:
         """An answer without messages at `pos`: where to go on (or DataLossError)."""
@@ -316,13 +343,27 @@ class SyncClient:
             raise DataLossError(what + "; set failOnDataLoss=false to skip them")
         log.warning("%s; skipped (failOnDataLoss=false)", what)
 
-    def _drop(self, inflight: deque[tuple[int, int, _Pull]]) -> None:
-        if not inflight:
-            return
-        tasks = [task for _at, _size, task in inflight]
-        inflight.clear()
-        if self._loop.is_closed():
-            return
-        for task in tasks:
-            task.cancel()
-        self._run(asyncio.gather(*tasks, return_exceptions=True))
+
+async def _take(answers: AsyncIterator[T], n: int) -> tuple[list[T], BaseException | None, bool]:
+    """Up to `n` items of `answers` in one run of the loop: the items, the error that ended them (after
+    the items before it, which the caller hands on first) and whether `answers` is done."""
+    got: list[T] = []
+    try:
+        while len(got) < n:
+            got.append(await anext(answers))
+    except StopAsyncIteration:
+        return got, None, True
+    except Exception as exc:  # handed to the caller after the items before it
+        return got, exc, True
+    return got, None, False
+
+
+async def _cancel(inflight: deque[tuple[int, int, _Pull]]) -> None:
+    """Cancel the pulls still in flight and wait for them to end."""
+    if not inflight:
+        return
+    tasks = [task for _at, _size, task in inflight]
+    inflight.clear()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
