@@ -59,6 +59,7 @@ from rocketq.common.tags import hash_of_tag
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.compiled import constructor
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
 from rocketq.remoting.protocol.header_json import EncodedExt
 from rocketq.remoting.protocol.headers.send import (
@@ -108,6 +109,8 @@ _MSGPACK = SerializeType.MSGPACK
 # The compiled properties_for_store (which also gives the stored bytes), None on the pure path.
 _CUT = properties_for_store if properties_for_store is not properties_for_store_py else None
 # The codes whose header has the long field names (SendMessageRequestHeader); as ints, read once.
+# BrokerMessage from every field without the dataclass's Python __init__ (rocketq.remoting.protocol.compiled).
+_new_message = constructor(BrokerMessage)
 _V1_CODES = frozenset((int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE)))
 
 
@@ -376,11 +379,12 @@ class SendMessageProcessor(Processor):
                     if config.topic_filter_type is _MULTI_TAG:
                         sys_flag |= _MULTI_TAGS_FLAG
                     tags = properties.get(_TAGS)
-                    msg = BrokerMessage(
+                    # Every field, in order (_new_message): topic .. reconsume_times, the prepared offset, the
+                    # three the store fills, properties_bytes.
+                    msg = _new_message(
                         topic, queue_id, body, flag, properties, hash_of_tag(tags) if tags else 0, sys_flag,
-                        born_ts, *hosts, reconsume or 0,
+                        born_ts, *hosts, reconsume or 0, 0, 0, 0, 0, cut,
                     )  # fmt: skip
-                    msg.properties_bytes = cut
             if msg is None:
                 try:
                     msg, queue_id, properties = self._message(conn, request, header)

@@ -98,8 +98,9 @@ cdef class SlotBuilder:
 def slot_builder(cls):
     """A SlotBuilder for the dataclass `cls`, or None when `cls` is not one it can build exactly: a direct
     subclass of object with __slots__ holding exactly its fields (object slots), no __post_init__, no
-    custom __new__, no default factories (frozen classes qualify: their __init__ stores each field through
-    object.__setattr__, as the builder stores it)."""
+    custom __new__, every field an __init__ argument (frozen classes qualify: their __init__ stores each field
+    through object.__setattr__, as the builder stores it). A default factory does not matter: the builder
+    takes every field, so __init__ would not call it either."""
     import dataclasses
     import types
 
@@ -110,7 +111,7 @@ def slot_builder(cls):
     names = [f.name for f in dataclasses.fields(cls)]
     if tuple(cls.__dict__.get("__slots__", ())) != tuple(names) or not 0 < len(names) <= MAX_SLOTS:
         return None
-    if any(f.default_factory is not dataclasses.MISSING or not f.init for f in dataclasses.fields(cls)):
+    if any(not f.init for f in dataclasses.fields(cls)):
         return None
     cdef SlotBuilder builder = SlotBuilder.__new__(SlotBuilder)
     builder.cls = cls
