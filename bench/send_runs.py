@@ -4,6 +4,7 @@
     .venv/bin/python bench/send_runs.py --run 16
     ROCKETQ_NO_EXTENSIONS=1 .venv/bin/python bench/send_runs.py
     valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python bench/send_runs.py --runs-only 1088  # and 3136
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python bench/send_runs.py --reads-only 1000  # and 3000
 
 bench/send_path.py's work (decode each SEND_MESSAGE_V2 frame, the send processor over a real
 MessageStore, encode each answer), measured two ways in alternating rounds on the same store: each
@@ -24,7 +25,7 @@ import time
 from inprocess_broker import Connection, unstarted_broker
 from send_path import WARM_UP, frames
 
-from rocketq.remoting.protocol.frame import decode_frame_payload, encode_frame
+from rocketq.remoting.protocol.frame import FrameDecoder, decode_frame_payload, encode_frame
 
 
 async def main(round_size: int, run: int, rounds: int) -> None:
@@ -82,18 +83,37 @@ async def runs_only(count: int, run: int) -> None:
                 encode_frame(resp)  # type: ignore[arg-type]
 
 
+async def reads_only(count: int) -> None:
+    """`count` frames (after 64 for the warm-up), length-prefixed and fed to a FrameDecoder in 64 KiB reads, each
+    read's commands through process_requests (as the transport hands over a read of pipelined sends), each
+    answer encoded; untimed, for an instruction count that includes the frame decoder."""
+    async with unstarted_broker() as broker:
+        proc = broker.processors["send"]
+        conn = Connection()
+        stream = b"".join(len(f).to_bytes(4, "big") + bytes(f) for f in frames(count + 64))
+        await asyncio.sleep(0.3)  # the allocator's first reservations
+        decoder = FrameDecoder()
+        for at in range(0, len(stream), 65536):
+            requests = decoder.feed(stream[at : at + 65536])
+            if requests:
+                for resp in await proc.process_requests(conn, requests):
+                    encode_frame(resp)  # type: ignore[arg-type]
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", type=int, default=64, help="requests taken together")
     parser.add_argument("--round", type=int, default=2560, dest="round_size")
     parser.add_argument("--rounds", type=int, default=8, help="rounds of each way")
     parser.add_argument("--runs-only", type=int, metavar="N", help="only send N (<= 3200) in runs, untimed")
+    parser.add_argument("--reads-only", type=int, metavar="N", help="only N frames in 64 KiB reads, untimed")
     args = parser.parse_args()
-    work = (
-        runs_only(args.runs_only, args.run)
-        if args.runs_only
-        else main(args.round_size, args.run, args.rounds)
-    )
+    if args.reads_only:
+        work = reads_only(args.reads_only)
+    elif args.runs_only:
+        work = runs_only(args.runs_only, args.run)
+    else:
+        work = main(args.round_size, args.run, args.rounds)
     try:
         import uvloop
 

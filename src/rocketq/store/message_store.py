@@ -349,8 +349,7 @@ class MessageStore:
             refused = self._refuse()
             if refused is not None:
                 return [refused] * len(msgs)
-        put = self._put.put
-        results = [put(msg) for msg in msgs]
+        results = self._put.put_run(msgs)
         if not (self._sync or self._sync_master):
             return results
         waiting: list[tuple[PutResult, int]] = []  # (result, its end offset) of the messages that wait

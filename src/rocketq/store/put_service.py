@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import accumulate, repeat
 from operator import contains, itemgetter
 from typing import Final, NamedTuple, cast
@@ -123,57 +123,79 @@ class PutService:
 
     # -- single ---------------------------------------------------------------------------------------
     def put(self, msg: BrokerMessage) -> PutResult:
-        topic = msg.topic
-        queue_id = msg.queue_id
-        kept = self._topics.get(topic)
-        if kept is None or queue_id < 0 or len(msg.body) > self.max_body_bytes:
-            bad = self._check(topic, queue_id, msg.body)
-            if bad is not None:
-                return bad
-            kept = self._topic(topic)
-        props_dict = msg.properties
-        props = msg.properties_bytes
-        if props is None:
-            props = encode_properties_bytes(props_dict)  # a None value is left out, as Java does
-        if len(props) > MAX_PROPERTIES_BYTES:
-            return illegal(
-                PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
-                f"properties of {len(props)} bytes are over {MAX_PROPERTIES_BYTES}",
-            )
-        queue = self._queues_get((topic, queue_id)) or self.queues.find_or_create(topic, queue_id)
-        sys_flag = msg.sys_flag
-        consumable = not sys_flag & 0x4  # NOT (0x0) and COMMIT (0x8); not PREPARED (0x4), ROLLBACK (0xC)
-        queue_offset = queue.max_offset if consumable else 0
-        store_ts = _time_ns() // 1_000_000 if self._wall_clock else self.now_ms()
-        try:
-            # The unit's disk space, before the record is written: prepare_room's own early return
-            # (the unit is in the current file's reserved part) checked here, one call less per put.
-            if consumable and queue_offset >= queue.room_limit:
-                queue.prepare_room(queue_offset)
-            phys, size, msg_id = self._append(msg, kept.record_topic, props, queue_offset, store_ts)
-        except RecordTooLargeError as exc:
-            return illegal(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
-        except OSError as exc:
-            return self._failed(exc, "commit log")
-        msg.store_timestamp = store_ts
-        msg.commit_log_offset = phys
-        msg.queue_offset = queue_offset
-        tags_code = msg.tags_code
-        if not tags_code and _TAGS in props_dict:
-            tags_code = tags_code_of_tag(props_dict[_TAGS])
+        return self.put_run((msg,))[0]
+
+    def put_run(self, msgs: Sequence[BrokerMessage]) -> list[PutResult]:
+        """`put` of each message in turn, each its own record and result (a bad one fails alone): what
+        every put reads is read once for them all, and the clock once (the records of a run share their
+        store timestamp, as a batch's do)."""
+        results: list[PutResult] = []
+        answer = results.append
+        topics_get = self._topics.get
+        max_body = self.max_body_bytes
+        queues_get = self._queues_get
+        append = self._append
         index_pending = self._index_pending
-        if index_pending is not None and sys_flag & 0xC != _ROLLBACK:
-            uniq_key = props_dict.get(_UNIQ)
-            keys = props_dict.get(_KEYS)
-            if uniq_key or keys:
-                index_pending.append((kept.key_prefix, phys, store_ts, uniq_key, keys))
-                if len(index_pending) >= PENDING_MAX:
-                    self._index.drain()  # type: ignore[union-attr]
-        if consumable:
-            queue.put(queue_offset, phys, size, tags_code)
-            if kept.listeners:
-                notify_arrival(kept.listeners, topic, queue_id, queue_offset, tags_code, store_ts, props_dict)
-        return PutResult(_PUT_OK, AppendResult(phys, size, msg_id, store_ts, queue_offset, 1))
+        store_ts = _time_ns() // 1_000_000 if self._wall_clock else self.now_ms()
+        for msg in msgs:
+            topic = msg.topic
+            queue_id = msg.queue_id
+            kept = topics_get(topic)
+            if kept is None or queue_id < 0 or len(msg.body) > max_body:
+                bad = self._check(topic, queue_id, msg.body)
+                if bad is not None:
+                    answer(bad)
+                    continue
+                kept = self._topic(topic)
+            props_dict = msg.properties
+            props = msg.properties_bytes
+            if props is None:
+                props = encode_properties_bytes(props_dict)  # a None value is left out, as Java does
+            if len(props) > MAX_PROPERTIES_BYTES:
+                answer(
+                    illegal(
+                        PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+                        f"properties of {len(props)} bytes are over {MAX_PROPERTIES_BYTES}",
+                    )
+                )
+                continue
+            queue = queues_get((topic, queue_id)) or self.queues.find_or_create(topic, queue_id)
+            sys_flag = msg.sys_flag
+            consumable = not sys_flag & 0x4  # NOT (0x0) and COMMIT (0x8); not PREPARED (0x4), ROLLBACK (0xC)
+            queue_offset = queue.max_offset if consumable else 0
+            try:
+                # The unit's disk space, before the record is written: prepare_room's own early return
+                # (the unit is in the current file's reserved part) checked here, one call less per put.
+                if consumable and queue_offset >= queue.room_limit:
+                    queue.prepare_room(queue_offset)
+                phys, size, msg_id = append(msg, kept.record_topic, props, queue_offset, store_ts)
+            except RecordTooLargeError as exc:
+                answer(illegal(PutMessageStatus.MESSAGE_ILLEGAL, str(exc)))
+                continue
+            except OSError as exc:
+                answer(self._failed(exc, "commit log"))
+                continue
+            msg.store_timestamp = store_ts
+            msg.commit_log_offset = phys
+            msg.queue_offset = queue_offset
+            tags_code = msg.tags_code
+            if not tags_code and _TAGS in props_dict:
+                tags_code = tags_code_of_tag(props_dict[_TAGS])
+            if index_pending is not None and sys_flag & 0xC != _ROLLBACK:
+                uniq_key = props_dict.get(_UNIQ)
+                keys = props_dict.get(_KEYS)
+                if uniq_key or keys:
+                    index_pending.append((kept.key_prefix, phys, store_ts, uniq_key, keys))
+                    if len(index_pending) >= PENDING_MAX:
+                        self._index.drain()  # type: ignore[union-attr]
+            if consumable:
+                queue.put(queue_offset, phys, size, tags_code)
+                if kept.listeners:
+                    notify_arrival(
+                        kept.listeners, topic, queue_id, queue_offset, tags_code, store_ts, props_dict
+                    )
+            answer(PutResult(_PUT_OK, AppendResult(phys, size, msg_id, store_ts, queue_offset, 1)))
+        return results
 
     # -- batch ----------------------------------------------------------------------------------------
     def put_batch(self, batch: BrokerMessageBatch) -> PutResult:

@@ -3,6 +3,8 @@ into SendRequest (same values, same errors for missing or malformed fields) and 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -104,3 +106,75 @@ async def test_a_msgpack_send_gets_the_same_answer_without_json_text() -> None:
     assert encode_frame(resp) == encode_frame(plain)
     resp.serialize_type = plain.serialize_type = SerializeType.JSON  # were it re-encoded as JSON
     assert encode_frame(resp) == encode_frame(plain)
+
+
+# A run's requests: known and new topics, forbidden and retry topics, queues in and out of range, bodies over
+# maxMessageSize (1024 here), properties a plain message has and the ones that take the complete path.
+RUN_TOPICS = st.sampled_from(["T", "T", "U", "%RETRY%g", "SCHEDULE_TOPIC_XXXX", "bad topic"])
+RUN_PROPS = st.sampled_from(
+    [
+        None,
+        {},
+        {"UNIQ_KEY": "K", "WAIT": "false"},
+        {"UNIQ_KEY": "K", "DELAY": "2"},
+        {"TRAN_MSG": "true"},
+        {"TRAN_MSG": "false", "TAGS": "A"},
+        {"TIMER_DELAY_SEC": "5"},
+        {"TAGS": "B", "KEYS": "k", "WAIT": "true"},
+        {"X": "y" * 40_000},
+    ]
+)
+RUN_REQUEST = st.tuples(
+    RUN_TOPICS, st.sampled_from([-1, 0, 3, 4, 9]), RUN_PROPS, st.sampled_from([1, 2000]), st.booleans()
+)
+
+
+async def _stored_and_answered(
+    specs: list[tuple[str, int, dict[str, str] | None, int, bool]], together: bool, sync_flush: bool
+) -> tuple[list[Any], dict[Any, Any]]:
+    from broker_fakes import FakeConnection, FakeStore, make_context
+
+    from rocketq.broker.processors.send import SendMessageProcessor
+    from rocketq.common.message import encode_properties
+    from rocketq.store.config import MessageStoreConfig
+
+    store = FakeStore()
+    ctx = make_context(store)
+    ctx.store_config = MessageStoreConfig.model_validate(
+        {"maxMessageSize": 1024, "flushDiskType": "SYNC_FLUSH" if sync_flush else "ASYNC_FLUSH"}
+    )
+    proc = SendMessageProcessor(ctx)
+    proc._random.seed(7)  # the same queues picked for queueId -1 both ways
+    conn = FakeConnection("10.0.0.5:4321")
+    requests = []
+    for n, (topic, queue_id, props, size, v2) in enumerate(specs):
+        ext = {**VALID, "b": topic, "e": str(queue_id)}
+        if props is None:
+            del ext["i"]
+        else:
+            ext["i"] = encode_properties(props)
+        request = RemotingCommand.request(310, ext, b"x" * size)
+        if not v2:  # the V1 header's long names
+            v1 = decode_header(SendMessageRequestHeaderV2, request).to_v1().to_ext_fields()
+            request = RemotingCommand.request(RequestCode.SEND_MESSAGE, v1, b"x" * size)
+        request.opaque = n
+        requests.append(request)
+    if together:
+        answers = await proc.process_requests(conn, requests)
+    else:
+        answers = [await proc.process_request(conn, r) for r in requests]
+    got = [(a.code, a.remark, dict(a.ext_fields or {}), a.opaque) for a in answers if a is not None]
+    return got, store.queues
+
+
+@given(st.lists(RUN_REQUEST, min_size=2, max_size=12), st.booleans())
+def test_a_run_stores_and_answers_each_request_as_the_complete_path(
+    specs: list[tuple[str, int, dict[str, str] | None, int, bool]], sync_flush: bool
+) -> None:
+    """process_requests' plain messages (built in its own loop) against process_request (the complete path,
+    `_message`) one request at a time: the same answers and the same stored messages, every field."""
+    import asyncio
+
+    together = asyncio.run(_stored_and_answered(specs, True, sync_flush))
+    alone = asyncio.run(_stored_and_answered(specs, False, sync_flush))
+    assert together == alone

@@ -11,10 +11,12 @@ from rocketq.common.msg_id import parse_offset_msg_id
 from rocketq.common.record.codec import decode_record, decode_records
 from rocketq.common.record.layout import BLANK_MAGIC_CODE
 from rocketq.store.delay import DelayLevels, redirect_to_schedule
-from rocketq.store.message import BrokerMessageBatch
+from rocketq.store.message import BrokerMessage, BrokerMessageBatch
 from rocketq.store.status import GetMessageStatus, PutMessageStatus
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from conftest import MessageFactory, ReadAll, StoreFactory
 
 
@@ -262,3 +264,30 @@ async def test_a_none_property_is_left_out_and_an_empty_map_stores_no_properties
     raw = store.select_one_message_by_offset(first.store_size) or b""
     second, _ = decode_record(raw)
     assert second.properties == {} and second.body == b"q"
+
+
+async def test_a_run_of_puts_writes_and_answers_as_each_put_alone(
+    make_store: StoreFactory, message: MessageFactory, tmp_path: Path
+) -> None:
+    """put_message_list (PutService.put_run, one clock read for the run) against put_message one at a time:
+    the same results, bad messages failing alone, and the same commit-log bytes across a file roll."""
+
+    def run() -> list[BrokerMessage]:
+        return [
+            message("TopicA", i % 3, body=bytes([65 + i]) * 400, tags=f"T{i % 2}", uniq=f"U{i}")
+            if i % 5
+            else message("bad topic!" if i % 2 else "TopicB", 0, body=b"x" * (2049 if i else 10))
+            for i in range(24)
+        ]
+
+    alone, together = make_store(root=tmp_path / "alone"), make_store(root=tmp_path / "together")
+    expected = [await alone.put_message(msg) for msg in run()]
+    got = await together.put_message_list(run())
+    assert got == expected
+    assert [r.status for r in got].count(PutMessageStatus.MESSAGE_ILLEGAL) == 4
+    end = alone.get_max_phy_offset()
+    assert end == together.get_max_phy_offset() > alone.commit_log.file_size  # rolled to a second file
+    offsets = [r.append.wrote_offset for r in got if r.append is not None]
+    assert [alone.select_one_message_by_offset(o) for o in offsets] == [
+        together.select_one_message_by_offset(o) for o in offsets
+    ]

@@ -26,7 +26,7 @@ import json.encoder
 import logging
 import random
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import repeat
 from operator import contains, itemgetter
 from time import perf_counter_ns
@@ -59,6 +59,7 @@ from rocketq.common.tags import hash_of_tag
 from rocketq.remoting.protocol.bodies.register import TopicConfig, TopicFilterType
 from rocketq.remoting.protocol.codes import RequestCode, ResponseCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.compiled import constructor
 from rocketq.remoting.protocol.errors import BadHeaderValueError, MissingHeaderFieldError
 from rocketq.remoting.protocol.header_json import EncodedExt
 from rocketq.remoting.protocol.headers.send import (
@@ -77,6 +78,8 @@ log = logging.getLogger("rocketq.broker.send")
 DLQ_NUMS_PER_GROUP = 1
 V3_4_9 = 121  # MQVersion ordinal from which the header's maxReconsumeTimes is honoured
 
+_PUT_OK = PutMessageStatus.PUT_OK
+_SUCCESS = int(ResponseCode.SUCCESS)
 _STORED_CODES = {
     PutMessageStatus.PUT_OK: ResponseCode.SUCCESS,
     PutMessageStatus.FLUSH_DISK_TIMEOUT: ResponseCode.FLUSH_DISK_TIMEOUT,
@@ -96,14 +99,18 @@ _DELAY = C.PROPERTY_DELAY_TIME_LEVEL
 _WAIT = C.PROPERTY_WAIT_STORE_MSG_OK
 _PREPARED = C.PROPERTY_TRANSACTION_PREPARED
 _PROPS_OF = itemgetter(2)  # a decoded batch entry's properties
+_REQUEST_OF, _QUEUE_OF = itemgetter(1), itemgetter(3)  # of a stored put of a run (process_requests)
 # A delay level or a timer time (is_timer_request's names): the properties that redirect a send.
 _REDIRECTING = frozenset((C.PROPERTY_DELAY_TIME_LEVEL, *TIMER_REQUEST_PROPERTIES))
 _CLUSTER = C.PROPERTY_CLUSTER
 _RETRY_PREFIX = C.RETRY_GROUP_TOPIC_PREFIX
+_NOT_ALLOWED = C.NOT_ALLOWED_SEND_TOPICS
 _MSGPACK = SerializeType.MSGPACK
 # The compiled properties_for_store (which also gives the stored bytes), None on the pure path.
 _CUT = properties_for_store if properties_for_store is not properties_for_store_py else None
 # The codes whose header has the long field names (SendMessageRequestHeader); as ints, read once.
+# BrokerMessage from every field without the dataclass's Python __init__ (rocketq.remoting.protocol.compiled).
+_new_message = constructor(BrokerMessage)
 _V1_CODES = frozenset((int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE)))
 
 
@@ -323,6 +330,16 @@ class SendMessageProcessor(Processor):
         stored: list[tuple[int, RemotingCommand, SendRequest, int, dict[str, str]]] = []
         topics = self.ctx.topic_config_manager
         changes = topics.changes
+        # What every request of the run reads, read once (the plain message's own steps below); a request
+        # the plain steps do not cover takes `_message`, the complete path, which reads them itself.
+        ctx = self.ctx
+        cfg = ctx.broker_config
+        plain = not cfg.start_accept_send_request_timestamp_ms and cfg.broker_permission & _PERM_WRITE
+        config_of = topics.topic_config_table.get
+        max_body = ctx.max_message_size
+        cluster = cfg.broker_cluster_name
+        hosts = (born_host_of(conn), ctx.store_host)
+        store_waits = self._store_waits
         for i, request in enumerate(requests):
             try:
                 header = SendRequest.of(request)
@@ -334,23 +351,56 @@ class SendMessageProcessor(Processor):
                     answer if answer is not None else await self.process_request(conn, r)
                     for answer, r in zip(answers, requests, strict=True)
                 ]
-            try:
-                msg, queue_id, properties = self._message(conn, request, header)
-            except RequestError as err:
-                answers[i] = self._refused(conn, request, err)
-                continue
+            msg = None
+            topic, _dt, _dq, queue_id, sys_flag, born_ts, flag, text, reconsume, _unit, _batch, _max = header
+            config = config_of(topic) if plain else None
+            body = request.body
+            # A plain message: its topic known, writable and allowed, its queue asked for and there, sizes
+            # in bounds, properties with no WAIT=false to honour, not a retry, half or delayed message.
+            # Everything `_check` and `_message` would refuse or redirect is outside these conditions.
+            if (
+                config is not None
+                and text
+                and config.perm & _PERM_WRITE
+                and 0 <= queue_id < config.write_queue_nums
+                and len(body) <= max_body
+                and len(text) <= MAX_PROPERTIES_BYTES
+                and topic not in _NOT_ALLOWED
+                and not topic.startswith(_RETRY_PREFIX)
+                and not (store_waits and not _waits_store_msg_ok(text))
+            ):
+                if _CUT is not None:
+                    properties, cut = _CUT(text, _WAIT, _CLUSTER, cluster)
+                else:  # as `_message`'s pure edit
+                    properties, cut = decode_properties(text), None
+                    properties.pop(_WAIT, None)
+                    properties[_CLUSTER] = cluster
+                if _PREPARED not in properties and properties.keys().isdisjoint(_REDIRECTING):
+                    if config.topic_filter_type is _MULTI_TAG:
+                        sys_flag |= _MULTI_TAGS_FLAG
+                    tags = properties.get(_TAGS)
+                    # Every field, in order (_new_message): topic .. reconsume_times, the prepared offset, the
+                    # three the store fills, properties_bytes.
+                    msg = _new_message(
+                        topic, queue_id, body, flag, properties, hash_of_tag(tags) if tags else 0, sys_flag,
+                        born_ts, *hosts, reconsume or 0, 0, 0, 0, 0, cut,
+                    )  # fmt: skip
+            if msg is None:
+                try:
+                    msg, queue_id, properties = self._message(conn, request, header)
+                except RequestError as err:
+                    answers[i] = self._refused(conn, request, err)
+                    continue
             msgs.append(msg)
             stored.append((i, request, header, queue_id, properties))
         if msgs:
             started = perf_counter_ns()
-            results = await self.ctx.store.put_message_list(msgs)
+            results = await ctx.store.put_message_list(msgs)
             elapsed = perf_counter_ns() - started
             self._count_run([put[2].topic for put in stored], stored, results, elapsed)
-            for (i, request, _header, queue_id, _properties), result in zip(stored, results, strict=True):
-                try:
-                    answers[i] = self._answer(request, result, queue_id)
-                except RequestError as err:
-                    answers[i] = self._refused(conn, request, err)
+            ready = self._answers(conn, map(_REQUEST_OF, stored), results, map(_QUEUE_OF, stored))
+            for put, answer in zip(stored, ready, strict=True):
+                answers[put[0]] = answer
         if topics.changes != changes:  # as `send`: topics.json is durable before the answers
             await topics.persist_changes()
         return answers
@@ -369,7 +419,7 @@ class SendMessageProcessor(Processor):
         started = perf_counter_ns()
         result = await self.ctx.store.put_message(msg)
         self._count(header.topic, properties, result, perf_counter_ns() - started)
-        return self._answer(request, result, queue_id)
+        return self._answers(conn, (request,), (result,), (queue_id,))[0]
 
     def _message(
         self, conn: Connection, request: RemotingCommand, header: SendRequest
@@ -507,7 +557,7 @@ class SendMessageProcessor(Processor):
         started = perf_counter_ns()
         result = await self.ctx.store.put_messages(batch)
         self._count(header.topic, batch_props, result, perf_counter_ns() - started)
-        return self._answer(request, result, queue_id)
+        return self._answers(conn, (request,), (result,), (queue_id,))[0]
 
     def _count(self, topic: str, properties: Mapping[str, str], result: PutResult, elapsed_ns: int) -> None:
         """A put into the statistics (BrokerStatsManager) and, with metrics on, into BrokerMetrics."""
@@ -531,40 +581,52 @@ class SendMessageProcessor(Processor):
             metrics.on_put_many(topics, [put[4] for put in stored], results)
 
     # -- the answer -------------------------------------------------------------------------------------
-    def _answer(self, request: RemotingCommand, result: PutResult, queue_id: int) -> RemotingCommand:
-        code = _STORED_CODES.get(result.status)
-        if code is None or result.append is None:
-            # The store logs its refusals (SERVICE_NOT_AVAILABLE) itself, one in REFUSAL_LOG_EVERY.
-            raise RequestError(
-                *self._failure(result), logged=result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
-            )
+    def _answers(
+        self,
+        conn: Connection,
+        requests: Iterable[RemotingCommand],
+        results: Iterable[PutResult],
+        queue_ids: Iterable[int],
+    ) -> list[RemotingCommand]:
+        """The answers to stored requests (the results of their puts, the queues they asked for), the
+        settings they carry read once; a request the store refused gets its refusal (`_refused`)."""
         cfg = self.ctx.broker_config
-        append = result.append
         # SendMessageResponseHeader(msg_id, queue_id, queue_offset, msg_region=region, trace_on=...)
         # .to_ext_fields(), written out: the same keys in the same order, without the header object,
         # and with the JSON text the JSON codec would write for them (EncodedExt; the region/trace tail
         # is formatted once per setting).
-        msg_id, queue_text, offset_text = append.msg_id, str(queue_id), str(append.logical_offset)
         region, trace_on = cfg.region_id, cfg.trace_on
-        if region is not None and trace_on is not None:  # the usual settings: the map in one call
-            ext = EncodedExt(
-                msgId=msg_id, queueId=queue_text, queueOffset=offset_text, MSG_REGION=region,
-                TRACE_ON="true" if trace_on else "false",
-            )  # fmt: skip
-        else:
-            ext = EncodedExt(msgId=msg_id, queueId=queue_text, queueOffset=offset_text)
-            if region is not None:
-                dict.__setitem__(ext, "MSG_REGION", region)
-            if trace_on is not None:
-                dict.__setitem__(ext, "TRACE_ON", "true" if trace_on else "false")
-        if request.serialize_type is not _MSGPACK:  # a msgpack answer (our SDK) never reads the text
-            tail = self._answer_tails.get((region, trace_on))
-            if tail is None:
-                tail = self._answer_tail(region, trace_on)
-            ext.json = (
-                f'{{"msgId":{_json_str(msg_id)},"queueId":"{queue_text}","queueOffset":"{offset_text}"{tail}'
-            )
-        return request.make_response(code, None, ext)
+        usual = region is not None and trace_on is not None  # the usual settings: the map in one call
+        trace = "true" if trace_on else "false"
+        tail = self._answer_tails.get((region, trace_on))
+        if tail is None:
+            tail = self._answer_tail(region, trace_on)
+        answers: list[RemotingCommand] = []
+        add = answers.append
+        for request, result, queue_id in zip(requests, results, queue_ids, strict=True):
+            status = result.status
+            append = result.append
+            code = _SUCCESS if status is _PUT_OK else _STORED_CODES.get(status)
+            if code is None or append is None:
+                # The store logs its refusals (SERVICE_NOT_AVAILABLE) itself, one in REFUSAL_LOG_EVERY.
+                logged = status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+                add(self._refused(conn, request, RequestError(*self._failure(result), logged=logged)))
+                continue
+            msg_id, queue_text, offset_text = append.msg_id, str(queue_id), str(append.logical_offset)
+            if usual:
+                ext = EncodedExt(
+                    msgId=msg_id, queueId=queue_text, queueOffset=offset_text, MSG_REGION=region, TRACE_ON=trace
+                )  # fmt: skip
+            else:
+                ext = EncodedExt(msgId=msg_id, queueId=queue_text, queueOffset=offset_text)
+                if region is not None:
+                    dict.__setitem__(ext, "MSG_REGION", region)
+                if trace_on is not None:
+                    dict.__setitem__(ext, "TRACE_ON", trace)
+            if request.serialize_type is not _MSGPACK:  # a msgpack answer (our SDK) never reads the text
+                ext.json = f'{{"msgId":{_json_str(msg_id)},"queueId":"{queue_text}","queueOffset":"{offset_text}"{tail}'
+            add(request.make_response(code, None, ext))
+        return answers
 
     def _answer_tail(self, region: str | None, trace_on: bool | None) -> str:
         tail = (

@@ -37,6 +37,7 @@ _JAVA_LABELS = ("<=0ms", "0~10ms", "10~50ms", "50~100ms", "100~200ms", "200~500m
                 "2~3s", "3~4s", "4~5s", "5~10s", "10s~")  # fmt: skip
 
 # A put in any of these states is stored (Java counts them all as put).
+_PUT_OK = PutMessageStatus.PUT_OK
 _STORED = frozenset(
     {
         PutMessageStatus.PUT_OK,
@@ -192,7 +193,8 @@ class BrokerStatsManager:
         counted = 0
         for topic, result in zip(topics, results, strict=True):
             append = result.append
-            if append is None or result.status not in _STORED or topic in excluded:
+            status = result.status  # PUT_OK by identity first: an Enum's hash is a Python-level call
+            if append is None or (status is not _PUT_OK and status not in _STORED) or topic in excluded:
                 continue
             counters = window.topics.get(topic)
             if counters is None:

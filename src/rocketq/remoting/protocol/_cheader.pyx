@@ -20,7 +20,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
-API_VERSION = 4
+API_VERSION = 5
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
@@ -98,8 +98,9 @@ cdef class SlotBuilder:
 def slot_builder(cls):
     """A SlotBuilder for the dataclass `cls`, or None when `cls` is not one it can build exactly: a direct
     subclass of object with __slots__ holding exactly its fields (object slots), no __post_init__, no
-    custom __new__, no default factories (frozen classes qualify: their __init__ stores each field through
-    object.__setattr__, as the builder stores it)."""
+    custom __new__, every field an __init__ argument (frozen classes qualify: their __init__ stores each field
+    through object.__setattr__, as the builder stores it). A default factory does not matter: the builder
+    takes every field, so __init__ would not call it either."""
     import dataclasses
     import types
 
@@ -110,7 +111,7 @@ def slot_builder(cls):
     names = [f.name for f in dataclasses.fields(cls)]
     if tuple(cls.__dict__.get("__slots__", ())) != tuple(names) or not 0 < len(names) <= MAX_SLOTS:
         return None
-    if any(f.default_factory is not dataclasses.MISSING or not f.init for f in dataclasses.fields(cls)):
+    if any(not f.init for f in dataclasses.fields(cls)):
         return None
     cdef SlotBuilder builder = SlotBuilder.__new__(SlotBuilder)
     builder.cls = cls
@@ -246,7 +247,7 @@ cdef object _value(Reader* r):
     raise _Fallback()
 
 
-cdef object _decode(const uint8_t* p, Py_ssize_t n):
+cdef object _decode(const uint8_t* p, Py_ssize_t n, object body):
     cdef Reader r
     r.p, r.pos, r.end = p, 0, n
     cdef Py_ssize_t count = _map_len(&r), i, j, ext_count
@@ -284,7 +285,7 @@ cdef object _decode(const uint8_t* p, Py_ssize_t n):
         or (remark is not None and type(remark) is not str)
     ):
         raise _Fallback()
-    values = (code, _languages_get(language, _other), version, opaque, flag, remark, ext, _EMPTY, _msgpack_type, n)
+    values = (code, _languages_get(language, _other), version, opaque, flag, remark, ext, body, _msgpack_type, n)
     if _command_builder is not None:
         return _command_builder.fill(values)
     return _command(*values)
@@ -298,12 +299,44 @@ def decode(data):
     except Exception:  # not a contiguous buffer: the pure path says what is wrong
         return _pure_decode(data)
     try:
-        return _decode(<const uint8_t*>view.buf, view.len)
+        return _decode(<const uint8_t*>view.buf, view.len, _EMPTY)
     except _Fallback:
         pass
     finally:
         PyBuffer_Release(&view)
     return _pure_decode(data)
+
+
+def cut_frames(data, Py_ssize_t pos, Py_ssize_t limit, list out):
+    """FrameDecoder._cut's loop over msgpack frames: the complete frames of `data` from `pos` on, while each is
+    msgpack-headed and within the subset _decode reads, decoded with its body (a copy) and appended to
+    `out`; returns where it stopped. The pure loop goes on from there, one frame (another serialize type,
+    an incomplete frame, one whose lengths or header are wrong: it raises the errors), then here again."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    cdef const uint8_t* p = <const uint8_t*>view.buf
+    cdef Py_ssize_t end = view.len, length, header_length, start
+    cdef uint64_t tag
+    try:
+        while end - pos >= 8:
+            length = <Py_ssize_t>((<uint64_t>p[pos] << 24) | (p[pos + 1] << 16) | (p[pos + 2] << 8) | p[pos + 3])
+            if length < 4 or length > limit or end - pos - 4 < length:
+                break
+            tag = (<uint64_t>p[pos + 4] << 24) | (p[pos + 5] << 16) | (p[pos + 6] << 8) | p[pos + 7]
+            header_length = <Py_ssize_t>(tag & 0xFFFFFF)
+            if (tag >> 24) != _MSGPACK_TAG or header_length > length - 4:
+                break
+            start = pos + 8
+            body = PyBytes_FromStringAndSize(<const char*>p + start + header_length, length - 4 - header_length)
+            try:
+                cmd = _decode(p + start, header_length, body)
+            except _Fallback:
+                break
+            out.append(cmd)
+            pos += 4 + length
+    finally:
+        PyBuffer_Release(&view)
+    return pos
 
 
 # -- encode ------------------------------------------------------------------------------------------
@@ -545,6 +578,7 @@ cdef class FieldDecoder:
     cdef tuple pick
     cdef object build
     cdef object fallback
+    cdef bint named
 
     def __init__(self, fields, pick, build, fallback):
         # fields: every field of the header, in its order (all are checked, as the pure decoder does);
@@ -557,6 +591,11 @@ cdef class FieldDecoder:
         self.pick = tuple(pick)
         self.build = build
         self.fallback = fallback
+        # A NamedTuple class: its __new__ is a Python function that only calls tuple.__new__(cls, values),
+        # which is called here directly (the same object, one Python frame less per decode).
+        self.named = (
+            isinstance(build, type) and issubclass(build, tuple) and len(getattr(build, "_fields", ())) == len(pick)
+        )
 
     def __call__(self, ext):
         if ext is None or not isinstance(ext, dict):
@@ -597,4 +636,6 @@ cdef class FieldDecoder:
         picked = [values[k] for k in self.pick]
         if self.build is tuple:  # the values themselves (compile_decoder_into's `tuple`)
             return tuple(picked)
+        if self.named:
+            return tuple.__new__(self.build, picked)
         return self.build(*picked)

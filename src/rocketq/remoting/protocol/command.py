@@ -10,6 +10,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from rocketq.remoting.protocol.codes import LanguageCode, ResponseCode, SerializeType
+from rocketq.remoting.protocol.compiled import constructor
 
 # Our daemons and SDK speak as RocketMQ 4.9.8 (clients gate SQL92 on the broker's version >= 232).
 CURRENT_VERSION = 409
@@ -91,17 +92,9 @@ class RemotingCommand:
         body: bytes = b"",
     ) -> RemotingCommand:
         """The response to this request: same opaque and serialize type, response flag set."""
-        return RemotingCommand(
-            int(code),
-            _PYTHON,
-            CURRENT_VERSION,
-            self.opaque,
-            RPC_TYPE,
-            remark,
-            ext_fields,
-            body,
-            self.serialize_type,
-        )
+        return _new_command(
+            int(code), _PYTHON, CURRENT_VERSION, self.opaque, RPC_TYPE, remark, ext_fields, body, self.serialize_type, 0
+        )  # fmt: skip
 
     def ext(self, key: str, default: str | None = None) -> str | None:
         """One extFields value (for transport-level code; handlers use typed headers)."""
@@ -112,3 +105,7 @@ class RemotingCommand:
     def describe(self) -> str:
         kind = "response" if self.is_response else ("oneway" if self.is_oneway else "request")
         return f"{kind} code={self.code} opaque={self.opaque} remark={self.remark!r}"
+
+
+# Every field given: without the dataclass's Python __init__ when compiled (rocketq.remoting.protocol.compiled).
+_new_command = constructor(RemotingCommand)

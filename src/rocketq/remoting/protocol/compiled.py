@@ -15,7 +15,7 @@ from rocketq.common.record.accel import load_extension
 
 T = TypeVar("T")
 
-CHEADER_API_VERSION = 4  # _cheader.pyx's API_VERSION, raised when its functions change
+CHEADER_API_VERSION = 5  # _cheader.pyx's API_VERSION, raised when its functions change
 cheader: Any = load_extension("rocketq.remoting.protocol._cheader", CHEADER_API_VERSION)
 
 

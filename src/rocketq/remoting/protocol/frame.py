@@ -33,6 +33,8 @@ _MSGPACK = SerializeType.MSGPACK
 # The compiled whole-frame writer for msgpack headers (None without the accelerator): length, tag,
 # header and body written into one buffer, the header's fields read from the command's slots.
 _compiled_frame = None if cheader is None else cheader.encode_frame
+# The compiled cut of consecutive msgpack frames (FrameDecoder._cut; None without the accelerator).
+_cut_compiled = None if cheader is None else cheader.cut_frames
 
 
 def encode_frame_parts(cmd: RemotingCommand) -> tuple[bytes, bytes]:
@@ -216,6 +218,10 @@ class FrameDecoder:
         limit = self.max_frame_length
         with memoryview(source) as view:
             while end - pos >= 4:
+                if _cut_compiled is not None:  # the msgpack frames in one call; the loop below takes the rest
+                    pos = _cut_compiled(view, pos, limit, out)
+                    if end - pos < 4:
+                        break
                 (length,) = _LENGTH.unpack_from(view, pos)
                 if length < 4 or length > limit:
                     raise FrameError(f"frame length {length} is outside 4..{limit}")

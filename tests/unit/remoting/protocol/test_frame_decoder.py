@@ -264,3 +264,41 @@ def test_a_large_frame_is_collected_in_reads_and_joined_once(split: int) -> None
     big_length = len(encode_frame(big)) - 4
     if split < big_length:  # it arrived in parts: announced while it was collected
         assert any(pending == big_length for _buffered, pending in sizes)
+
+
+def _feed_all(stream: bytes, steps: list[int]) -> tuple[list[tuple[RemotingCommand, int]], str | None]:
+    decoder, got, pos = FrameDecoder(max_frame_length=4096), [], 0
+    try:
+        for step in steps:
+            got += [(cmd, cmd.header_length) for cmd in decoder.feed(stream[pos : pos + step])]
+            pos += step
+    except FrameError as exc:
+        return got, str(exc)
+    return got, None
+
+
+def test_the_compiled_cut_of_msgpack_frames_decodes_and_fails_as_the_pure_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FrameDecoder._cut with the compiled cut of consecutive msgpack frames (a read of many pipelined sends)
+    against the pure loop alone: the same commands, header lengths and errors for mixed, mutated streams."""
+    from rocketq.remoting.protocol import frame
+    from rocketq.remoting.protocol.compiled import cheader
+
+    if cheader is None:
+        pytest.skip("the header accelerator is not built")
+    rng = random.Random(20261126)
+    seeds = [_frame(t, rng.randbytes(rng.randint(0, 64)), i) for i, t in enumerate(ALL_TYPES * 2)]
+    seeds += [_frame(SerializeType.MSGPACK, b"m" * 300, 9)] * 4
+    for i in range(1500):
+        parts = [rng.choice(seeds) for _ in range(rng.randint(1, 6))]
+        if i % 2:
+            at = rng.randrange(len(parts))
+            parts[at] = _mutate(rng, parts[at])
+        stream = b"".join(parts)
+        steps = [rng.choice((3, 50, 700, 5000)) for _ in range(len(stream) // 3 + 1)]
+        compiled = _feed_all(stream, steps)
+        monkeypatch.setattr(frame, "_cut_compiled", None)
+        pure = _feed_all(stream, steps)
+        monkeypatch.setattr(frame, "_cut_compiled", cheader.cut_frames)
+        assert compiled == pure, (i, stream)

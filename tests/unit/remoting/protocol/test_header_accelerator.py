@@ -244,8 +244,9 @@ def test_classes_the_slot_builder_cannot_make_exactly_are_refused() -> None:
             self.a += 1
 
     @dataclasses.dataclass(slots=True)
-    class Factory:
-        a: list[int] = dataclasses.field(default_factory=list)
+    class NotInit:
+        a: int
+        b: int = dataclasses.field(default=0, init=False)
 
     @dataclasses.dataclass(slots=True)
     class Base:
@@ -255,8 +256,22 @@ def test_classes_the_slot_builder_cannot_make_exactly_are_refused() -> None:
     class Derived(Base):
         b: int
 
-    for cls in (NoSlots, PostInit, Factory, Derived, int):
+    for cls in (NoSlots, PostInit, NotInit, Derived, int):
         assert cheader.slot_builder(cls) is None, cls
+
+
+def test_a_default_factory_does_not_matter_when_every_field_is_given() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass(slots=True)
+    class Factory:
+        a: int
+        b: list[int] = dataclasses.field(default_factory=list)
+
+    builder = cheader.slot_builder(Factory)
+    given = [1]
+    built = builder(5, given)
+    assert built == Factory(5, given) and built.b is given and type(built) is Factory
 
 
 def test_short_strings_kept_by_the_decoder_come_back_right() -> None:
