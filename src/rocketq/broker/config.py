@@ -189,12 +189,12 @@ class BrokerConfig(ConnectionLimits, SecurityConfig, DaemonLogConfig, MetricsExp
     )
     gc_freeze_after_start: bool = Field(True, alias="gcFreezeAfterStart")
     """Once serving, collect and then freeze (gc.freeze) what start-up made: the loaded modules and configs
-    are never garbage, so later full collections stop walking them (docs/performance.md, Session 7)."""
+    are never garbage, so later full collections stop walking them (docs/performance-log.md, Session 7)."""
     gc_gen0_threshold: int = Field(10_000, alias="gcGen0Threshold", ge=0)
     """The collector's generation-0 threshold (Python's default is 700); 0 keeps the interpreter's. With
     256 sends in flight a read's requests are ~3,000 live containers, which at 700 set off several
     collections per read that walk them and promote them; the cost is up to this many unreachable
-    cycles waiting a little longer for the collector (docs/performance.md, Session 7)."""
+    cycles waiting a little longer for the collector (docs/performance-log.md, Session 7)."""
     server_channel_max_idle_time_s: int = Field(120, alias="serverChannelMaxIdleTimeSeconds", ge=0)
     """Connections idle this long are closed (s); 0 disables."""
     send_thread_pool_queue_capacity: int = Field(10_000, alias="sendThreadPoolQueueCapacity", ge=1)

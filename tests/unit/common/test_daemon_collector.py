@@ -1,4 +1,4 @@
-"""tune_collector: the daemon's garbage-collector settings once it serves (docs/performance.md)."""
+"""tune_collector: the daemon's garbage-collector settings once it serves (docs/performance-log.md, Session 7)."""
 
 from __future__ import annotations
 

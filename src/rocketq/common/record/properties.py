@@ -48,7 +48,7 @@ def _properties_for_store(text: str, drop: str, name: str, value: str) -> tuple[
     """The properties a broker stores for a request's properties string: decode_properties(text) without
     `drop` and with `name` set to `value`, and their encode_properties_bytes when it can be had without
     encoding the dict (the compiled one cuts it from `text`); here always None, the store encodes the
-    dict: a cut made by Python string operations measured slower than the encode (docs/performance.md)."""
+    dict: a cut made by Python string operations measured slower than the encode (docs/performance-log.md)."""
     props = _decode_properties(text)
     props.pop(drop, None)
     props[name] = value

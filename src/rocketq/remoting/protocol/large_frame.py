@@ -26,7 +26,7 @@ from rocketq.remoting.protocol.errors import FrameError
 from rocketq.remoting.protocol.header_codec import codec_for
 
 # A frame at least this long is received into its own buffers; smaller ones are cut from the reads.
-# Measured at 32 KiB with batches of a hundred 1 KiB messages (~108 KiB frames, docs/performance.md,
+# Measured at 32 KiB with batches of a hundred 1 KiB messages (~108 KiB frames, docs/performance-log.md,
 # "Session 8: the batch frame"): half the copies, but more reads and read turns, and no change in the
 # broker's CPU beyond the noise (a 108 KiB copy is 7 us); 256 KiB keeps small bursts in one read.
 COLLECT_ABOVE_BYTES = 256 * 1024
