@@ -114,6 +114,18 @@ _new_message = constructor(BrokerMessage)
 _V1_CODES = frozenset((int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_REPLY_MESSAGE)))
 
 
+def _for_store(text: str, cluster: str) -> tuple[dict[str, str], bytes | None]:
+    """A send's properties as stored: WAIT dropped, CLUSTER set; with the stored bytes cut from `text` by
+    the compiled properties_for_store, else None (pure Python: properties_for_store_py's edit, without the
+    cut, which in Python costs more than encoding the map again)."""
+    if _CUT is not None:
+        return _CUT(text, _WAIT, _CLUSTER, cluster)
+    properties = decode_properties(text)
+    properties.pop(_WAIT, None)
+    properties[_CLUSTER] = cluster
+    return properties, None
+
+
 class SendRequest(NamedTuple):
     """The fields of either send header (V1 long names, V2 letters), read once on the hot path."""
 
@@ -369,12 +381,7 @@ class SendMessageProcessor(Processor):
                 and not topic.startswith(_RETRY_PREFIX)
                 and not (store_waits and not _waits_store_msg_ok(text))
             ):
-                if _CUT is not None:
-                    properties, cut = _CUT(text, _WAIT, _CLUSTER, cluster)
-                else:  # as `_message`'s pure edit
-                    properties, cut = decode_properties(text), None
-                    properties.pop(_WAIT, None)
-                    properties[_CLUSTER] = cluster
+                properties, cut = _for_store(text, cluster)
                 if _PREPARED not in properties and properties.keys().isdisjoint(_REDIRECTING):
                     if config.topic_filter_type is _MULTI_TAG:
                         sys_flag |= _MULTI_TAGS_FLAG
@@ -435,12 +442,8 @@ class SendMessageProcessor(Processor):
         text = header.properties
         if not text:
             properties, stored = {_CLUSTER: cluster}, None
-        elif _CUT is not None:
-            properties, stored = _CUT(text, _WAIT, _CLUSTER, cluster)
-        else:  # pure Python: properties_for_store_py's edit inline (its call costs more than the edit)
-            properties, stored = decode_properties(text), None
-            properties.pop(_WAIT, None)
-            properties[_CLUSTER] = cluster
+        else:
+            properties, stored = _for_store(text, cluster)
         sys_flag = header.sys_flag
         if config.topic_filter_type is _MULTI_TAG:
             sys_flag |= _MULTI_TAGS_FLAG
