@@ -70,6 +70,17 @@ class RocketqServer(servers.ServerProc):
         return d
 
     def start(self) -> None:
+        # The harness stops a server only after its start returned: a NameServer started before a broker that
+        # failed (a port taken, a bad option) would be left running, so a failed start stops what it spawned.
+        try:
+            self.launch()
+        except BaseException:
+            self.stop()
+            if self.data is not None:
+                shutil.rmtree(self.data, ignore_errors=True)
+            raise
+
+    def launch(self) -> None:
         d = self.fresh_dir()
         python = os.environ.get("ROCKETQ_PYTHON", sys.executable)
         ns = self.spawn(
@@ -230,7 +241,7 @@ class ApacheRocketmqServer(RocketqServer):
     def durability(self) -> str:  # type: ignore[override]
         return "SEND_OK after the write to the mapped commit log (page cache), flushed every 500 ms"
 
-    def start(self) -> None:
+    def launch(self) -> None:
         classpath = JAVA_PROJECT / "target" / "classpath.txt"
         if not classpath.is_file():
             raise RuntimeError("Apache's jars are not resolved: run `make java` (Maven, tests/compat/java)")
