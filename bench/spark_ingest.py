@@ -21,10 +21,13 @@ The reference ("plain") reads the same messages with the project's own pull clie
 column the Spark source outputs (topic, broker, queue id and offset, msg id, tags, keys, the property
 map, the body, both timestamps) into a tuple per message: the same data as a Spark row. "plain-lazy"
 only counts the pulled messages (their fields are decoded on first read, so it decodes none): the
-bound of the pulls alone. Spark reads with maxPartitions = twice the cores of a local[N] master (two
-tasks per core: the free core takes the next task when the other is held by other work)
+bound of the pulls alone. Spark reads with maxPartitions = the cores of a local[N] master (one task
+per core: each task costs Spark a fixed ~30 ms of JVM CPU and a start and an end of its own, and one
+wave of tasks was faster than two in A/B rounds on a quiet machine, docs/spark.md)
 (--max-partitions; 0 = one partition per queue, the Kafka source's layout, shown as batch/queue),
-and again with each maxPartitions of --other-partitions (default 0: batch/queue). The CPU each mode
+and again with each maxPartitions of --other-partitions (default: 0, batch/queue, and twice the
+cores, two tasks per core, the free core taking the next task when the other is held by other work,
+which the benchmark read with before). The CPU each mode
 costs per row is read from /proc by kind of process (this driver process, Spark's JVM, the Python
 processes the JVM starts, the broker); a streaming run also prints Spark's own progress: how long
 after start() its first trigger began, each trigger's durationMs and processedRowsPerSecond.
@@ -73,13 +76,13 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--no-fill", action="store_true", help="read what the topic holds, send nothing")
     p.add_argument("--pull-batch-size", default="32")
     p.add_argument(
-        "--max-partitions", type=int, help="the source's maxPartitions (default: 2N of local[N]; 0 = none)"
+        "--max-partitions", type=int, help="the source's maxPartitions (default: N of local[N]; 0 = none)"
     )
     p.add_argument(
         "--other-partitions",
         type=lambda v: [int(x) for x in v.split(",") if x],
-        default=[0],
-        help="comma list: batch reads with these maxPartitions too (0 = one partition per queue: batch/queue)",
+        help="comma list: batch reads with these maxPartitions too (0 = one partition per queue: batch/queue; "
+        "default: 0 and 2N of local[N])",
     )
     p.add_argument(
         "--modes",
@@ -333,9 +336,11 @@ def partitions_of(mode: str, default: int) -> str:
 
 
 def measure(args: argparse.Namespace) -> None:
+    cores = args.master.removeprefix("local[").removesuffix("]")
     if args.max_partitions is None:
-        cores = args.master.removeprefix("local[").removesuffix("]")
-        args.max_partitions = 2 * int(cores) if cores.isdigit() else 0
+        args.max_partitions = int(cores) if cores.isdigit() else 0
+    if args.other_partitions is None:
+        args.other_partitions = [0, 2 * int(cores)] if cores.isdigit() else [0]
     if not args.no_fill:
         fill(args.namesrv, args.topic, args.messages, args.body_size, args.queues)
     args.event_log = tempfile.mkdtemp(prefix="spark-events-") if args.phases else None
