@@ -3,6 +3,7 @@
     .venv/bin/python bench/spark_ingest.py                                  # 100,000 x 1 KiB, 8 queues
     .venv/bin/python bench/spark_ingest.py --messages 20000 --queues 4 --runs 1
     .venv/bin/python bench/spark_ingest.py --namesrv 127.0.0.1:9876 --topic T   # an existing cluster
+    .venv/bin/python bench/spark_ingest.py --modes plain,batch --jfr /tmp/read.jfr  # + Spark's JVM profiled
 
 Starts a throw-away NameServer and broker (subprocesses, temporary store) unless --namesrv is given,
 fills a topic with --messages messages of --body-size bytes (batch sends), then reads the whole topic
@@ -20,10 +21,13 @@ The reference ("plain") reads the same messages with the project's own pull clie
 column the Spark source outputs (topic, broker, queue id and offset, msg id, tags, keys, the property
 map, the body, both timestamps) into a tuple per message: the same data as a Spark row. "plain-lazy"
 only counts the pulled messages (their fields are decoded on first read, so it decodes none): the
-bound of the pulls alone. Spark reads with maxPartitions = twice the cores of a local[N] master (two
-tasks per core: the free core takes the next task when the other is held by other work)
+bound of the pulls alone. Spark reads with maxPartitions = the cores of a local[N] master (one task
+per core: each task costs Spark a fixed ~30 ms of JVM CPU and a start and an end of its own, and one
+wave of tasks was faster than two in A/B rounds on a quiet machine, docs/spark.md)
 (--max-partitions; 0 = one partition per queue, the Kafka source's layout, shown as batch/queue),
-and again with each maxPartitions of --other-partitions (default 0: batch/queue). The CPU each mode
+and again with each maxPartitions of --other-partitions (default: 0, batch/queue, and twice the
+cores, two tasks per core, the free core taking the next task when the other is held by other work,
+which the benchmark read with before). The CPU each mode
 costs per row is read from /proc by kind of process (this driver process, Spark's JVM, the Python
 processes the JVM starts, the broker); a streaming run also prints Spark's own progress: how long
 after start() its first trigger began, each trigger's durationMs and processedRowsPerSecond.
@@ -51,6 +55,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import spark_jfr
 from pyspark.sql import SparkSession
 
 from rocketq.client.blocking import Admin, Message, Producer
@@ -71,13 +76,13 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--no-fill", action="store_true", help="read what the topic holds, send nothing")
     p.add_argument("--pull-batch-size", default="32")
     p.add_argument(
-        "--max-partitions", type=int, help="the source's maxPartitions (default: 2N of local[N]; 0 = none)"
+        "--max-partitions", type=int, help="the source's maxPartitions (default: N of local[N]; 0 = none)"
     )
     p.add_argument(
         "--other-partitions",
         type=lambda v: [int(x) for x in v.split(",") if x],
-        default=[0],
-        help="comma list: batch reads with these maxPartitions too (0 = one partition per queue: batch/queue)",
+        help="comma list: batch reads with these maxPartitions too (0 = one partition per queue: batch/queue; "
+        "default: 0 and 2N of local[N])",
     )
     p.add_argument(
         "--modes",
@@ -100,6 +105,12 @@ def parse_args() -> argparse.Namespace:
         "--jvm-options",
         default="",
         help="more options for Spark's JVM, e.g. -XX:TieredStopAtLevel=1 (C1 only: less JIT CPU in a short session)",
+    )
+    p.add_argument(
+        "--jfr",
+        metavar="FILE",
+        help="record Spark's JVM over the counted rounds with the JDK Flight Recorder into FILE and print "
+        "where its executor task threads spent their samples, the JIT's and GC's work (bench/spark_jfr.py)",
     )
     p.add_argument(
         "--phases",
@@ -325,13 +336,19 @@ def partitions_of(mode: str, default: int) -> str:
 
 
 def measure(args: argparse.Namespace) -> None:
+    cores = args.master.removeprefix("local[").removesuffix("]")
     if args.max_partitions is None:
-        cores = args.master.removeprefix("local[").removesuffix("]")
-        args.max_partitions = 2 * int(cores) if cores.isdigit() else 0
+        args.max_partitions = int(cores) if cores.isdigit() else 0
+    if args.other_partitions is None:
+        args.other_partitions = [0, 2 * int(cores)] if cores.isdigit() else [0]
     if not args.no_fill:
         fill(args.namesrv, args.topic, args.messages, args.body_size, args.queues)
     args.event_log = tempfile.mkdtemp(prefix="spark-events-") if args.phases else None
-    spark = session(args.master, args.event_log, args.jvm_options)
+    settings = spark_jfr.jfc_file() if args.jfr else None
+    jvm_options = f"{args.jvm_options} {spark_jfr.jvm_option(settings)}" if settings else args.jvm_options
+    spark = session(args.master, args.event_log, jvm_options)
+    if settings:
+        settings.unlink()  # (read at the JVM's start)
     try:
         warm = spark.read.format("rocketq").option("namesrv", args.namesrv).option("topic", args.topic)
         warm.option("endingOffsets", "0").load().count()  # starts the Python workers, no rows
@@ -359,6 +376,7 @@ def measure(args: argparse.Namespace) -> None:
             warm_up = [f"{name} {run(spark, args):.2f} s" for name, run in modes]
             print("warm-up round (not counted): " + ", ".join(warm_up))
         STREAM_PROGRESS.clear()
+        counted_from = time.time()
         loads = [os.getloadavg()]
         for _round in range(args.runs):
             for name, run in modes:
@@ -372,6 +390,9 @@ def measure(args: argparse.Namespace) -> None:
                 after = cpu_by_kind()
                 cpu[name].append({k: after[k] - before[k] for k in KINDS})
             loads.append(os.getloadavg())
+        counted = (counted_from, time.time())
+        if args.jfr:
+            spark_jfr.dump(spark_jvm_pid(), args.jfr, *counted)
         baseline = args.messages / min(times["plain"])
         for name, _run in modes:
             best = min(times[name])
@@ -403,6 +424,9 @@ def measure(args: argparse.Namespace) -> None:
         for line in phase_lines(args.event_log):
             print(line)
         shutil.rmtree(args.event_log)
+    if args.jfr:
+        for line in spark_jfr.summary(args.jfr, *counted):
+            print(line)
 
 
 # Each run of a mode: its name and its start and end (epoch ms), for --phases.
@@ -411,13 +435,19 @@ WINDOWS: list[tuple[str, float, float]] = []
 JVM_THREADS: list[tuple[str, dict[str, float]]] = []
 
 
+def spark_jvm_pid() -> int:
+    """Spark's JVM: the java child of this process."""
+    for pid in children_of().get(os.getpid(), []):
+        if Path(f"/proc/{pid}/comm").read_text().strip() == "java":
+            return pid
+    raise SystemExit("no java child process: is Spark's session running?")
+
+
 def jvm_threads_cpu() -> dict[str, float]:
     """CPU seconds of Spark's JVM (the java child of this process) by thread name, digits dropped (a task's
     thread is "Executor task launch worker for task 3.0 in stage 7.0": one kind for every task)."""
     out: dict[str, float] = {}
-    for pid in children_of().get(os.getpid(), []):
-        if Path(f"/proc/{pid}/comm").read_text().strip() != "java":
-            continue
+    for pid in [spark_jvm_pid()]:
         for task in Path(f"/proc/{pid}/task").iterdir():
             try:
                 name = (task / "comm").read_text().strip()
