@@ -423,10 +423,14 @@ cdef int _digest(fields, tuple ordered, PyObject** values, body, Sha1Keys keys, 
         if value is NULL or not PyUnicode_Check(<object>value):
             PyErr_Clear()
             return -1
-        data = PyUnicode_AsUTF8AndSize(<object>value, &size)  # the str's own (kept) UTF-8
-        if data is NULL:  # a lone surrogate: the pure path encodes it its own way
-            PyErr_Clear()
-            return -1
+        if PyUnicode_IS_COMPACT_ASCII(<object>value):  # its characters are its UTF-8 (no call)
+            data = <const char*>PyUnicode_DATA(<object>value)
+            size = PyUnicode_GET_LENGTH(<object>value)
+        else:
+            data = PyUnicode_AsUTF8AndSize(<object>value, &size)  # the str's own (kept) UTF-8
+            if data is NULL:  # a lone surrogate: the pure path encodes it its own way
+                PyErr_Clear()
+                return -1
         if used + size > VALUES_BUFFER:  # SHA-1 of the whole is the same however it is fed
             SHA1_Update(&ctx, joined, used)
             used = 0
