@@ -146,6 +146,9 @@ cdef class Sha1Keys:
             fields = cmd.ext_fields
             if type(fields) is not dict:
                 return i
+            # read before the row of borrowed values is taken, which no attribute read may outlive
+            code = cmd.code
+            body = cmd.body
             layout = None
             if count <= MAX_NAMES:
                 last = _key_set(self.by_size, PyDict_Size(fields))
@@ -153,8 +156,8 @@ cdef class Sha1Keys:
                     layout = _fit(self.layouts, fields, <tuple>last[2], row)
             if layout is None:
                 found = dict_get(fields, ACCESS_KEY)
-            elif layout.access_at >= 0:
-                found = row[layout.access_at]
+            elif layout.access_at >= 0 and PyUnicode_CheckExact(<object>row[layout.access_at]):
+                found = row[layout.access_at]  # a plain str: its compare runs no Python code
             else:
                 found = NULL
             if found is NULL:
@@ -163,14 +166,13 @@ cdef class Sha1Keys:
             if found is not <PyObject*>access_key and PyObject_RichCompareBool(<object>found, access_key, Py_EQ) != 1:
                 PyErr_Clear()
                 return i
-            code = cmd.code
             if code is not passed_code and PyObject_RichCompareBool(code, passed_code, Py_EQ) != 1:
                 PyErr_Clear()
                 return i
             if layout is None:
                 if _same_values(fields, passed, names) is not True:
                     return i
-                if self._check(fields, cmd.body) is not True:
+                if self._check(fields, body) is not True:
                     return i
                 continue
             if layout.names is not names:
@@ -180,12 +182,12 @@ cdef class Sha1Keys:
                 found = row[at] if at >= 0 else <PyObject*>_ABSENT
                 if found is PyTuple_GET_ITEM(was, k):
                     continue
-                if at < 0 or PyTuple_GET_ITEM(was, k) is <PyObject*>_ABSENT:
+                if at < 0 or PyTuple_GET_ITEM(was, k) is <PyObject*>_ABSENT or not PyUnicode_CheckExact(<object>found):
                     return i
                 if PyObject_RichCompareBool(<object>found, <object>PyTuple_GET_ITEM(was, k), Py_EQ) != 1:
                     PyErr_Clear()
                     return i
-            if _row_signature_check(row, layout, cmd.body, self) is not True:
+            if _row_signature_check(row, layout, body, self) is not True:
                 return i
         return PyList_GET_SIZE(cmds)
 
