@@ -298,3 +298,36 @@ def test_the_compiled_signer_hands_back_what_it_does_not_sign() -> None:
     assert sign(_Ext(fields), b"B") is None  # reads of its own
     assert sign({**fields, "q2": 7}, b"B") is None  # type: ignore[dict-item]  # not a str
     assert sign(dict(fields), 12) is None  # type: ignore[arg-type]  # not a buffer
+
+
+def _fresh(text: str) -> str:
+    """`text` as a new str object (as a JSON header's keys arrive): equal, not identical."""
+    return "".join(list(text))
+
+
+def test_the_compiled_twin_reads_a_key_set_in_any_order_and_with_any_key_objects() -> None:
+    """The compiled check and signer read the values of a request by where the last one of its key set
+    had them (its layout): requests with keys in another order, with equal but not identical keys, with
+    another key set of the same size, the two orders alternating past the point where the layout is
+    replaced, tampered ones in between: each verdict and signature is the pure path's."""
+    _twin_keys("secretKey1")
+    check = signing.signature_checker("secretKey1")
+    sign = signing.request_signer("ak-1", "secretKey1")
+    pull = {"consumerGroup": "G", "topic": "T", "queueId": "0", "queueOffset": "5", "maxMsgNums": "32"}
+    orders = [list(pull), list(reversed(pull))]
+    verdicts = []
+    for seq in range(60):
+        names = orders[seq % 2] if seq >= 20 else orders[0]
+        fields = {_fresh(k) if seq % 3 else k: f"{pull[k]}{seq}" for k in names}
+        if seq % 7 == 6:  # the same size, another key set
+            fields.pop(_fresh("maxMsgNums"))
+            fields["maxMsgNumz"] = "1"
+        expected = request_signature({**fields, ACCESS_KEY: "ak-1"}, b"B", "secretKey1")
+        signed = dict(fields)
+        assert sign is not None
+        if sign(signed, b"B") is None:
+            sign_request(signed, b"B", "ak-1", "secretKey1")
+        assert signed == {**fields, ACCESS_KEY: "ak-1", SIGNATURE: expected}
+        tampered = {**signed, _fresh("topic"): "other"}
+        verdicts.append((check(signed, b"B"), check(tampered, b"B"), check(signed, b"C")))
+    assert verdicts == [(True, False, False)] * 60
