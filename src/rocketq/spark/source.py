@@ -32,6 +32,12 @@ from pyspark.sql.datasource import (
     InputPartition,
 )
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 from rocketq.common.errors import RocketQError
@@ -52,7 +58,6 @@ from rocketq.spark.offsets import (
     to_offsets,
 )
 from rocketq.spark.options import SourceOptions
-from rocketq.spark.read_limits import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
 log = logging.getLogger("rocketq.spark")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import sys
 import time
@@ -12,8 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
-
 from rocketq.client.blocking import Admin, Message, Producer
 from rocketq.spark.client import SyncClient
 from rocketq.testing.cluster import LocalCluster
@@ -21,21 +18,6 @@ from rocketq.testing.cluster import LocalCluster
 T = TypeVar("T")
 
 CONF_DIR = Path(__file__).parent / "spark-conf"
-
-
-def _spark_passes_read_limits() -> bool:
-    try:
-        return importlib.util.find_spec("pyspark.sql.streaming.datasource") is not None
-    except ImportError:  # no pyspark: every Spark test skips anyway
-        return False
-
-
-# PySpark passes read limits to a Python stream reader from 4.2 on (rocketq.spark.read_limits); 4.0 and
-# 4.1 read everything available in every trigger, so the tests of the limits only run on 4.2 or newer.
-READ_LIMITS = _spark_passes_read_limits()
-needs_read_limits = pytest.mark.skipif(
-    not READ_LIMITS, reason="this PySpark passes no read limits to Python streaming sources (before 4.2)"
-)
 
 
 def spark_env() -> dict[str, str]:

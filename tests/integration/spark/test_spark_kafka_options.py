@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_helpers import READ_LIMITS, bounds, create_topic, needs_read_limits, produce, running_cluster
+from spark_helpers import bounds, create_topic, produce, running_cluster
 
 from rocketq.spark.progress import describe, offsets_behind_latest
 from rocketq.testing.cluster import LocalCluster
@@ -194,8 +194,6 @@ def test_subscribe_pattern_picks_up_a_topic_created_mid_stream(
     assert sorted((r.topic, int(r.properties["seq"])) for r in rows) == sorted(
         [("Pattern-one", i) for i in range(20)] + [("Pattern-two", i) for i in range(25)]
     )
-    if not READ_LIMITS:  # PySpark 4.0 / 4.1: the topic is picked up, the limit is not applied
-        return
     assert max(p["numInputRows"] for p in query.recentProgress) <= 15  # maxOffsetsPerTrigger, Kafka's name
     # The first batch took 15 of 20: its progress says how far the query was behind the latest offsets.
     first = next(p for p in query.recentProgress if p["numInputRows"])
@@ -204,7 +202,6 @@ def test_subscribe_pattern_picks_up_a_topic_created_mid_stream(
     assert "behind latest: max" in describe(first)
 
 
-@needs_read_limits
 def test_min_offsets_per_trigger_waits_for_enough_messages(
     spark: Any, cluster: LocalCluster, tmp_path: Path
 ) -> None:

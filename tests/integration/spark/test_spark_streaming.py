@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_helpers import create_topic, needs_read_limits, produce, running_cluster, spark_env, wait_for
+from spark_helpers import create_topic, produce, running_cluster, spark_env, wait_for
 
 from rocketq.client.blocking import Admin
 from rocketq.testing.cluster import LocalCluster
@@ -53,7 +53,6 @@ def run_available_now(df: Any, out: Path, checkpoint: Path) -> list[int]:
     return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 
 
-@needs_read_limits
 def test_max_messages_per_trigger_splits_the_backlog_into_batches(
     spark: Any, cluster: LocalCluster, tmp_path: Path
 ) -> None:
