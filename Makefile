@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test lint unit unit-pure integration fault soak bench venv clean spark-venv java bench-java lowest docs
+.PHONY: run test lint unit unit-pure integration fault soak bench venv clean spark-venv java bench-java lowest lowest-spark docs
 
 # constraints.txt pins every version for reproducible runs; pyproject.toml holds the supported ranges.
 $(STAMP): pyproject.toml constraints.txt setup.py src/rocketq/common/record/_crecord.pyx src/rocketq/remoting/protocol/_cheader.pyx src/rocketq/spark/_carrow.pyx src/rocketq/remoting/acl/_csign.pyx src/rocketq/store/_cpull.pyx
@@ -128,11 +128,22 @@ docs: $(STAMP)
 
 # The unit tests at the lowest supported runtime dependencies (constraints-lowest.txt), in their own venv.
 LOWEST := .venv-lowest
+LOWEST_TEST_TOOLS := pytest==9.2.0 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 hypothesis==6.170.15
 lowest:
 	@test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
-	@$(LOWEST)/bin/python -m pip install -q -c constraints-lowest.txt -e . pytest==9.2.0 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 hypothesis==6.170.15
+	@$(LOWEST)/bin/python -m pip install -q -c constraints-lowest.txt -e . $(LOWEST_TEST_TOOLS)
 	$(LOWEST)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
 
+# The Spark connector at the lowest versions the spark extra allows (constraints-lowest.txt), in a venv of its
+# own: its unit tests and the Spark integration tests (Java 17). Not part of `make test`: a second Spark
+# install (~700 MB) and several more minutes of Spark.
+LOWEST_SPARK := .venv-lowest-spark
+lowest-spark:
+	@test -x $(LOWEST_SPARK)/bin/python || $(PYTHON) -m venv $(LOWEST_SPARK)
+	@$(LOWEST_SPARK)/bin/python -m pip install -q -c constraints-lowest.txt -e '.[spark]' $(LOWEST_TEST_TOOLS)
+	$(LOWEST_SPARK)/bin/python -m pytest tests/unit/spark $(PYTEST_ARGS)
+	$(LOWEST_SPARK)/bin/python -m pytest -m spark tests/integration/spark $(PYTEST_ARGS)
+
 clean:
-	rm -rf $(VENV) $(LOWEST) .pytest_cache .mypy_cache .ruff_cache run-data site build htmlcov .coverage .coverage.*
+	rm -rf $(VENV) $(LOWEST) $(LOWEST_SPARK) .pytest_cache .mypy_cache .ruff_cache run-data site build htmlcov .coverage .coverage.*
 	rm -f $(foreach m,common/record/_crecord remoting/protocol/_cheader spark/_carrow remoting/acl/_csign store/_cpull,src/rocketq/$(m).c src/rocketq/$(m).*.so)
