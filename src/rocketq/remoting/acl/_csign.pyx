@@ -382,9 +382,8 @@ cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsig
     (as many keys as their sum, the caller checks) or a value is not a str that encodes as UTF-8.
     With `layouts` (not None), the values are read by the layout kept for the request's size when it
     fits, and a request that takes the look-ups leaves its layout for the next ones."""
-    cdef Py_ssize_t i, j
+    cdef Py_ssize_t i
     cdef PyObject* row[LAYOUT_KEYS]
-    cdef PyObject* values[LAYOUT_KEYS]
     cdef _Layout layout = None
     cdef int result
     if type(fields) is not dict and not _reads_as_dict(fields):
@@ -392,9 +391,7 @@ cdef int _hmac(fields, tuple ordered, tuple left_out, body, Sha1Keys keys, unsig
     if layouts is not None and PyTuple_GET_SIZE(ordered) <= LAYOUT_KEYS:
         layout = _fit(layouts, fields, ordered, row)
     if layout is not None:
-        for j in range(PyTuple_GET_SIZE(ordered)):
-            values[j] = row[layout.at[j]]
-        return _digest(None, ordered, values, body, keys, digest)
+        return _row_digest(row, layout, body, keys, digest)
     for i in range(PyTuple_GET_SIZE(left_out)):
         if PyDict_Contains(fields, <object>PyTuple_GET_ITEM(left_out, i)) != 1:
             PyErr_Clear()
@@ -478,41 +475,56 @@ cdef object _signature_check(fields, tuple ordered, tuple left_out, body, Sha1Ke
     and its body (compared in constant time); None when `_hmac` cannot take the request or the
     Signature is not an ASCII str (signing.signature_matches decides those)."""
     cdef unsigned char digest[DIGEST_SIZE]
-    cdef unsigned char text[SIGNATURE_CHARS + 1]  # EVP_EncodeBlock ends it with a NUL
     cdef PyObject* found = dict_get(fields, SIGNATURE) if type(fields) is dict else NULL
     if found is NULL:
         PyErr_Clear()
         return None
-    if not PyUnicode_CheckExact(<object>found) or not PyUnicode_IS_COMPACT_ASCII(<object>found):
-        return None
     signature = <object>found
-    if PyUnicode_GET_LENGTH(signature) != SIGNATURE_CHARS:  # no Base64 of a digest
-        return False
+    verdict = _signature_form(signature)
+    if verdict is not True:
+        return verdict
     if _hmac(fields, ordered, left_out, body, keys, digest, layouts) != 0:
         return None
-    EVP_EncodeBlock(text, digest, DIGEST_SIZE)
-    return CRYPTO_memcmp(text, PyUnicode_DATA(signature), SIGNATURE_CHARS) == 0
+    return _encodes_to(digest, signature)
 
 
 cdef object _row_signature_check(PyObject** row, _Layout layout, body, Sha1Keys keys):
     """_signature_check of a request its layout fits, `row` its values by position."""
     cdef unsigned char digest[DIGEST_SIZE]
-    cdef unsigned char text[SIGNATURE_CHARS + 1]  # EVP_EncodeBlock ends it with a NUL
-    cdef PyObject* values[LAYOUT_KEYS]
-    cdef Py_ssize_t j
     if layout.signature_at < 0:
         return None
     signature = <object>row[layout.signature_at]
+    verdict = _signature_form(signature)
+    if verdict is not True:
+        return verdict
+    if _row_digest(row, layout, body, keys, digest) != 0:
+        return None
+    return _encodes_to(digest, signature)
+
+
+cdef object _signature_form(signature):
+    """True when `signature` can be checked here (an ASCII str of a digest's Base64 length), False when
+    it is an ASCII str of another length (no digest's Base64: refused), None when it is not an ASCII
+    str (signing.signature_matches decides it)."""
     if not PyUnicode_CheckExact(signature) or not PyUnicode_IS_COMPACT_ASCII(signature):
         return None
-    if PyUnicode_GET_LENGTH(signature) != SIGNATURE_CHARS:  # no Base64 of a digest
-        return False
-    for j in range(PyTuple_GET_SIZE(layout.ordered)):
-        values[j] = row[layout.at[j]]
-    if _digest(None, layout.ordered, values, body, keys, digest) != 0:
-        return None
+    return PyUnicode_GET_LENGTH(signature) == SIGNATURE_CHARS
+
+
+cdef bint _encodes_to(unsigned char* digest, signature):
+    """Whether Base64 of `digest` is `signature` (checked by _signature_form), compared in constant time."""
+    cdef unsigned char text[SIGNATURE_CHARS + 1]  # EVP_EncodeBlock ends it with a NUL
     EVP_EncodeBlock(text, digest, DIGEST_SIZE)
     return CRYPTO_memcmp(text, PyUnicode_DATA(signature), SIGNATURE_CHARS) == 0
+
+
+cdef int _row_digest(PyObject** row, _Layout layout, body, Sha1Keys keys, unsigned char* digest) except -2:
+    """_digest of a request its layout fits: its signed values taken from `row` (borrowed) by position."""
+    cdef PyObject* values[LAYOUT_KEYS]
+    cdef Py_ssize_t j
+    for j in range(PyTuple_GET_SIZE(layout.ordered)):
+        values[j] = row[layout.at[j]]
+    return _digest(None, layout.ordered, values, body, keys, digest)
 
 
 def same_values(fields, previous, tuple names not None):
